@@ -1,0 +1,142 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_BACKEND_H_
+#define TVLAB_FRAMEWORK_BACKEND_BACKEND_H_
+
+// The kernels the framework needs, behind one interface. `reference` is plain
+// loops and is the oracle every other backend is tested against
+// (backend_conformance_test.cc). All pointers are to contiguous row-major
+// float32 buffers that do not alias unless stated.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/tensor/tensor.h"
+
+namespace tvlab {
+
+// C[i] = alpha * op(A[i]) @ op(B[i]) + beta * C[i] for i in [0, batch).
+// op(A) is (m, k): A is stored (m, k), or (k, m) when trans_a.
+// op(B) is (k, n): B is stored (k, n), or (n, k) when trans_b.
+// Batch strides are in elements; a stride of 0 broadcasts that operand.
+struct GemmDesc {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool trans_a = false, trans_b = false;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+enum class UnaryOp {
+  kRelu,
+  kGeluErf,   // x * Phi(x), exact
+  kGeluTanh,  // tanh approximation
+  kSilu,      // x * sigmoid(x)
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kSquare,
+};
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+struct AdamWHyper {
+  float lr, beta1, beta2, eps, weight_decay;
+  int64_t step;  // 1-based, for bias correction
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  virtual void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) = 0;
+
+  // y = f(x), n elements. x and y may alias.
+  virtual void Unary(UnaryOp op, const float* x, float* y, int64_t n) = 0;
+  // dx = dy * f'(x), given x and y = f(x).
+  virtual void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy,
+                             float* dx, int64_t n) = 0;
+
+  // out = a op b with NumPy broadcasting. Shapes are right-aligned; out_shape
+  // is the broadcast shape.
+  virtual void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
+                      const Shape& b_shape, float* out, const Shape& out_shape) = 0;
+  // out = x summed over the dimensions in which out_shape broadcasts to
+  // x_shape (the backward of broadcasting).
+  virtual void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
+                           const Shape& out_shape) = 0;
+
+  // Row-wise softmax over the last dimension. A row that is all -inf (every
+  // key masked) yields zeros, not NaN.
+  virtual void Softmax(const float* x, float* y, int64_t rows, int64_t cols) = 0;
+  // dx = y * (dy - sum(dy * y)) per row.
+  virtual void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                               int64_t cols) = 0;
+
+  // y = (x - mean) * rstd * gamma + beta over the last dimension; gamma and
+  // beta may be null (no affine / no bias). mean and rstd (rows) are saved
+  // for the backward. With subtract_mean = false this is RMSNorm (mean is
+  // written as 0 and rstd = 1/sqrt(mean(x^2) + eps)).
+  virtual void Normalize(const float* x, const float* gamma, const float* beta, float* y,
+                         float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+                         bool subtract_mean) = 0;
+  // dx from dy; dgamma and dbeta (if non-null) are accumulated (+=).
+  virtual void NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                                 const float* rstd, const float* dy, float* dx, float* dgamma,
+                                 float* dbeta, int64_t rows, int64_t cols,
+                                 bool subtract_mean) = 0;
+
+  // y = x permuted: y.shape[i] = shape[perm[i]].
+  virtual void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+                       float* y) = 0;
+
+  // out[i, :] = table[ids[i], :]; ids are in range (callers validate).
+  virtual void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
+                      float* out) = 0;
+  // d_table[ids[i], :] += d_out[i, :].
+  virtual void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
+                          float* d_table) = 0;
+
+  // Per-row cross-entropy with optional label smoothing; rows whose target is
+  // ignore_index get loss 0. probs (rows, cols) is saved for the backward.
+  virtual void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows,
+                            int64_t cols, int32_t ignore_index, float label_smoothing,
+                            float* loss, float* probs) = 0;
+  // dlogits = scale * (probs - smoothed one-hot), zero rows for ignore_index.
+  virtual void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
+                                    int64_t cols, int32_t ignore_index, float label_smoothing,
+                                    float scale, float* dlogits) = 0;
+
+  // Decoupled weight decay Adam (Loshchilov & Hutter), as torch.optim.AdamW.
+  virtual void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+                     const AdamWHyper& h) = 0;
+};
+
+// The active backend: the one dispatch point for the device choice. Defaults
+// to "cpu_onednn" when linked in, else "reference".
+Backend& CurrentBackend();
+// Selects a registered backend by name; NotFound lists the registered ones.
+absl::Status SetBackend(const std::string& name);
+std::vector<std::string> RegisteredBackends();
+// Creates a fresh instance of a registered backend (tests compare two).
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name);
+
+// Registers a backend factory under `name` (static registration).
+bool RegisterBackend(const std::string& name, std::unique_ptr<Backend> (*factory)());
+
+// Switches the active backend for a scope (tests).
+class ScopedBackend {
+ public:
+  explicit ScopedBackend(const std::string& name);
+  ~ScopedBackend();
+
+ private:
+  std::string previous_;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_BACKEND_H_

@@ -1,0 +1,230 @@
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+
+#include <cmath>
+#include <limits>
+
+#include "framework/core/check.h"
+
+namespace tvlab {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// oneDNN's eltwise algorithm and (alpha, beta) for each UnaryOp.
+struct EltwiseAlgo {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+EltwiseAlgo ToEltwise(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kRelu: return {dnnl::algorithm::eltwise_relu};
+    case UnaryOp::kGeluErf: return {dnnl::algorithm::eltwise_gelu_erf};
+    case UnaryOp::kGeluTanh: return {dnnl::algorithm::eltwise_gelu_tanh};
+    case UnaryOp::kSilu: return {dnnl::algorithm::eltwise_swish, 1.0f};
+    case UnaryOp::kSigmoid: return {dnnl::algorithm::eltwise_logistic};
+    case UnaryOp::kTanh: return {dnnl::algorithm::eltwise_tanh};
+    case UnaryOp::kExp: return {dnnl::algorithm::eltwise_exp};
+    case UnaryOp::kLog: return {dnnl::algorithm::eltwise_log};
+    case UnaryOp::kSqrt: return {dnnl::algorithm::eltwise_sqrt};
+    case UnaryOp::kSquare: return {dnnl::algorithm::eltwise_square};
+  }
+  return {dnnl::algorithm::eltwise_relu};
+}
+
+// Right-aligns `shape` to `rank` dims with leading 1s.
+Shape Align(const Shape& shape, size_t rank) {
+  Shape out(rank - shape.size(), 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+// If `small` (aligned) equals `big` on a suffix and is 1 before it, returns
+// the suffix length in elements; else -1. E.g. bias (C) vs (B, T, C) -> C.
+int64_t TrailingBlock(const Shape& small, const Shape& big) {
+  size_t first = 0;
+  while (first < small.size() && small[first] == 1) ++first;
+  for (size_t i = first; i < small.size(); ++i)
+    if (small[i] != big[i]) return -1;
+  int64_t block = 1;
+  for (size_t i = first; i < small.size(); ++i) block *= small[i];
+  return block;
+}
+
+template <typename F>
+void BinaryLoop(F f, const float* a, int64_t na, const float* b, int64_t nb, float* out,
+                int64_t n) {
+  if (na == n && nb == n) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  } else if (na == n) {
+    for (int64_t i = 0; i < n; i += nb)
+      for (int64_t j = 0; j < nb; ++j) out[i + j] = f(a[i + j], b[j]);
+  } else {
+    for (int64_t i = 0; i < n; i += na)
+      for (int64_t j = 0; j < na; ++j) out[i + j] = f(a[j], b[i + j]);
+  }
+}
+
+}  // namespace
+
+OnednnBackend::OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
+              d.stride_c, d.alpha, d.beta};
+  // A as (batch|1, m, k) with strides that express the transpose.
+  memory::dims a_dims = {d.stride_a == 0 ? 1 : d.batch, d.m, d.k};
+  memory::dims a_strides = {d.stride_a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1};
+  memory::dims b_dims = {d.stride_b == 0 ? 1 : d.batch, d.k, d.n};
+  memory::dims b_strides = {d.stride_b, d.trans_b ? 1 : d.n, d.trans_b ? d.k : 1};
+  memory::dims c_dims = {d.batch, d.m, d.n};
+  memory::dims c_strides = {d.stride_c == 0 ? d.m * d.n : d.stride_c, d.n, 1};
+  if (a_dims[0] == 1) a_strides[0] = d.m * d.k;
+  if (b_dims[0] == 1) b_strides[0] = d.k * d.n;
+  memory::desc a_md(a_dims, dt::f32, a_strides), b_md(b_dims, dt::f32, b_strides),
+      c_md(c_dims, dt::f32, c_strides);
+  auto it = matmuls_.find(key);
+  if (it == matmuls_.end()) {
+    dnnl::primitive_attr attr;
+    if (d.alpha != 1.0f) attr.set_output_scales(0, {d.alpha});
+    if (d.beta != 0.0f) {
+      dnnl::post_ops ops;
+      ops.append_sum(d.beta);
+      attr.set_post_ops(ops);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine_);
+    it = matmuls_.emplace(key, dnnl::matmul(pd)).first;
+  }
+  memory am(a_md, engine_, const_cast<float*>(a)), bm(b_md, engine_, const_cast<float*>(b)),
+      cm(c_md, engine_, c);
+  it->second.execute(stream_, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  stream_.wait();
+}
+
+void OnednnBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
+  if (n == 0) return;
+  EltwiseKey key{static_cast<int>(op), n};
+  memory::desc md({n}, dt::f32, tag::a);
+  auto it = eltwise_.find(key);
+  if (it == eltwise_.end()) {
+    EltwiseAlgo algo = ToEltwise(op);
+    dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, algo.algorithm, md,
+                                     algo.alpha, algo.beta);
+    it = eltwise_.emplace(key, dnnl::eltwise_forward({desc, engine_})).first;
+  }
+  memory xm(md, engine_, const_cast<float*>(x)), ym(md, engine_, y);
+  it->second.execute(stream_, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DST, ym}});
+  stream_.wait();
+}
+
+void OnednnBackend::Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
+                           const Shape& b_shape, float* out, const Shape& out_shape) {
+  const size_t rank = out_shape.size();
+  int64_t n = NumElements(out_shape);
+  int64_t na = TrailingBlock(Align(a_shape, rank), out_shape);
+  int64_t nb = TrailingBlock(Align(b_shape, rank), out_shape);
+  bool fast = na > 0 && nb > 0 && (na == n || nb == n) && n % std::min(na, nb) == 0;
+  if (!fast) return ReferenceBackend::Binary(op, a, a_shape, b, b_shape, out, out_shape);
+  switch (op) {
+    case BinaryOp::kAdd: return BinaryLoop([](float x, float y) { return x + y; }, a, na, b, nb, out, n);
+    case BinaryOp::kSub: return BinaryLoop([](float x, float y) { return x - y; }, a, na, b, nb, out, n);
+    case BinaryOp::kMul: return BinaryLoop([](float x, float y) { return x * y; }, a, na, b, nb, out, n);
+    case BinaryOp::kDiv: return BinaryLoop([](float x, float y) { return x / y; }, a, na, b, nb, out, n);
+  }
+}
+
+void OnednnBackend::ReduceSumTo(const float* x, const Shape& x_shape, float* out,
+                                const Shape& out_shape) {
+  int64_t n = NumElements(x_shape);
+  int64_t block = TrailingBlock(Align(out_shape, x_shape.size()), x_shape);
+  if (block <= 0) return ReferenceBackend::ReduceSumTo(x, x_shape, out, out_shape);
+  // Sum over leading dims: out[j] = sum_i x[i * block + j].
+  for (int64_t j = 0; j < block; ++j) out[j] = 0.0f;
+  for (int64_t i = 0; i < n; i += block)
+    for (int64_t j = 0; j < block; ++j) out[j] += x[i + j];
+}
+
+void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
+  // oneDNN's softmax returns NaN for all-masked rows; tvlab defines them as 0.
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < cols; ++c) max = xr[c] > max ? xr[c] : max;
+    if (max == -std::numeric_limits<float>::infinity()) {
+      for (int64_t c = 0; c < cols; ++c) yr[c] = 0.0f;
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
+    float inv = 1.0f / sum;
+    for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
+  }
+}
+
+void OnednnBackend::Normalize(const float* x, const float* gamma, const float* beta, float* y,
+                              float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+                              bool subtract_mean) {
+  // oneDNN 2.6 has no RMSNorm; that case stays on the reference loops.
+  if (!subtract_mean || rows == 0) {
+    return ReferenceBackend::Normalize(x, gamma, beta, y, mean, rstd, rows, cols, eps,
+                                       subtract_mean);
+  }
+  NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
+  memory::desc data_md({rows, cols}, dt::f32, tag::ab);
+  memory::desc stat_md({rows}, dt::f32, tag::a);
+  memory::desc param_md({cols}, dt::f32, tag::a);
+  auto it = norms_.find(key);
+  if (it == norms_.end()) {
+    auto flags = dnnl::normalization_flags::none;
+    if (gamma) flags |= dnnl::normalization_flags::use_scale;
+    if (beta) flags |= dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_md,
+                                                 stat_md, eps, flags);
+    it = norms_.emplace(key, dnnl::layer_normalization_forward({desc, engine_})).first;
+  }
+  std::vector<float> variance(rows);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory(data_md, engine_, const_cast<float*>(x))},
+      {DNNL_ARG_DST, memory(data_md, engine_, y)},
+      {DNNL_ARG_MEAN, memory(stat_md, engine_, mean)},
+      {DNNL_ARG_VARIANCE, memory(stat_md, engine_, variance.data())}};
+  if (gamma) args.emplace(DNNL_ARG_SCALE, memory(param_md, engine_, const_cast<float*>(gamma)));
+  if (beta) args.emplace(DNNL_ARG_SHIFT, memory(param_md, engine_, const_cast<float*>(beta)));
+  it->second.execute(stream_, args);
+  stream_.wait();
+  for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
+}
+
+void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+                            float* y) {
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0 || perm[rank - 1] != rank - 1) {
+    return ReferenceBackend::Permute(x, shape, perm, y);
+  }
+  // The last dimension stays last: copy contiguous rows of it.
+  const int64_t row = shape[rank - 1];
+  Shape in_strides = ContiguousStrides(shape);
+  Shape out_shape(rank - 1);
+  for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
+  Shape index(rank - 1, 0);
+  const int64_t rows = NumElements(out_shape);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t src = 0;
+    for (int d = 0; d < rank - 1; ++d) src += index[d] * in_strides[perm[d]];
+    std::copy(x + src, x + src + row, y + r * row);
+    for (int d = rank - 2; d >= 0; --d) {
+      if (++index[d] < out_shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+namespace {
+std::unique_ptr<Backend> MakeOnednn() { return std::make_unique<OnednnBackend>(); }
+const bool kRegistered = RegisterBackend("cpu_onednn", &MakeOnednn);
+}  // namespace
+
+}  // namespace tvlab

@@ -1,0 +1,53 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_ONEDNN_BACKEND_H_
+#define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_ONEDNN_BACKEND_H_
+
+// CPU backend on oneDNN 2.6: matmul, eltwise and layer normalization run as
+// oneDNN primitives, created once per shape and cached. Kernels oneDNN has no
+// primitive for (masked softmax with all-masked rows, broadcasting binary
+// ops, permutes, cross-entropy, AdamW) are tuned loops here. Every kernel is
+// tested against ReferenceBackend in backend_conformance_test.cc.
+
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+
+#include "framework/backend/reference/reference_backend.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace tvlab {
+
+class OnednnBackend : public ReferenceBackend {
+ public:
+  OnednnBackend();
+  std::string name() const override { return "cpu_onednn"; }
+
+  void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+  void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
+  void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
+              const Shape& b_shape, float* out, const Shape& out_shape) override;
+  void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
+                   const Shape& out_shape) override;
+  void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
+  void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                 float* rstd, int64_t rows, int64_t cols, float eps,
+                 bool subtract_mean) override;
+  void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+               float* y) override;
+
+ private:
+  using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,
+                             int64_t, float, float>;
+  using EltwiseKey = std::tuple<int, int64_t>;
+  using NormKey = std::tuple<int64_t, int64_t, float, bool, bool>;
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::map<GemmKey, dnnl::matmul> matmuls_;
+  std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
+  std::map<NormKey, dnnl::layer_normalization_forward> norms_;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_ONEDNN_BACKEND_H_

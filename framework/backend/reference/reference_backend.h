@@ -1,0 +1,50 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_REFERENCE_REFERENCE_BACKEND_H_
+#define TVLAB_FRAMEWORK_BACKEND_REFERENCE_REFERENCE_BACKEND_H_
+
+// Plain loops, written for clarity, not speed: the oracle that every other
+// backend is tested against. Faster backends derive from it and override the
+// kernels they accelerate.
+
+#include "framework/backend/backend.h"
+
+namespace tvlab {
+
+class ReferenceBackend : public Backend {
+ public:
+  std::string name() const override { return "reference"; }
+  void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+  void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
+  void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
+                     int64_t n) override;
+  void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
+              const Shape& b_shape, float* out, const Shape& out_shape) override;
+  void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
+                   const Shape& out_shape) override;
+  void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
+  void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                       int64_t cols) override;
+  void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                 float* rstd, int64_t rows, int64_t cols, float eps,
+                 bool subtract_mean) override;
+  void NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                         const float* rstd, const float* dy, float* dx, float* dgamma,
+                         float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
+  void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+               float* y) override;
+  void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
+              float* out) override;
+  void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
+                  float* d_table) override;
+  void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
+                    int32_t ignore_index, float label_smoothing, float* loss,
+                    float* probs) override;
+  void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
+                            int64_t cols, int32_t ignore_index, float label_smoothing,
+                            float scale, float* dlogits) override;
+  void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+             const AdamWHyper& h) override;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_REFERENCE_REFERENCE_BACKEND_H_

@@ -1,0 +1,90 @@
+#include "framework/core/rng.h"
+
+#include <cmath>
+
+namespace tvlab {
+namespace {
+
+constexpr uint32_t kMul0 = 0xD2511F53u;
+constexpr uint32_t kMul1 = 0xCD9E8D57u;
+constexpr uint32_t kWeyl0 = 0x9E3779B9u;
+constexpr uint32_t kWeyl1 = 0xBB67AE85u;
+
+inline void MulHiLo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t* lo) {
+  uint64_t product = static_cast<uint64_t>(a) * b;
+  *hi = static_cast<uint32_t>(product >> 32);
+  *lo = static_cast<uint32_t>(product);
+}
+
+}  // namespace
+
+std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 4> ctr, std::array<uint32_t, 2> key) {
+  for (int round = 0; round < 10; ++round) {
+    uint32_t hi0, lo0, hi1, lo1;
+    MulHiLo(kMul0, ctr[0], &hi0, &lo0);
+    MulHiLo(kMul1, ctr[2], &hi1, &lo1);
+    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
+    key[0] += kWeyl0;
+    key[1] += kWeyl1;
+  }
+  return ctr;
+}
+
+uint64_t HashName(std::string_view name) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+RngStream::RngStream(uint64_t seed, RngPurpose purpose, uint64_t step)
+    : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)},
+      purpose_(static_cast<uint32_t>(purpose)),
+      step_(step) {}
+
+std::array<uint32_t, 4> RngStream::Block(uint64_t block) const {
+  // Counter layout: (block low bits, block high bits ^ purpose, step low bits,
+  // step high bits). Each block yields 4 words.
+  std::array<uint32_t, 4> ctr = {
+      static_cast<uint32_t>(block), static_cast<uint32_t>(block >> 32) ^ (purpose_ << 24),
+      static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32)};
+  return Philox4x32(ctr, key_);
+}
+
+uint32_t RngStream::Word(uint64_t index) const { return Block(index >> 2)[index & 3]; }
+
+void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
+  uint64_t i = 0;
+  while (i < n) {
+    uint64_t index = first + i;
+    std::array<uint32_t, 4> words = Block(index >> 2);
+    for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
+  }
+}
+
+void RngStream::UniformFill(uint64_t first, uint64_t n, float* out) const {
+  Words(first, n, reinterpret_cast<uint32_t*>(out));
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t w = reinterpret_cast<uint32_t*>(out)[i];
+    out[i] = static_cast<float>(w >> 8) * (1.0f / 16777216.0f);
+  }
+}
+
+float RngStream::Uniform(uint64_t index) const {
+  return static_cast<float>(Word(index) >> 8) * (1.0f / 16777216.0f);
+}
+
+float RngStream::Normal(uint64_t index) const {
+  // u1 in (0, 1] so that log(u1) is finite.
+  double u1 = (static_cast<double>(Word(2 * index) >> 8) + 1.0) / 16777216.0;
+  double u2 = static_cast<double>(Word(2 * index + 1) >> 8) / 16777216.0;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+}
+
+uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const {
+  return static_cast<uint32_t>((static_cast<uint64_t>(Word(index)) * n) >> 32);
+}
+
+}  // namespace tvlab
