@@ -1,0 +1,80 @@
+#ifndef TVLAB_FRAMEWORK_AUTOGRAD_OPS_H_
+#define TVLAB_FRAMEWORK_AUTOGRAD_OPS_H_
+
+// Differentiable ops. Each runs its forward on CurrentBackend() and records
+// a backward closure written next to it in ops.cc. Shapes follow the legend
+// in framework/tensor/tensor.h. Shape mismatches here are programming errors
+// (CHECK): user input is validated before any op runs.
+
+#include <cstdint>
+#include <vector>
+
+#include "framework/autograd/var.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+
+// Elementwise with NumPy broadcasting.
+Var Add(const Var& a, const Var& b);
+Var Sub(const Var& a, const Var& b);
+Var Mul(const Var& a, const Var& b);
+Var Div(const Var& a, const Var& b);
+Var Scale(const Var& x, float s);      // x * s
+Var AddScalar(const Var& x, float s);  // x + s
+
+Var Relu(const Var& x);
+Var Gelu(const Var& x, bool tanh_approximation);
+Var Silu(const Var& x);
+Var Sigmoid(const Var& x);
+Var Tanh(const Var& x);
+Var Exp(const Var& x);
+Var Log(const Var& x);
+Var Sqrt(const Var& x);
+Var Square(const Var& x);
+
+// (..., m, k) @ (..., k, n) -> (..., m, n); transposes apply to the last two
+// dims. b may also be 2-D and is then shared by every batch.
+Var MatMul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+
+// x (..., in) @ w^T + b: w is (out, in) as in torch.nn.Linear; b (out) or
+// undefined.
+Var Linear(const Var& x, const Var& w, const Var& b);
+
+// Softmax over the last dimension; rows that are all -inf give zeros.
+Var Softmax(const Var& x);
+
+// Normalizes over the last dimension. subtract_mean = true is LayerNorm,
+// false is RMSNorm. gamma (C) and beta (C) may be undefined.
+Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool subtract_mean);
+
+Var Reshape(const Var& x, Shape shape);
+// y.shape[i] = x.shape[perm[i]].
+Var Permute(const Var& x, const std::vector<int>& perm);
+// x[..., start:start+length, ...] along `dim`.
+Var Slice(const Var& x, int dim, int64_t start, int64_t length);
+// Concatenation along `dim`; all other dims equal.
+Var Concat(const std::vector<Var>& parts, int dim);
+// (B, G, S, hs) -> (B, G * r, S, hs): each key/value head repeated r times
+// consecutively (grouped-query attention).
+Var RepeatHeads(const Var& x, int64_t r);
+
+Var Sum(const Var& x);   // all elements -> scalar
+Var Mean(const Var& x);  // all elements -> scalar
+// Mean over the last dimension, keeping it as size 1.
+Var MeanLastDim(const Var& x);
+
+// table (V, C) gathered at ids (N of them) -> (N, C).
+Var Embedding(const Var& table, const std::vector<int32_t>& ids);
+
+// Mean cross-entropy of logits (N, V) against targets (N); targets equal to
+// ignore_index are skipped. label_smoothing as torch.nn.CrossEntropyLoss.
+Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets,
+                 int32_t ignore_index = -100, float label_smoothing = 0.0f);
+
+// Inverted dropout: zeroes each element with probability p and scales the
+// rest by 1/(1-p). The mask is a pure function of `stream`.
+Var Dropout(const Var& x, float p, const RngStream& stream);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_AUTOGRAD_OPS_H_

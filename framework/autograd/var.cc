@@ -1,0 +1,77 @@
+#include "framework/autograd/var.h"
+
+#include <unordered_set>
+
+#include "framework/backend/backend.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+namespace {
+thread_local bool grad_enabled = true;
+}  // namespace
+
+Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
+  node_->value = std::move(value);
+  node_->requires_grad = requires_grad;
+}
+
+bool GradEnabled() { return grad_enabled; }
+
+NoGradGuard::NoGradGuard() : previous_(grad_enabled) { grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { grad_enabled = previous_; }
+
+Var MakeResult(Tensor value, const std::vector<Var>& inputs,
+               std::function<void(const Tensor& grad)> backward) {
+  Var out(std::move(value));
+  if (!grad_enabled) return out;
+  bool any = false;
+  for (const Var& in : inputs) any = any || in.requires_grad();
+  if (!any) return out;
+  Node& node = *out.node();
+  node.requires_grad = true;
+  for (const Var& in : inputs) node.inputs.push_back(in.node());
+  node.backward = std::move(backward);
+  return out;
+}
+
+void AccumulateGrad(Node& node, const Tensor& grad) {
+  if (!node.requires_grad) return;
+  TVLAB_CHECK(grad.shape() == node.value.shape())
+      << "gradient " << ShapeToString(grad.shape()) << " for value "
+      << ShapeToString(node.value.shape());
+  if (!node.grad.defined()) {
+    node.grad = grad.Clone();
+    return;
+  }
+  CurrentBackend().Binary(BinaryOp::kAdd, node.grad.data(), node.grad.shape(), grad.data(),
+                          grad.shape(), node.grad.data(), node.grad.shape());
+}
+
+void Backward(const Var& root) {
+  TVLAB_CHECK(root.defined() && root.value().numel() == 1) << "Backward needs a scalar";
+  if (!root.requires_grad()) return;
+  // Topological order by iterative depth-first search.
+  std::vector<Node*> order;
+  std::unordered_set<Node*> seen;
+  std::vector<std::pair<Node*, size_t>> stack = {{root.node().get(), 0}};
+  seen.insert(root.node().get());
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->inputs.size()) {
+      Node* in = node->inputs[next++].get();
+      if (in->requires_grad && seen.insert(in).second) stack.push_back({in, 0});
+    } else {
+      order.push_back(node);
+      stack.pop_back();
+    }
+  }
+  AccumulateGrad(*root.node(), Tensor::Full(root.shape(), 1.0f));
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* node = *it;
+    if (!node->backward || !node->grad.defined()) continue;
+    node->backward(node->grad);
+    node->grad = Tensor();  // interior gradients are not kept
+  }
+}
+
+}  // namespace tvlab
