@@ -1,0 +1,53 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_ATTENTION_LAYOUT_H_
+#define TVLAB_FRAMEWORK_INTERFACES_ATTENTION_LAYOUT_H_
+
+// AttentionLayout: how heads are organised, projected and cached. MHA has H
+// key/value heads, GQA G < H shared by groups of queries, MQA one, MLA a
+// compressed latent. A layout owns its projections and works with any
+// AttentionScore and PositionEncoding, for self- and cross-attention.
+
+#include <functional>
+
+#include "framework/autograd/var.h"
+#include "framework/interfaces/attention_score.h"
+#include "framework/interfaces/model_dims.h"
+#include "framework/interfaces/plugin_entry.h"
+#include "framework/interfaces/position_encoding.h"
+#include "framework/nn/module.h"
+
+namespace tvlab {
+
+// Receives attention weights (B, H, T, S) per layer when inspection is on.
+using AttentionProbe = std::function<void(const std::string& layer_path, const Tensor& weights)>;
+
+struct AttentionInput {
+  Var x;       // (B, T, C) the queries' sequence
+  Var memory;  // (B, S, C) keys/values for cross-attention; undefined = self
+  // Additive mask (B or 1, 1, T, S): 0 keeps a key, -inf hides it. Undefined
+  // = every key visible. Causal and padding masks are both expressed here.
+  Tensor mask_bias;
+  int64_t position_offset = 0;  // position of x's first token
+  const AttentionScore* score = nullptr;
+  const PositionEncoding* position = nullptr;
+  ForwardContext ctx;
+  const AttentionProbe* probe = nullptr;
+};
+
+class AttentionLayout : public Module {
+ public:
+  // -> (B, T, C)
+  virtual Var Forward(const AttentionInput& in) const = 0;
+  // KV-cache bytes one token adds to this layer, at `bytes_per_element`.
+  virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
+};
+
+using AttentionLayoutEntry = PluginEntry<AttentionLayout, ModelDims>;
+Registry<AttentionLayoutEntry>& AttentionLayoutRegistry();
+
+}  // namespace tvlab
+
+#define TVLAB_REGISTER_ATTENTION_LAYOUT(name, Class, Options)                             \
+  TVLAB_REGISTER_PLUGIN(AttentionLayoutRegistry, AttentionLayout, ModelDims, name, Class, \
+                        Options)
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_ATTENTION_LAYOUT_H_

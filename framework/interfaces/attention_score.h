@@ -1,0 +1,30 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_ATTENTION_SCORE_H_
+#define TVLAB_FRAMEWORK_INTERFACES_ATTENTION_SCORE_H_
+
+// AttentionScore: how a query and a key become a logit (before masking and
+// softmax). Examples: dot product q.k, scaled q.k/sqrt(hs), additive
+// v^T tanh(W_q q + W_k k). A score may own parameters (it is a Module).
+
+#include "framework/autograd/var.h"
+#include "framework/interfaces/model_dims.h"
+#include "framework/interfaces/plugin_entry.h"
+#include "framework/nn/module.h"
+
+namespace tvlab {
+
+class AttentionScore : public Module {
+ public:
+  // q (B, H, T, hs), k (B, H, S, hs) -> logits (B, H, T, S).
+  virtual Var Logits(const Var& q, const Var& k) const = 0;
+};
+
+using AttentionScoreEntry = PluginEntry<AttentionScore, ModelDims>;
+Registry<AttentionScoreEntry>& AttentionScoreRegistry();
+
+}  // namespace tvlab
+
+// TVLAB_REGISTER_ATTENTION_SCORE("dot_product", DotProduct, DotProductOptions);
+#define TVLAB_REGISTER_ATTENTION_SCORE(name, Class, Options) \
+  TVLAB_REGISTER_PLUGIN(AttentionScoreRegistry, AttentionScore, ModelDims, name, Class, Options)
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_ATTENTION_SCORE_H_

@@ -1,0 +1,23 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_MODEL_DIMS_H_
+#define TVLAB_FRAMEWORK_INTERFACES_MODEL_DIMS_H_
+
+#include <cstdint>
+
+namespace tvlab {
+
+// The model-wide sizes every plugin is built and validated against.
+struct ModelDims {
+  int64_t d_model = 0;      // C
+  int64_t num_heads = 0;    // H
+  int64_t head_dim = 0;     // hs = C / H
+  int64_t d_ff = 0;         // F; 0 = the FFN plugin's own rule
+  int64_t num_layers = 0;   // L
+  int64_t max_seq_len = 0;  // longest T the model will see
+  float dropout = 0.0f;
+  bool bias = true;
+  bool causal = false;      // self-attention masks future positions
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_MODEL_DIMS_H_

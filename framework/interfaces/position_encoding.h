@@ -1,0 +1,40 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_POSITION_ENCODING_H_
+#define TVLAB_FRAMEWORK_INTERFACES_POSITION_ENCODING_H_
+
+// PositionEncoding: how order enters the model. A plugin acts in one or more
+// places, each a virtual with an identity default:
+//   - added to token embeddings (sinusoidal, learned tables),
+//   - applied to queries and keys inside attention (RoPE),
+//   - a bias on attention logits (ALiBi, T5 relative bias).
+// `none` overrides nothing, so the absence of positions can be ablated.
+
+#include "framework/autograd/var.h"
+#include "framework/interfaces/model_dims.h"
+#include "framework/interfaces/plugin_entry.h"
+#include "framework/nn/module.h"
+
+namespace tvlab {
+
+class PositionEncoding : public Module {
+ public:
+  // x (B, T, C) holds tokens at positions [offset, offset + T) -> (B, T, C).
+  virtual Var AddToEmbeddings(const Var& x, int64_t offset) const { return x; }
+  // qk (B, H, T, hs) at positions [offset, offset + T) -> (B, H, T, hs).
+  virtual Var RotateQueryOrKey(const Var& qk, int64_t offset) const { return qk; }
+  // Additive logit bias for queries at [q_offset, q_offset + T) and keys at
+  // [0, S): returns (1 or B, H, T, S), or an undefined Var for none.
+  virtual Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const {
+    return Var();
+  }
+};
+
+using PositionEncodingEntry = PluginEntry<PositionEncoding, ModelDims>;
+Registry<PositionEncodingEntry>& PositionEncodingRegistry();
+
+}  // namespace tvlab
+
+#define TVLAB_REGISTER_POSITION_ENCODING(name, Class, Options)                              \
+  TVLAB_REGISTER_PLUGIN(PositionEncodingRegistry, PositionEncoding, ModelDims, name, Class, \
+                        Options)
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_POSITION_ENCODING_H_

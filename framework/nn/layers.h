@@ -1,0 +1,53 @@
+#ifndef TVLAB_FRAMEWORK_NN_LAYERS_H_
+#define TVLAB_FRAMEWORK_NN_LAYERS_H_
+
+// The basic layers plugins build from: Linear, Embedding, Dropout.
+
+#include <vector>
+
+#include "framework/autograd/ops.h"
+#include "framework/nn/module.h"
+
+namespace tvlab::nn {
+
+// y = x W^T + b, W (out, in) as torch.nn.Linear, initialised U(-1/sqrt(in),
+// 1/sqrt(in)) as PyTorch's default.
+class Linear : public Module {
+ public:
+  Linear(int64_t in, int64_t out, bool bias = true);
+  Var Forward(const Var& x) const;  // (..., in) -> (..., out)
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+  const Var& weight() const { return weight_; }
+
+ private:
+  int64_t in_, out_;
+  Var weight_, bias_;
+};
+
+// Token embedding table (V, C), initialised N(0, 1) as torch.nn.Embedding.
+class Embedding : public Module {
+ public:
+  Embedding(int64_t vocab, int64_t dim);
+  // ids: B*T token ids, row-major (B, T) -> (B, T, C).
+  Var Forward(const std::vector<int32_t>& ids, int64_t batch, int64_t length) const;
+  int64_t vocab() const { return vocab_; }
+
+ private:
+  int64_t vocab_, dim_;
+  Var table_;
+};
+
+// Inverted dropout; identity in evaluation.
+class Dropout : public Module {
+ public:
+  explicit Dropout(float p) : p_(p) {}
+  Var Forward(const Var& x, const ForwardContext& ctx) const;
+
+ private:
+  float p_;
+};
+
+}  // namespace tvlab::nn
+
+#endif  // TVLAB_FRAMEWORK_NN_LAYERS_H_

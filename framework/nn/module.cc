@@ -1,0 +1,76 @@
+#include "framework/nn/module.h"
+
+#include "framework/core/check.h"
+
+namespace tvlab {
+namespace {
+std::string Join(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+}  // namespace
+
+Var Module::AddParameter(const std::string& name, const Shape& shape, Init init) {
+  for (const Param& p : params_) TVLAB_CHECK(p.name != name) << "duplicate parameter " << name;
+  Var var(Tensor::Zeros(shape), /*requires_grad=*/true);
+  params_.push_back({name, var, init});
+  return var;
+}
+
+void Module::Adopt(const std::string& name, std::unique_ptr<Module> child) {
+  for (const auto& [existing, unused] : children_)
+    TVLAB_CHECK(existing != name) << "duplicate child " << name;
+  child->SetPath(Join(path_, name));
+  children_.emplace_back(name, std::move(child));
+}
+
+void Module::SetPath(const std::string& path) {
+  path_ = path;
+  for (auto& [name, child] : children_) child->SetPath(Join(path_, name));
+}
+
+void Module::Collect(std::vector<std::pair<std::string, Var>>* out) const {
+  for (const Param& p : params_) out->emplace_back(Join(path_, p.name), p.var);
+  for (const auto& [name, child] : children_) child->Collect(out);
+}
+
+std::vector<std::pair<std::string, Var>> Module::NamedParameters() const {
+  std::vector<std::pair<std::string, Var>> out;
+  Collect(&out);
+  return out;
+}
+
+int64_t Module::NumParameters() const {
+  int64_t n = 0;
+  for (const auto& [name, var] : NamedParameters()) n += var.value().numel();
+  return n;
+}
+
+RngStream Module::DropoutStream(const ForwardContext& ctx, const std::string& site) const {
+  // Purpose stays kDropout; the site's name is folded into the seed so every
+  // site draws an independent mask at every step.
+  return RngStream(ctx.seed ^ HashName(Join(path_, site)), RngPurpose::kDropout,
+                   static_cast<uint64_t>(ctx.step));
+}
+
+void InitializeParameters(Module& root, uint64_t seed) {
+  std::vector<Module*> stack = {&root};
+  while (!stack.empty()) {
+    Module* m = stack.back();
+    stack.pop_back();
+    for (Module::Param& p : m->params_) {
+      Tensor& t = p.var.mutable_value();
+      RngStream rng(seed, RngPurpose::kInit, HashName(Join(m->path_, p.name)));
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        switch (p.init.kind) {
+          case Init::kZeros: t.data()[i] = 0.0f; break;
+          case Init::kOnes: t.data()[i] = 1.0f; break;
+          case Init::kUniform: t.data()[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
+          case Init::kNormal: t.data()[i] = p.init.scale * rng.Normal(i); break;
+        }
+      }
+    }
+    for (auto& [name, child] : m->children_) stack.push_back(child.get());
+  }
+}
+
+}  // namespace tvlab

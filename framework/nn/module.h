@@ -1,0 +1,103 @@
+#ifndef TVLAB_FRAMEWORK_NN_MODULE_H_
+#define TVLAB_FRAMEWORK_NN_MODULE_H_
+
+// Modules own parameters under stable hierarchical names
+// ("encoder.layers.0.attention.w_q.weight"); these names are the checkpoint
+// tensor names. Parameters are declared with an initializer and filled by
+// InitializeParameters(), whose random draws are keyed by (seed, name): the
+// value of a parameter does not depend on construction order.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "framework/autograd/var.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+
+struct Init {
+  enum Kind { kZeros, kOnes, kUniform, kNormal } kind = kZeros;
+  float scale = 0.0f;  // bound for kUniform, std for kNormal
+
+  static Init Zeros() { return {kZeros, 0.0f}; }
+  static Init Ones() { return {kOnes, 0.0f}; }
+  static Init Uniform(float bound) { return {kUniform, bound}; }
+  static Init Normal(float std) { return {kNormal, std}; }
+};
+
+// Forward-pass context: training mode and the keys for dropout masks.
+struct ForwardContext {
+  bool training = false;
+  uint64_t seed = 0;
+  int64_t step = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Parameters of this module and its children, depth-first, with full names.
+  std::vector<std::pair<std::string, Var>> NamedParameters() const;
+  int64_t NumParameters() const;
+
+  // This module's path from the root ("" for the root).
+  const std::string& path() const { return path_; }
+
+  // The RNG stream for a dropout site of this module at this step.
+  RngStream DropoutStream(const ForwardContext& ctx, const std::string& site) const;
+
+ protected:
+  // Declares a parameter. Returns the Var (values are set by
+  // InitializeParameters).
+  Var AddParameter(const std::string& name, const Shape& shape, Init init);
+
+  // Takes ownership of a child and names it; returns a raw pointer to it.
+  template <typename M>
+  M* AddChild(const std::string& name, std::unique_ptr<M> child) {
+    M* raw = child.get();
+    Adopt(name, std::unique_ptr<Module>(std::move(child)));
+    return raw;
+  }
+
+ private:
+  void Adopt(const std::string& name, std::unique_ptr<Module> child);
+  void SetPath(const std::string& path);
+  void Collect(std::vector<std::pair<std::string, Var>>* out) const;
+
+  friend void InitializeParameters(Module& root, uint64_t seed);
+  friend struct ModuleTestPeer;
+
+  struct Param {
+    std::string name;
+    Var var;
+    Init init;
+  };
+  std::string path_;
+  std::vector<Param> params_;
+  std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;
+};
+
+// Fills every parameter of `root` from its initializer, keyed by (seed, name).
+void InitializeParameters(Module& root, uint64_t seed);
+
+// A container that only names its children ("layers.0", "layers.1", ...).
+class ModuleList : public Module {
+ public:
+  template <typename M>
+  M* Append(std::unique_ptr<M> child) {
+    return AddChild(std::to_string(size_++), std::move(child));
+  }
+  int size() const { return size_; }
+
+ private:
+  int size_ = 0;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_NN_MODULE_H_

@@ -1,0 +1,167 @@
+// Conformance for every (attention layout, attention score) pair linked into
+// the test binary. A plugin's BUILD gets this suite from tvlab_plugin();
+// nothing here names a plugin.
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+
+#include "framework/autograd/gradcheck.h"
+#include "framework/autograd/ops.h"
+#include "framework/model/attention_core.h"
+#include "framework/testing/plugin_test_util.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using Pair = std::tuple<std::string, std::string>;  // (layout, score)
+
+std::vector<Pair> AllPairs() {
+  std::vector<Pair> pairs;
+  for (const auto& layout : AttentionLayoutRegistry().Names())
+    for (const auto& score : AttentionScoreRegistry().Names()) pairs.emplace_back(layout, score);
+  return pairs;
+}
+
+class AttentionConformance : public ::testing::TestWithParam<Pair> {
+ protected:
+  void SetUp() override {
+    dims_ = SmallDims();
+    layout_ = MakeAttentionLayout(std::get<0>(GetParam()), dims_);
+    score_ = MakeAttentionScore(std::get<1>(GetParam()), dims_);
+  }
+  AttentionInput Input(const Var& x, const Tensor& mask = Tensor()) const {
+    AttentionInput in;
+    in.x = x;
+    in.mask_bias = mask;
+    in.score = score_.get();
+    return in;
+  }
+  ModelDims dims_;
+  std::unique_ptr<AttentionLayout> layout_;
+  std::unique_ptr<AttentionScore> score_;
+};
+
+TEST_P(AttentionConformance, ShapesForSelfAndCrossAttention) {
+  Var x = RandomVar({2, 5, 8}, 1);
+  EXPECT_EQ(layout_->Forward(Input(x)).shape(), (Shape{2, 5, 8}));
+  AttentionInput cross = Input(x);
+  cross.memory = RandomVar({2, 7, 8}, 2);
+  EXPECT_EQ(layout_->Forward(cross).shape(), (Shape{2, 5, 8}));
+}
+
+TEST_P(AttentionConformance, WeightRowsSumToOneAndMaskedEntriesAreZero) {
+  Var x = RandomVar({2, 5, 8}, 3);
+  Tensor mask = KeyPaddingMaskBias({5, 3}, 5, 5, CausalMaskBias(5, 5, 0));
+  std::vector<Tensor> seen;
+  AttentionProbe probe = [&](const std::string&, const Tensor& w) { seen.push_back(w.Clone()); };
+  AttentionInput in = Input(x, mask);
+  in.probe = &probe;
+  layout_->Forward(in);
+  ASSERT_FALSE(seen.empty()) << "layout did not report its attention weights";
+  const Tensor& w = seen[0];  // (B, H, T, S)
+  ASSERT_EQ(w.rank(), 4);
+  const int64_t b = w.dim(0), h = w.dim(1), t = w.dim(2), s = w.dim(3);
+  for (int64_t n = 0; n < b; ++n)
+    for (int64_t hd = 0; hd < h; ++hd)
+      for (int64_t i = 0; i < t; ++i) {
+        double sum = 0;
+        for (int64_t j = 0; j < s; ++j) {
+          float v = w.data()[((n * h + hd) * t + i) * s + j];
+          bool masked = j > i || j >= (n == 0 ? 5 : 3);
+          if (masked) EXPECT_EQ(v, 0.0f) << "masked weight at " << n << "," << i << "," << j;
+          sum += v;
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+}
+
+TEST_P(AttentionConformance, CausalOutputsIgnoreTheFutureBitForBit) {
+  const int64_t t = 6;
+  Tensor base = RandomTensor({1, t, 8}, 4);
+  Tensor mask = CausalMaskBias(t, t, 0);
+  Tensor before = layout_->Forward(Input(Var(base), mask)).value();
+  for (int64_t cut = 1; cut < t; ++cut) {
+    Tensor changed = base.Clone();
+    Tensor noise = RandomTensor({1, t, 8}, 100 + cut, -3.0f, 3.0f);
+    for (int64_t i = cut * 8; i < t * 8; ++i) changed.data()[i] = noise.data()[i];
+    Tensor after = layout_->Forward(Input(Var(changed), mask)).value();
+    for (int64_t i = 0; i < cut * 8; ++i)
+      ASSERT_EQ(before.data()[i], after.data()[i]) << "position " << i / 8 << " saw a change at >= " << cut;
+  }
+}
+
+TEST_P(AttentionConformance, PaddedSequenceMatchesTheSequenceAlone) {
+  // Sequence 0 has 3 real tokens padded to 5 and shares a batch with another.
+  Tensor batch = RandomTensor({2, 5, 8}, 5);
+  Tensor mask = KeyPaddingMaskBias({3, 5}, 5, 5, Tensor());
+  Tensor padded = layout_->Forward(Input(Var(batch), mask)).value();
+  Tensor alone_in = Tensor::Zeros({1, 3, 8});
+  std::copy(batch.data(), batch.data() + 24, alone_in.data());
+  Tensor alone = layout_->Forward(Input(Var(alone_in))).value();
+  for (int64_t i = 0; i < 24; ++i) EXPECT_NEAR(padded.data()[i], alone.data()[i], 1e-5) << i;
+  // Changing the padding's content changes nothing real.
+  Tensor other = batch.Clone();
+  for (int64_t i = 24; i < 40; ++i) other.data()[i] = 9.0f;
+  Tensor repadded = layout_->Forward(Input(Var(other), mask)).value();
+  for (int64_t i = 0; i < 24; ++i) EXPECT_EQ(padded.data()[i], repadded.data()[i]) << i;
+}
+
+TEST_P(AttentionConformance, GradientsMatchFiniteDifferences) {
+  Var x = RandomVar({1, 4, 8}, 6);
+  Tensor mask = CausalMaskBias(4, 4, 0);
+  std::vector<Var> inputs = {x};
+  for (Var& p : ParameterVars(*layout_)) inputs.push_back(p);
+  for (Var& p : ParameterVars(*score_)) inputs.push_back(p);
+  GradCheckResult r = GradCheck(
+      [&](const std::vector<Var>& v) { return Project(layout_->Forward(Input(v[0], mask))); },
+      inputs);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST_P(AttentionConformance, DeterministicIncludingDropout) {
+  ModelDims dims = dims_;
+  dims.dropout = 0.3f;
+  auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
+  Var x = RandomVar({2, 4, 8}, 7);
+  AttentionInput in = Input(x);
+  in.ctx = {true, 11, 3};
+  Tensor a = layout->Forward(in).value(), b = layout->Forward(in).value();
+  EXPECT_EQ(a.ToVector(), b.ToVector());
+  in.ctx.step = 4;  // a new step draws a new mask
+  EXPECT_NE(a.ToVector(), layout->Forward(in).value().ToVector());
+}
+
+TEST_P(AttentionConformance, EveryBackendMatchesReference) {
+  Var x = RandomVar({2, 5, 8}, 8);
+  Tensor mask = CausalMaskBias(5, 5, 0);
+  Tensor want;
+  {
+    ScopedBackend ref("reference");
+    want = layout_->Forward(Input(x, mask)).value();
+  }
+  for (const std::string& backend : RegisteredBackends()) {
+    ScopedBackend scoped(backend);
+    EXPECT_LE(MaxAbsDiff(layout_->Forward(Input(x, mask)).value(), want), 1e-5f) << backend;
+  }
+}
+
+TEST_P(AttentionConformance, ReportsAPositiveKvCacheSize) {
+  EXPECT_GT(layout_->KvCacheBytesPerToken(2), 0);
+  EXPECT_EQ(layout_->KvCacheBytesPerToken(4), 2 * layout_->KvCacheBytesPerToken(2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Registered, AttentionConformance, ::testing::ValuesIn(AllPairs()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+TEST(AttentionRegistries, AreNotEmpty) {
+  EXPECT_FALSE(AttentionLayoutRegistry().Names().empty());
+  EXPECT_FALSE(AttentionScoreRegistry().Names().empty());
+}
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,89 @@
+#include "framework/testing/plugin_test_util.h"
+
+#include <cmath>
+
+#include "framework/autograd/ops.h"
+#include "framework/core/check.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+namespace {
+
+template <typename Entry, typename Args>
+auto Make(const Registry<Entry>& registry, const std::string& name, const Args& args) {
+  auto entry = registry.Get(name);
+  TVLAB_CHECK(entry.ok()) << entry.status().message();
+  absl::Status valid = (*entry)->validate(*(*entry)->default_options, args);
+  TVLAB_CHECK(valid.ok()) << name << ": " << valid.message();
+  auto made = (*entry)->create(*(*entry)->default_options, args);
+  InitializeParameters(*made, 1);
+  return made;
+}
+
+// Placements are not Modules; their wrappers are.
+template <typename Args>
+auto MakePlacement(const std::string& name, const Args& args) {
+  auto entry = NormPlacementRegistry().Get(name);
+  TVLAB_CHECK(entry.ok()) << entry.status().message();
+  return (*entry)->create(*(*entry)->default_options, args);
+}
+
+}  // namespace
+
+Tensor RandomTensor(const Shape& shape, uint64_t salt, float lo, float hi) {
+  RngStream rng(2024, RngPurpose::kInit, salt);
+  Tensor t = Tensor::Zeros(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = lo + (hi - lo) * rng.Uniform(i);
+  return t;
+}
+
+Var RandomVar(const Shape& shape, uint64_t salt, float lo, float hi) {
+  return Var(RandomTensor(shape, salt, lo, hi), /*requires_grad=*/true);
+}
+
+ModelDims SmallDims() {
+  ModelDims d;
+  d.d_model = 8, d.num_heads = 2, d.head_dim = 4, d.d_ff = 16, d.num_layers = 2;
+  d.max_seq_len = 16, d.dropout = 0.0f, d.bias = true;
+  return d;
+}
+
+Var Project(const Var& y, uint64_t salt) {
+  return Sum(Mul(y, Var(RandomTensor(y.shape(), salt))));
+}
+
+std::unique_ptr<AttentionScore> MakeAttentionScore(const std::string& name, const ModelDims& d) {
+  return Make(AttentionScoreRegistry(), name, d);
+}
+std::unique_ptr<AttentionLayout> MakeAttentionLayout(const std::string& name, const ModelDims& d) {
+  return Make(AttentionLayoutRegistry(), name, d);
+}
+std::unique_ptr<PositionEncoding> MakePositionEncoding(const std::string& name,
+                                                       const ModelDims& d) {
+  return Make(PositionEncodingRegistry(), name, d);
+}
+std::unique_ptr<Normalization> MakeNormalization(const std::string& name, const ModelDims& d) {
+  return Make(NormalizationRegistry(), name, d);
+}
+std::unique_ptr<NormPlacement> MakeNormPlacement(const std::string& name,
+                                                 const PlacementArgs& args) {
+  return MakePlacement(name, args);
+}
+std::unique_ptr<Ffn> MakeFfn(const std::string& name, const ModelDims& d) {
+  return Make(FfnRegistry(), name, d);
+}
+
+std::vector<Var> ParameterVars(const Module& m) {
+  std::vector<Var> vars;
+  for (auto& [name, var] : m.NamedParameters()) vars.push_back(var);
+  return vars;
+}
+
+float MaxAbsDiff(const Tensor& a, const Tensor& b) {
+  TVLAB_CHECK(a.shape() == b.shape()) << ShapeToString(a.shape()) << " vs " << ShapeToString(b.shape());
+  float m = 0.0f;
+  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
+  return m;
+}
+
+}  // namespace tvlab

@@ -1,0 +1,50 @@
+#ifndef TVLAB_FRAMEWORK_TESTING_PLUGIN_TEST_UTIL_H_
+#define TVLAB_FRAMEWORK_TESTING_PLUGIN_TEST_UTIL_H_
+
+// Helpers for plugin tests and the conformance suites: seeded random inputs
+// and plugin construction from the registries with default options.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/autograd/var.h"
+#include "framework/backend/backend.h"
+#include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/attention_score.h"
+#include "framework/interfaces/ffn.h"
+#include "framework/interfaces/norm_placement.h"
+#include "framework/interfaces/normalization.h"
+#include "framework/interfaces/position_encoding.h"
+
+namespace tvlab {
+
+// Uniform in [lo, hi), a pure function of (shape, salt).
+Tensor RandomTensor(const Shape& shape, uint64_t salt, float lo = -1.0f, float hi = 1.0f);
+Var RandomVar(const Shape& shape, uint64_t salt, float lo = -1.0f, float hi = 1.0f);
+
+// Small dims for conformance: C = 8, H = 2, hs = 4, F = 16, L = 2, no dropout.
+ModelDims SmallDims();
+
+// Sum(y * fixed random weights): a scalar that depends on every element.
+Var Project(const Var& y, uint64_t salt = 777);
+
+// The plugin `name` with default options; aborts if validation fails.
+std::unique_ptr<AttentionScore> MakeAttentionScore(const std::string& name, const ModelDims& d);
+std::unique_ptr<AttentionLayout> MakeAttentionLayout(const std::string& name, const ModelDims& d);
+std::unique_ptr<PositionEncoding> MakePositionEncoding(const std::string& name,
+                                                       const ModelDims& d);
+std::unique_ptr<Normalization> MakeNormalization(const std::string& name, const ModelDims& d);
+std::unique_ptr<NormPlacement> MakeNormPlacement(const std::string& name,
+                                                 const PlacementArgs& args);
+std::unique_ptr<Ffn> MakeFfn(const std::string& name, const ModelDims& d);
+
+// Parameters of `m` as Vars (for gradient checks).
+std::vector<Var> ParameterVars(const Module& m);
+
+// Largest |a - b| over elements (shapes must match).
+float MaxAbsDiff(const Tensor& a, const Tensor& b);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TESTING_PLUGIN_TEST_UTIL_H_

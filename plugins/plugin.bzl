@@ -1,0 +1,80 @@
+"""tvlab_plugin: one macro per plugin folder.
+
+    tvlab_plugin(
+        name = "gqa",
+        kind = "attention_layout",
+        srcs = ["gqa.cc"],
+        proto = "gqa.proto",
+    )
+
+makes
+  :gqa_proto, :gqa_cc_proto  the typed options message,
+  :gqa                       the plugin library (alwayslink: registration is
+                             a static initializer),
+  :gqa_conformance_test      the shared conformance suite of its kind, run
+                             on this plugin (the plugin writes none of it),
+and, if `tests` is given, :gqa_test for the plugin's own math.
+"""
+
+# Which conformance suite each kind gets.
+_SUITES = {
+    "attention_score": "//framework/testing:attention_conformance",
+    "attention_layout": "//framework/testing:attention_conformance",
+    "position": "//framework/testing:position_conformance",
+    "normalization": "//framework/testing:normalization_conformance",
+    "placement": "//framework/testing:placement_conformance",
+    "ffn": "//framework/testing:ffn_conformance",
+}
+
+# The plugins a suite needs beside the one under test (e.g. a layout needs a
+# score): the defaults of every kind.
+_DEFAULTS = "//plugins:defaults"
+
+def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test_deps = []):
+    if kind not in _SUITES:
+        fail("unknown plugin kind '%s'; kinds: %s" % (kind, ", ".join(_SUITES.keys())))
+    native.proto_library(
+        name = name + "_proto",
+        srcs = [proto],
+        visibility = ["//visibility:public"],
+    )
+    native.cc_proto_library(
+        name = name + "_cc_proto",
+        deps = [":" + name + "_proto"],
+        visibility = ["//visibility:public"],
+    )
+    native.cc_library(
+        name = name,
+        srcs = srcs,
+        hdrs = hdrs,
+        alwayslink = 1,
+        visibility = ["//visibility:public"],
+        deps = deps + [
+            ":" + name + "_cc_proto",
+            "//framework/interfaces",
+            "//framework/autograd",
+            "//framework/nn",
+        ],
+    )
+    native.cc_test(
+        name = name + "_conformance_test",
+        linkstatic = 1,
+        deps = [
+            ":" + name,
+            _SUITES[kind],
+            _DEFAULTS,
+            "//third_party/system:gtest_main",
+        ],
+    )
+    if tests:
+        native.cc_test(
+            name = name + "_test",
+            srcs = tests,
+            linkstatic = 1,
+            deps = test_deps + [
+                ":" + name,
+                _DEFAULTS,
+                "//framework/testing:plugin_test_util",
+                "//third_party/system:gtest_main",
+            ],
+        )

@@ -1,0 +1,24 @@
+// No position encoding: every hook is the identity. Without positions
+// self-attention is permutation-equivariant, so an encoder cannot tell which
+// slot it is filling (seed lesson 000: sorting fails, token accuracy ~0.30).
+//
+// Example config:
+//   position { plugin: "none" }
+
+#include "framework/interfaces/position_encoding.h"
+#include "plugins/position/none/none.pb.h"
+
+namespace tvlab {
+namespace {
+
+class NoPosition : public PositionEncoding {
+ public:
+  static std::unique_ptr<PositionEncoding> Create(const NoPositionOptions&, const ModelDims&) {
+    return std::make_unique<NoPosition>();
+  }
+};
+
+TVLAB_REGISTER_POSITION_ENCODING("none", NoPosition, NoPositionOptions);
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,66 @@
+// Sinusoidal position encoding (Vaswani et al. 2017), added to embeddings:
+//   P[pos, 2i]   = sin(pos / base^(2i / C))
+//   P[pos, 2i+1] = cos(pos / base^(2i / C))
+// Position 0 is (0, 1, 0, 1, ...). Needs an even d_model.
+//
+// Example config:
+//   position { plugin: "sinusoidal" }
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "framework/autograd/ops.h"
+#include "framework/interfaces/position_encoding.h"
+#include "plugins/position/sinusoidal/sinusoidal.pb.h"
+
+namespace tvlab {
+namespace {
+
+class Sinusoidal : public PositionEncoding {
+ public:
+  static absl::Status Validate(const SinusoidalOptions& options, const ModelDims& dims) {
+    if (dims.d_model % 2 != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sinusoidal positions pair sin and cos columns, so model.d_model must be even (got ",
+          dims.d_model, ")"));
+    }
+    if (!(options.base() > 1.0f)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.base must be > 1 (got ", options.base(), ")"));
+    }
+    return absl::OkStatus();
+  }
+  static std::unique_ptr<PositionEncoding> Create(const SinusoidalOptions& options,
+                                                  const ModelDims& dims) {
+    return std::make_unique<Sinusoidal>(options.base(), dims.d_model);
+  }
+
+  Sinusoidal(float base, int64_t d_model) : base_(base), d_model_(d_model) {}
+
+  // (T, C) table for positions [offset, offset + T).
+  Tensor Table(int64_t offset, int64_t t) const {
+    Tensor table = Tensor::Zeros({t, d_model_});
+    for (int64_t p = 0; p < t; ++p) {
+      for (int64_t i = 0; i < d_model_; i += 2) {
+        double angle = static_cast<double>(offset + p) /
+                       std::pow(static_cast<double>(base_), static_cast<double>(i) / d_model_);
+        table.data()[p * d_model_ + i] = static_cast<float>(std::sin(angle));
+        table.data()[p * d_model_ + i + 1] = static_cast<float>(std::cos(angle));
+      }
+    }
+    return table;
+  }
+
+  Var AddToEmbeddings(const Var& x, int64_t offset) const override {
+    return Add(x, Var(Table(offset, x.dim(1))));  // (B, T, C) + (T, C)
+  }
+
+ private:
+  float base_;
+  int64_t d_model_;
+};
+
+TVLAB_REGISTER_POSITION_ENCODING("sinusoidal", Sinusoidal, SinusoidalOptions);
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,38 @@
+// Scaled dot-product score (Vaswani et al. 2017): logit = q . k / sqrt(hs).
+// Dividing by sqrt(hs) keeps logits at unit variance when q and k have unit
+// variance components, so softmax does not saturate as heads get wider.
+//
+// Example config:
+//   attention { score: "scaled_dot_product" }
+
+#include <cmath>
+
+#include "framework/autograd/ops.h"
+#include "framework/interfaces/attention_score.h"
+#include "plugins/score/scaled_dot_product/scaled_dot_product.pb.h"
+
+namespace tvlab {
+namespace {
+
+class ScaledDotProduct : public AttentionScore {
+ public:
+  static std::unique_ptr<AttentionScore> Create(const ScaledDotProductOptions&,
+                                                const ModelDims& dims) {
+    return std::make_unique<ScaledDotProduct>(dims.head_dim);
+  }
+  explicit ScaledDotProduct(int64_t head_dim)
+      : scale_(1.0f / std::sqrt(static_cast<float>(head_dim))) {}
+
+  Var Logits(const Var& q, const Var& k) const override {
+    // (B, H, T, hs) x (B, H, S, hs)^T -> (B, H, T, S)
+    return Scale(MatMul(q, k, /*trans_a=*/false, /*trans_b=*/true), scale_);
+  }
+
+ private:
+  float scale_;
+};
+
+TVLAB_REGISTER_ATTENTION_SCORE("scaled_dot_product", ScaledDotProduct, ScaledDotProductOptions);
+
+}  // namespace
+}  // namespace tvlab
