@@ -26,6 +26,7 @@ namespace tvlab {
 
 template <typename Interface, typename Args>
 struct PluginEntry {
+  using ArgsType = Args;
   // The options type's default instance (also its descriptor).
   const google::protobuf::Message* default_options = nullptr;
   std::function<absl::Status(const google::protobuf::Message&, const Args&)> validate;

@@ -1,0 +1,503 @@
+#include "framework/spec/spec_loader.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "framework/backend/backend.h"
+#include "framework/core/registry.h"
+#include "framework/core/status_macros.h"
+#include "framework/data/task.h"
+#include "framework/interfaces/plugin_entry.h"
+#include "framework/spec/plugin_slots.h"
+#include "google/protobuf/any.pb.h"
+#include "google/protobuf/dynamic_message.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace tvlab {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+class CollectErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  explicit CollectErrors(std::string filename) : filename_(std::move(filename)) {}
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    errors_.push_back(absl::StrCat(filename_, ":", line + 1, ":", column + 1, ": ", message,
+                                   Hint(message)));
+  }
+  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                  const std::string& message) override {
+    AddError(line, column, message);
+  }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  // For 'Message type "tvlab.X" has no field named "y"': the closest field.
+  static std::string Hint(const std::string& message) {
+    const std::string marker = "has no field named \"";
+    size_t at = message.find(marker);
+    size_t type_start = message.find('"');
+    if (at == std::string::npos || type_start == std::string::npos) return "";
+    size_t type_end = message.find('"', type_start + 1);
+    std::string type = message.substr(type_start + 1, type_end - type_start - 1);
+    std::string field = message.substr(at + marker.size());
+    field = field.substr(0, field.find('"'));
+    const Descriptor* d =
+        google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type);
+    if (d == nullptr) return "";
+    std::vector<std::string> names;
+    std::string best;
+    int best_distance = 1 << 30;
+    for (int i = 0; i < d->field_count(); ++i) {
+      names.push_back(d->field(i)->name());
+      int dist = EditDistance(field, d->field(i)->name());
+      if (dist < best_distance) best_distance = dist, best = d->field(i)->name();
+    }
+    std::string hint = absl::StrCat(" (fields of ", type, ": ", absl::StrJoin(names, ", "), ")");
+    if (best_distance <= 3) hint = absl::StrCat(" (did you mean \"", best, "\"?)", hint);
+    return hint;
+  }
+
+  std::string filename_;
+  std::vector<std::string> errors_;
+};
+
+bool IsAny(const FieldDescriptor* f) {
+  return f->message_type() != nullptr &&
+         f->message_type()->full_name() == google::protobuf::Any::descriptor()->full_name();
+}
+
+// Sets every unset singular scalar to its default and recurses into
+// singular messages (and into the set member of each oneof). Any fields are
+// left to ResolvePluginOptions.
+void FillDefaults(Message* m) {
+  const Descriptor* d = m->GetDescriptor();
+  const Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated() || IsAny(f)) continue;
+    if (f->real_containing_oneof() != nullptr) {
+      if (f->message_type() != nullptr && r->HasField(*m, f)) FillDefaults(r->MutableMessage(m, f));
+      continue;
+    }
+    if (f->message_type() != nullptr) {
+      FillDefaults(r->MutableMessage(m, f));
+      continue;
+    }
+    if (r->HasField(*m, f)) continue;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: r->SetInt32(m, f, r->GetInt32(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_INT64: r->SetInt64(m, f, r->GetInt64(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_UINT32: r->SetUInt32(m, f, r->GetUInt32(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_UINT64: r->SetUInt64(m, f, r->GetUInt64(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_FLOAT: r->SetFloat(m, f, r->GetFloat(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_DOUBLE: r->SetDouble(m, f, r->GetDouble(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_BOOL: r->SetBool(m, f, r->GetBool(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_STRING: r->SetString(m, f, r->GetString(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_ENUM: r->SetEnum(m, f, r->GetEnum(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_MESSAGE: break;
+    }
+  }
+}
+
+// A fresh mutable message of the options' concrete type.
+std::unique_ptr<Message> NewOfType(const Descriptor* d) {
+  return std::unique_ptr<Message>(
+      google::protobuf::MessageFactory::generated_factory()->GetPrototype(d)->New());
+}
+
+void ResolvePluginOptions(Experiment* spec) {
+  for (const PluginSlot& slot : PluginSlots()) {
+    Message* parent = MutableMessageAt(spec, slot.parent_path);
+    const Reflection* r = parent->GetReflection();
+    const Descriptor* d = parent->GetDescriptor();
+    std::string name = r->GetString(*parent, d->FindFieldByName(slot.name_field));
+    auto prototype = slot.prototype(name);
+    if (!prototype.ok()) continue;  // reported by validation
+    auto* any = static_cast<google::protobuf::Any*>(
+        r->MutableMessage(parent, d->FindFieldByName(slot.options_field)));
+    std::unique_ptr<Message> options = NewOfType((*prototype)->GetDescriptor());
+    if (!any->type_url().empty()) {
+      if (any->type_url() != absl::StrCat("type.googleapis.com/",
+                                         (*prototype)->GetDescriptor()->full_name()) ||
+          !any->UnpackTo(options.get())) {
+        continue;  // reported by validation
+      }
+    }
+    FillDefaults(options.get());
+    any->PackFrom(*options);
+  }
+}
+
+absl::Status BadValue(const std::string& path, const std::string& value, const std::string& what) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("--set ", path, "=", value, ": '", value, "' is not ", what));
+}
+
+// Sets scalar `f` of `m` from text.
+absl::Status SetScalar(Message* m, const FieldDescriptor* f, const std::string& path,
+                       const std::string& value) {
+  const Reflection* r = m->GetReflection();
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if (!absl::SimpleAtoi(value, &v)) return BadValue(path, value, "an integer (int32)");
+      r->SetInt32(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if (!absl::SimpleAtoi(value, &v)) return BadValue(path, value, "an integer (int64)");
+      r->SetInt64(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if (!absl::SimpleAtoi(value, &v)) return BadValue(path, value, "a non-negative integer");
+      r->SetUInt32(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if (!absl::SimpleAtoi(value, &v)) return BadValue(path, value, "a non-negative integer");
+      r->SetUInt64(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      float v;
+      if (!absl::SimpleAtof(value, &v)) return BadValue(path, value, "a number");
+      r->SetFloat(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      double v;
+      if (!absl::SimpleAtod(value, &v)) return BadValue(path, value, "a number");
+      r->SetDouble(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      bool v;
+      if (!absl::SimpleAtob(value, &v)) return BadValue(path, value, "true or false");
+      r->SetBool(m, f, v);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_STRING:
+      r->SetString(m, f, value);
+      return absl::OkStatus();
+    case FieldDescriptor::CPPTYPE_ENUM: {
+      const auto* e = f->enum_type()->FindValueByName(value);
+      if (e == nullptr) {
+        std::vector<std::string> names;
+        for (int i = 0; i < f->enum_type()->value_count(); ++i)
+          names.push_back(f->enum_type()->value(i)->name());
+        return BadValue(path, value, absl::StrCat("one of ", absl::StrJoin(names, ", ")));
+      }
+      r->SetEnum(m, f, e);
+      return absl::OkStatus();
+    }
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--set ", path, ": is a message; set one of its fields (", path, ".<field>=value)"));
+}
+
+std::string FieldList(const Descriptor* d) {
+  std::vector<std::string> names;
+  for (int i = 0; i < d->field_count(); ++i) names.push_back(d->field(i)->name());
+  return absl::StrJoin(names, ", ");
+}
+
+// Walks `parts` from `m` and sets the scalar at the end. An Any on the way
+// is unpacked (it must already hold options: ResolveDefaults fills them),
+// modified and packed again.
+absl::Status SetPath(Message* m, const std::vector<std::string>& parts, size_t at,
+                     const std::string& path, const std::string& value) {
+  const Descriptor* d = m->GetDescriptor();
+  const FieldDescriptor* f = d->FindFieldByName(parts[at]);
+  std::string so_far = absl::StrJoin(parts.begin(), parts.begin() + at + 1, ".");
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--set ", path, ": ", d->full_name(),
+                                                   " has no field '", parts[at],
+                                                   "'; its fields: ", FieldList(d)));
+  }
+  if (f->is_repeated()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--set ", path, ": ", so_far, " is a list; edit it in the spec file"));
+  }
+  if (at + 1 == parts.size()) return SetScalar(m, f, path, value);
+  if (f->message_type() == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--set ", path, ": ", so_far,
+                                                   " is a value, not a message"));
+  }
+  Message* child = m->GetReflection()->MutableMessage(m, f);
+  if (!IsAny(f)) return SetPath(child, parts, at + 1, path, value);
+  auto* any = static_cast<google::protobuf::Any*>(child);
+  if (any->type_url().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set ", path, ": ", so_far, " holds no options yet (is the plugin name valid?)"));
+  }
+  std::string type = any->type_url().substr(any->type_url().rfind('/') + 1);
+  const Descriptor* od =
+      google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type);
+  if (od == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--set ", path, ": unknown options type ", type));
+  }
+  std::unique_ptr<Message> options = NewOfType(od);
+  any->UnpackTo(options.get());
+  TVLAB_RETURN_IF_ERROR(SetPath(options.get(), parts, at + 1, path, value));
+  any->PackFrom(*options);
+  return absl::OkStatus();
+}
+
+bool PassesThroughAny(const std::vector<std::string>& parts) {
+  const Descriptor* d = Experiment::descriptor();
+  for (size_t i = 0; i + 1 < parts.size() && d != nullptr; ++i) {
+    const FieldDescriptor* f = d->FindFieldByName(parts[i]);
+    if (f == nullptr || f->message_type() == nullptr) return false;
+    if (IsAny(f)) return true;
+    d = f->message_type();
+  }
+  return false;
+}
+
+class Problems {
+ public:
+  void Add(std::string message) { list_.push_back(std::move(message)); }
+  void Add(const absl::Status& status) {
+    if (!status.ok()) list_.emplace_back(status.message());
+  }
+  absl::Status ToStatus() const {
+    if (list_.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrJoin(list_, "\n"));
+  }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+std::string Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n && out.size() < 12; ++i)
+    if (n % i == 0) out.push_back(i);
+  return absl::StrJoin(out, ", ");
+}
+
+void RequirePositive(Problems* p, const std::string& path, int64_t value, const std::string& fix) {
+  if (value <= 0) p->Add(absl::StrCat(path, " must be > 0 (got ", value, "); ", fix));
+}
+
+void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
+  Experiment copy = spec;  // MutableMessageAt needs a mutable message
+  for (const PluginSlot& slot : PluginSlots()) {
+    const Message* parent = MutableMessageAt(&copy, slot.parent_path);
+    const Reflection* r = parent->GetReflection();
+    const Descriptor* d = parent->GetDescriptor();
+    const std::string field_path = absl::StrCat(slot.parent_path, ".", slot.name_field);
+    const std::string options_path = absl::StrCat(slot.parent_path, ".", slot.options_field);
+    std::string name = r->GetString(*parent, d->FindFieldByName(slot.name_field));
+    auto prototype = slot.prototype(name);
+    if (!prototype.ok()) {
+      problems->Add(absl::StrCat(field_path, ": ", prototype.status().message()));
+      continue;
+    }
+    const auto& any = static_cast<const google::protobuf::Any&>(
+        r->GetMessage(*parent, d->FindFieldByName(slot.options_field)));
+    auto options = UnpackOptions(any, **prototype, name, options_path);
+    if (!options.ok()) {
+      problems->Add(options.status());
+      continue;
+    }
+    absl::Status valid = slot.validate(name, **options, dims);
+    if (!valid.ok()) problems->Add(absl::StrCat(options_path, " (", name, "): ", valid.message()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Experiment> ParseSpecText(const std::string& text, const std::string& filename) {
+  Experiment spec;
+  CollectErrors errors(filename);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(text, &spec)) {
+    std::vector<std::string> list = errors.errors();
+    if (list.empty()) list.push_back(absl::StrCat(filename, ": could not parse the spec"));
+    return absl::InvalidArgumentError(absl::StrJoin(list, "\n"));
+  }
+  return spec;
+}
+
+absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read spec file '", path, "': ",
+                                            std::strerror(errno),
+                                            "; check the path (relative paths are resolved "
+                                            "against the directory you ran the command from)"));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseSpecText(text.str(), path);
+}
+
+absl::Status ApplyOverride(Experiment* spec, const std::string& assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--set '", assignment, "': expected field.path=value, e.g. --set model.num_heads=8"));
+  }
+  std::string path = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  std::vector<std::string> parts = absl::StrSplit(path, '.');
+  // Changing a plugin's name drops options that belonged to the old plugin.
+  for (const PluginSlot& slot : PluginSlots()) {
+    if (path != absl::StrCat(slot.parent_path, ".", slot.name_field)) continue;
+    Message* parent = MutableMessageAt(spec, slot.parent_path);
+    const Reflection* r = parent->GetReflection();
+    const Descriptor* d = parent->GetDescriptor();
+    if (r->GetString(*parent, d->FindFieldByName(slot.name_field)) != value)
+      r->ClearField(parent, d->FindFieldByName(slot.options_field));
+  }
+  if (PassesThroughAny(parts)) ResolveDefaults(spec);
+  return SetPath(spec, parts, 0, path, value);
+}
+
+void ResolveDefaults(Experiment* spec) {
+  FillDefaults(spec);
+  if (spec->train().optimizer().optimizer_case() == OptimizerSpec::OPTIMIZER_NOT_SET) {
+    spec->mutable_train()->mutable_optimizer()->mutable_adamw();
+  }
+  FillDefaults(spec);
+  ResolvePluginOptions(spec);
+}
+
+ModelDims ModelDimsFromSpec(const Experiment& spec) {
+  const ModelSpec& m = spec.model();
+  ModelDims d;
+  d.d_model = m.d_model();
+  d.num_heads = m.num_heads();
+  d.head_dim = m.num_heads() > 0 ? m.d_model() / m.num_heads() : 0;
+  d.d_ff = m.d_ff();
+  d.num_layers = m.num_layers();
+  d.max_seq_len = m.max_seq_len();
+  d.dropout = m.dropout();
+  d.bias = m.bias();
+  d.causal = m.family() == ModelSpec::DECODER_ONLY;
+  return d;
+}
+
+absl::Status ValidateExperiment(const Experiment& spec) {
+  Problems p;
+  if (spec.name().empty()) p.Add("name must not be empty; e.g. name: \"sort_digits\"");
+  const ModelSpec& m = spec.model();
+  if (m.family() == ModelSpec::FAMILY_UNSPECIFIED) {
+    p.Add("model.family is required; set model { family: ENCODER_ONLY }");
+  } else if (m.family() != ModelSpec::ENCODER_ONLY) {
+    p.Add(absl::StrCat("model.family: ", ModelSpec::Family_Name(m.family()),
+                       " is not available in this version of tvlab yet; use ENCODER_ONLY"));
+  }
+  RequirePositive(&p, "model.d_model", m.d_model(), "the width of the model, e.g. 64");
+  RequirePositive(&p, "model.num_layers", m.num_layers(), "e.g. 2");
+  RequirePositive(&p, "model.num_heads", m.num_heads(), "e.g. 4");
+  if (m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() != 0) {
+    p.Add(absl::StrCat("model.num_heads: d_model (", m.d_model(),
+                       ") must be divisible by num_heads (", m.num_heads(),
+                       "); divisors of d_model: ", Divisors(m.d_model())));
+  }
+  if (m.d_ff() < 0) p.Add(absl::StrCat("model.d_ff must be >= 0 (got ", m.d_ff(), "); 0 lets the FFN plugin choose"));
+  if (!(m.dropout() >= 0.0f && m.dropout() < 1.0f))
+    p.Add(absl::StrCat("model.dropout must be in [0, 1) (got ", m.dropout(), ")"));
+  if (m.max_seq_len() < 0)
+    p.Add(absl::StrCat("model.max_seq_len must be >= 0 (got ", m.max_seq_len(), "); 0 = the task's length"));
+
+  const std::string task = TaskName(spec);
+  if (task.empty()) {
+    p.Add(absl::StrCat("task is required; e.g. task { sort_digits { } } (known tasks: ",
+                       absl::StrJoin(TaskRegistry().Names(), ", "), ")"));
+  } else {
+    auto entry = TaskRegistry().Get(task);
+    if (!entry.ok()) {
+      p.Add(absl::StrCat("task.", task, ": ", entry.status().message()));
+    } else {
+      absl::Status task_ok = (*entry)->validate(spec);
+      p.Add(task_ok);
+      if (task_ok.ok() && m.max_seq_len() > 0) {
+        int64_t needed = (*entry)->create(spec)->max_length();
+        if (m.max_seq_len() < needed)
+          p.Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(), ") is shorter than the task's sequences (",
+                             needed, "); raise it or set 0"));
+      }
+    }
+  }
+
+  const TrainSpec& t = spec.train();
+  RequirePositive(&p, "train.steps", t.steps(), "the number of optimizer steps, e.g. 1001");
+  RequirePositive(&p, "train.batch_size", t.batch_size(), "e.g. 64");
+  RequirePositive(&p, "train.log_every", t.log_every(), "e.g. 100");
+  if (t.optimizer().has_adamw()) {
+    const AdamWSpec& a = t.optimizer().adamw();
+    if (!(a.lr() > 0.0f)) p.Add(absl::StrCat("train.optimizer.adamw.lr must be > 0 (got ", a.lr(), "), e.g. 1e-3"));
+    if (!(a.beta1() >= 0.0f && a.beta1() < 1.0f))
+      p.Add(absl::StrCat("train.optimizer.adamw.beta1 must be in [0, 1) (got ", a.beta1(), ")"));
+    if (!(a.beta2() >= 0.0f && a.beta2() < 1.0f))
+      p.Add(absl::StrCat("train.optimizer.adamw.beta2 must be in [0, 1) (got ", a.beta2(), ")"));
+    if (!(a.eps() > 0.0f)) p.Add(absl::StrCat("train.optimizer.adamw.eps must be > 0 (got ", a.eps(), ")"));
+    if (!(a.weight_decay() >= 0.0f))
+      p.Add(absl::StrCat("train.optimizer.adamw.weight_decay must be >= 0 (got ", a.weight_decay(), ")"));
+  }
+  RequirePositive(&p, "eval.examples", spec.eval().examples(), "e.g. 1000");
+  RequirePositive(&p, "eval.batch_size", spec.eval().batch_size(), "e.g. 250");
+  auto backend = MakeBackend(spec.runtime().backend());
+  if (!backend.ok()) p.Add(absl::StrCat("runtime.backend: ", backend.status().message()));
+  RequirePositive(&p, "runtime.threads", spec.runtime().threads(), "e.g. 1");
+
+  bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
+                 m.num_layers() > 0;
+  if (dims_ok) ValidatePlugins(spec, ModelDimsFromSpec(spec), &p);
+  return p.ToStatus();
+}
+
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
+                                          const std::vector<std::string>& overrides) {
+  TVLAB_ASSIGN_OR_RETURN(Experiment spec, ParseSpecFile(path));
+  for (const std::string& o : overrides) TVLAB_RETURN_IF_ERROR(ApplyOverride(&spec, o));
+  if (spec.name().empty()) {
+    std::string stem = path.substr(path.find_last_of('/') + 1);
+    spec.set_name(stem.substr(0, stem.find('.')));
+  }
+  ResolveDefaults(&spec);
+  absl::Status valid = ValidateExperiment(spec);
+  if (!valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": invalid spec:\n  ", absl::StrJoin(absl::StrSplit(valid.message(), '\n'), "\n  ")));
+  }
+  // Record the sequence length the model is built for.
+  if (spec.model().max_seq_len() == 0) {
+    auto entry = TaskRegistry().Get(TaskName(spec));
+    spec.mutable_model()->set_max_seq_len(static_cast<int32_t>((*entry)->create(spec)->max_length()));
+  }
+  return spec;
+}
+
+std::string SpecToText(const Experiment& spec) {
+  std::string out;
+  google::protobuf::TextFormat::Printer printer;
+  printer.SetExpandAny(true);
+  printer.PrintToString(spec, &out);
+  return out;
+}
+
+}  // namespace tvlab
