@@ -1,0 +1,76 @@
+// The run binary turns bad input into a clear message and a non-zero exit,
+// never a crash, and writes nothing for a spec it rejected.
+
+#include <filesystem>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "tests/run_binary_util.h"
+
+namespace tvlab {
+namespace {
+
+std::string Spec(const std::string& name, const std::string& text) {
+  std::string path = TempDir() + "/" + name + ".pbtxt";
+  std::ofstream(path) << text;
+  return path;
+}
+
+const char kSpec[] =
+    "name: \"tiny\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
+    "task { sort_digits {} }\ntrain { steps: 2 }\neval { examples: 10 }\n";
+
+TEST(RunBinary, ListsPluginsByKind) {
+  RunResult r = RunBinary("--list_plugins");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("attention layout (model.attention.layout): mha"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("norm placement (model.norm.placement): post_ln, pre_ln"), std::string::npos);
+  EXPECT_NE(r.output.find("position encoding (model.position.plugin): none, sinusoidal"), std::string::npos);
+}
+
+TEST(RunBinary, BadFlagsPrintUsage) {
+  RunResult r = RunBinary("--frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("error: unknown flag '--frobnicate'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("usage:"), std::string::npos);
+  EXPECT_EQ(RunBinary("").exit_code, 2);
+  EXPECT_EQ(RunBinary(Spec("a", kSpec) + " --set").exit_code, 2);
+}
+
+TEST(RunBinary, BadSpecIsRejectedBeforeAnyRunDirectoryExists) {
+  std::string out = TempDir() + "/never";
+  RunResult r = RunBinary(Spec("bad", kSpec) + " --set model.num_heads=3 --output_dir " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("model.num_heads: d_model (16) must be divisible by num_heads (3)"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(RunBinary, MissingSpecFileIsNamed) {
+  RunResult r = RunBinary("/no/such/spec.pbtxt");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("cannot read spec file '/no/such/spec.pbtxt'"), std::string::npos) << r.output;
+}
+
+TEST(RunBinary, RelativePathsResolveAgainstTheUsersDirectory) {
+  std::string dir = TempDir() + "/user_cwd";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/mine.pbtxt") << kSpec;
+  RunResult ok = [&] {
+    setenv("BUILD_WORKING_DIRECTORY", dir.c_str(), 1);
+    RunResult res = RunBinary("mine.pbtxt --output_dir out");
+    unsetenv("BUILD_WORKING_DIRECTORY");
+    return res;
+  }();
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/metrics.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/model.safetensors"));
+  // A finished run is never overwritten.
+  setenv("BUILD_WORKING_DIRECTORY", dir.c_str(), 1);
+  RunResult again = RunBinary("mine.pbtxt --output_dir out");
+  unsetenv("BUILD_WORKING_DIRECTORY");
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.output.find("already holds a finished run"), std::string::npos) << again.output;
+}
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,25 @@
+#ifndef TVLAB_TESTS_RUN_BINARY_UTIL_H_
+#define TVLAB_TESTS_RUN_BINARY_UTIL_H_
+
+// Runs //experiments:run as a user would, capturing exit code and output.
+
+#include <string>
+
+namespace tvlab {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// `args` is appended to the binary's path as a shell command line.
+RunResult RunBinary(const std::string& args);
+std::string Runfile(const std::string& path);  // path inside the workspace
+std::string TempDir();
+std::string ReadFile(const std::string& path);
+// A number field from a flat JSON object such as metrics.json.
+double JsonNumber(const std::string& json, const std::string& key);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_TESTS_RUN_BINARY_UTIL_H_

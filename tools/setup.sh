@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what tvlab needs from Debian's apt repository, idempotently: a
+# package already installed is not touched, and apt runs only when something
+# is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  bazel-bootstrap           # Bazel 4.2.3
+  libdnnl-dev               # oneDNN 2.6
+  libabsl-dev               # Abseil 20220623
+  libprotobuf-dev           # Protocol Buffers 3.21
+  protobuf-compiler
+  libgtest-dev              # GoogleTest 1.12
+  libgmock-dev
+  g++
+  python3                   # parity tests against PyTorch
+  python3-torch
+  python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "tvlab setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "tvlab setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  SUDO="sudo"
+fi
+echo "tvlab setup: installing ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "tvlab setup: done"
