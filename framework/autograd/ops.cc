@@ -26,7 +26,7 @@ Shape BroadcastShape(const Shape& a, const Shape& b) {
 
 Tensor BinaryValue(BinaryOp op, const Tensor& a, const Tensor& b) {
   Shape out_shape = BroadcastShape(a.shape(), b.shape());
-  Tensor out = Tensor::Zeros(out_shape);
+  Tensor out = Tensor::Empty(out_shape);
   B().Binary(op, a.data(), a.shape(), b.data(), b.shape(), out.data(), out_shape);
   return out;
 }
@@ -40,12 +40,12 @@ Tensor ReduceTo(const Tensor& grad, const Shape& shape) {
 }
 
 Var UnaryOpVar(UnaryOp op, const Var& x) {
-  Tensor y = Tensor::Zeros(x.shape());
+  Tensor y = Tensor::Empty(x.shape());
   B().Unary(op, x.value().data(), y.data(), y.numel());
   auto xn = x.node();
   Tensor y_saved = y;
   return MakeResult(y, {x}, [xn, y_saved, op](const Tensor& g) {
-    Tensor dx = Tensor::Zeros(g.shape());
+    Tensor dx = Tensor::Empty(g.shape());
     B().UnaryBackward(op, xn->value.data(), y_saved.data(), g.data(), dx.data(), g.numel());
     AccumulateGrad(*xn, dx);
   });
@@ -152,7 +152,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   Shape out_shape = batch_shape;
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = Tensor::Zeros(out_shape);
+  Tensor out = Tensor::Empty(out_shape);
   GemmDesc d;
   d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
   d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
@@ -161,7 +161,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   return MakeResult(out, {a, b}, [an, bn, d, shared_b](const Tensor& g) {
     // C = op(A) op(B):  dop(A) = G op(B)^T,  dop(B) = op(A)^T G.
     if (an->requires_grad) {
-      Tensor da = Tensor::Zeros(an->value.shape());
+      Tensor da = Tensor::Empty(an->value.shape());
       GemmDesc e;
       e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k;
       if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
@@ -180,7 +180,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       const int64_t batch = shared_b ? 1 : d.batch;
       const int64_t rows = shared_b ? d.batch * d.m : d.m;
       TVLAB_CHECK(!(shared_b && d.trans_a)) << "shared B with transposed A";
-      Tensor db = Tensor::Zeros(bn->value.shape());
+      Tensor db = Tensor::Empty(bn->value.shape());
       GemmDesc e;
       e.batch = batch, e.k = rows, e.stride_c = d.k * d.n;
       if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
@@ -204,12 +204,12 @@ Var Linear(const Var& x, const Var& w, const Var& b) {
 }
 
 Var Softmax(const Var& x) {
-  Tensor y = Tensor::Zeros(x.shape());
+  Tensor y = Tensor::Empty(x.shape());
   const int64_t cols = x.dim(-1), rows = x.value().numel() / cols;
   B().Softmax(x.value().data(), y.data(), rows, cols);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, y, rows, cols](const Tensor& g) {
-    Tensor dx = Tensor::Zeros(g.shape());
+    Tensor dx = Tensor::Empty(g.shape());
     B().SoftmaxBackward(y.data(), g.data(), dx.data(), rows, cols);
     AccumulateGrad(*xn, dx);
   });
@@ -217,8 +217,8 @@ Var Softmax(const Var& x) {
 
 Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool subtract_mean) {
   const int64_t cols = x.dim(-1), rows = x.value().numel() / cols;
-  Tensor y = Tensor::Zeros(x.shape());
-  Tensor mean = Tensor::Zeros({rows}), rstd = Tensor::Zeros({rows});
+  Tensor y = Tensor::Empty(x.shape());
+  Tensor mean = Tensor::Empty({rows}), rstd = Tensor::Empty({rows});
   const float* g = gamma.defined() ? gamma.value().data() : nullptr;
   const float* bt = beta.defined() ? beta.value().data() : nullptr;
   B().Normalize(x.value().data(), g, bt, y.data(), mean.data(), rstd.data(), rows, cols, eps,
@@ -230,7 +230,7 @@ Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool s
   auto gn = gamma.defined() ? gamma.node() : nullptr;
   auto bn = beta.defined() ? beta.node() : nullptr;
   return MakeResult(y, inputs, [=](const Tensor& dy) {
-    Tensor dx = Tensor::Zeros(dy.shape());
+    Tensor dx = Tensor::Empty(dy.shape());
     Tensor dgamma = Tensor::Zeros({cols}), dbeta = Tensor::Zeros({cols});
     B().NormalizeBackward(xn->value.data(), gn ? gn->value.data() : nullptr, mean.data(),
                           rstd.data(), dy.data(), dx.data(), dgamma.data(), dbeta.data(), rows,
@@ -252,13 +252,13 @@ Var Permute(const Var& x, const std::vector<int>& perm) {
   TVLAB_CHECK_EQ(perm.size(), s.size());
   Shape out_shape(s.size());
   for (size_t i = 0; i < s.size(); ++i) out_shape[i] = s[perm[i]];
-  Tensor y = Tensor::Zeros(out_shape);
+  Tensor y = Tensor::Empty(out_shape);
   B().Permute(x.value().data(), s, perm, y.data());
   std::vector<int> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, inverse](const Tensor& g) {
-    Tensor dx = Tensor::Zeros(xn->value.shape());
+    Tensor dx = Tensor::Empty(xn->value.shape());
     B().Permute(g.data(), g.shape(), inverse, dx.data());
     AccumulateGrad(*xn, dx);
   });
@@ -283,7 +283,7 @@ Var Slice(const Var& x, int dim, int64_t start, int64_t length) {
   SplitAround(s, dim, &outer, &inner);
   Shape out_shape = s;
   out_shape[dim] = length;
-  Tensor y = Tensor::Zeros(out_shape);
+  Tensor y = Tensor::Empty(out_shape);
   const float* src = x.value().data();
   for (int64_t o = 0; o < outer; ++o)
     std::copy(src + (o * s[dim] + start) * inner, src + (o * s[dim] + start + length) * inner,
@@ -395,7 +395,7 @@ Var MeanLastDim(const Var& x) {
 Var Embedding(const Var& table, const std::vector<int32_t>& ids) {
   const int64_t vocab = table.dim(0), cols = table.dim(1), n = static_cast<int64_t>(ids.size());
   for (int32_t id : ids) TVLAB_CHECK(id >= 0 && id < vocab) << "token id " << id << " vocab " << vocab;
-  Tensor out = Tensor::Zeros({n, cols});
+  Tensor out = Tensor::Empty({n, cols});
   B().Gather(table.value().data(), cols, ids.data(), n, out.data());
   auto tn = table.node();
   return MakeResult(out, {table}, [tn, ids, cols, n](const Tensor& g) {
@@ -416,7 +416,7 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
     TVLAB_CHECK(t >= 0 && t < cols) << "target " << t << " with " << cols << " classes";
     ++counted;
   }
-  Tensor loss_rows = Tensor::Zeros({rows}), probs = Tensor::Zeros({rows, cols});
+  Tensor loss_rows = Tensor::Empty({rows}), probs = Tensor::Empty({rows, cols});
   B().CrossEntropy(logits.value().data(), targets.data(), rows, cols, ignore_index,
                    label_smoothing, loss_rows.data(), probs.data());
   double total = 0.0;
@@ -425,7 +425,7 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
   Tensor loss = Tensor::Scalar(static_cast<float>(total / denom));
   auto ln = logits.node();
   return MakeResult(loss, {logits}, [=](const Tensor& g) {
-    Tensor dl = Tensor::Zeros({rows, cols});
+    Tensor dl = Tensor::Empty({rows, cols});
     B().CrossEntropyBackward(probs.data(), targets.data(), rows, cols, ignore_index,
                              label_smoothing, g.item() / denom, dl.data());
     AccumulateGrad(*ln, dl);
@@ -435,10 +435,19 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
 Var Dropout(const Var& x, float p, const RngStream& stream) {
   if (p <= 0.0f) return x;
   const int64_t n = x.value().numel();
-  Tensor mask = Tensor::Zeros(x.shape());
-  stream.UniformFill(0, n, mask.data());
+  // Each 32-bit draw decides two elements with 16 bits each: element i is
+  // dropped when its 16-bit value < round(p * 65536) (so p is exact to 1e-5)
+  // at half the Philox work.
+  std::vector<uint32_t> words((n + 1) / 2);
+  stream.Words(0, words.size(), words.data());
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
   const float keep_scale = 1.0f / (1.0f - p);
-  for (int64_t i = 0; i < n; ++i) mask.data()[i] = mask.data()[i] < p ? 0.0f : keep_scale;
+  Tensor mask = Tensor::Empty(x.shape());
+  float* m = mask.data();
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t half = (words[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu;
+    m[i] = half < threshold ? 0.0f : keep_scale;
+  }
   Tensor y = BinaryValue(BinaryOp::kMul, x.value(), mask);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, mask](const Tensor& g) {

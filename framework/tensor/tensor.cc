@@ -29,21 +29,26 @@ Shape ContiguousStrides(const Shape& shape) {
 
 Tensor Tensor::Zeros(const Shape& shape) { return Full(shape, 0.0f); }
 
-Tensor Tensor::Full(const Shape& shape, float value) {
+Tensor Tensor::Empty(const Shape& shape) {
   for (int64_t d : shape) TVLAB_CHECK(d >= 0) << "negative dimension in " << ShapeToString(shape);
   Tensor t;
-  t.storage_ = std::make_shared<std::vector<float>>(NumElements(shape), value);
+  // new float[n] leaves the values uninitialised (no zero-fill pass).
+  t.storage_ = std::shared_ptr<float[]>(new float[std::max<int64_t>(NumElements(shape), 1)]);
   t.shape_ = shape;
   t.strides_ = ContiguousStrides(shape);
   return t;
 }
 
+Tensor Tensor::Full(const Shape& shape, float value) {
+  Tensor t = Empty(shape);
+  t.Fill(value);
+  return t;
+}
+
 Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
   TVLAB_CHECK_EQ(NumElements(shape), static_cast<int64_t>(values.size()));
-  Tensor t;
-  t.storage_ = std::make_shared<std::vector<float>>(std::move(values));
-  t.shape_ = shape;
-  t.strides_ = ContiguousStrides(shape);
+  Tensor t = Empty(shape);
+  std::copy(values.begin(), values.end(), t.data());
   return t;
 }
 
@@ -84,7 +89,9 @@ Tensor Tensor::Reshape(Shape shape) const {
 
 Tensor Tensor::Clone() const {
   TVLAB_CHECK(is_contiguous());
-  return FromVector(shape_, ToVector());
+  Tensor t = Empty(shape_);
+  std::copy(data(), data() + numel(), t.data());
+  return t;
 }
 
 void Tensor::Fill(float value) { std::fill(data(), data() + numel(), value); }

@@ -32,6 +32,8 @@ class Tensor {
   Tensor() = default;  // An empty tensor: defined() is false.
 
   static Tensor Zeros(const Shape& shape);
+  // Uninitialised storage, for outputs a kernel overwrites entirely.
+  static Tensor Empty(const Shape& shape);
   static Tensor Full(const Shape& shape, float value);
   static Tensor FromVector(const Shape& shape, std::vector<float> values);
   static Tensor Scalar(float value) { return Full({}, value); }
@@ -47,8 +49,8 @@ class Tensor {
   Device device() const { return Device::kCpu; }
   bool is_contiguous() const { return strides_ == ContiguousStrides(shape_); }
 
-  float* data() { return storage_->data() + offset_; }
-  const float* data() const { return storage_->data() + offset_; }
+  float* data() { return storage_.get() + offset_; }
+  const float* data() const { return storage_.get() + offset_; }
   float item() const;  // The value of a one-element tensor.
   std::vector<float> ToVector() const;
 
@@ -60,7 +62,7 @@ class Tensor {
   void Fill(float value);
 
  private:
-  std::shared_ptr<std::vector<float>> storage_;
+  std::shared_ptr<float[]> storage_;
   int64_t offset_ = 0;
   Shape shape_;
   Shape strides_;

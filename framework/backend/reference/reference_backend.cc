@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "framework/core/check.h"
 
@@ -11,7 +12,7 @@ namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752f;
 constexpr float kSqrt2OverPi = 0.79788456080286536f;
 
-float Forward(UnaryOp op, float x) {
+inline float Forward(UnaryOp op, float x) {
   switch (op) {
     case UnaryOp::kRelu: return x > 0 ? x : 0.0f;
     case UnaryOp::kGeluErf: return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
@@ -29,7 +30,7 @@ float Forward(UnaryOp op, float x) {
 }
 
 // d f(x) / dx, given x and y = f(x).
-float Derivative(UnaryOp op, float x, float y) {
+inline float Derivative(UnaryOp op, float x, float y) {
   switch (op) {
     case UnaryOp::kRelu: return x > 0 ? 1.0f : 0.0f;
     case UnaryOp::kGeluErf: {
@@ -98,13 +99,29 @@ void ReferenceBackend::Gemm(const GemmDesc& d, const float* a, const float* b, f
   }
 }
 
+// Instantiates the element loop once per op, so the switch is outside it.
+template <typename Body>
+void ForEachOp(UnaryOp op, Body body) {
+  switch (op) {
+#define TVLAB_OP_CASE(k) case UnaryOp::k: return body(std::integral_constant<UnaryOp, UnaryOp::k>());
+    TVLAB_OP_CASE(kRelu) TVLAB_OP_CASE(kGeluErf) TVLAB_OP_CASE(kGeluTanh) TVLAB_OP_CASE(kSilu)
+    TVLAB_OP_CASE(kSigmoid) TVLAB_OP_CASE(kTanh) TVLAB_OP_CASE(kExp) TVLAB_OP_CASE(kLog)
+    TVLAB_OP_CASE(kSqrt) TVLAB_OP_CASE(kSquare)
+#undef TVLAB_OP_CASE
+  }
+}
+
 void ReferenceBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = Forward(op, x[i]);
+  ForEachOp(op, [&](auto k) {
+    for (int64_t i = 0; i < n; ++i) y[i] = Forward(k.value, x[i]);
+  });
 }
 
 void ReferenceBackend::UnaryBackward(UnaryOp op, const float* x, const float* y,
                                      const float* dy, float* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * Derivative(op, x[i], y[i]);
+  ForEachOp(op, [&](auto k) {
+    for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * Derivative(k.value, x[i], y[i]);
+  });
 }
 
 void ReferenceBackend::Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,

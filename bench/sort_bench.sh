@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Trains configs/sort_digits.pbtxt with tvlab and the same model in PyTorch,
+# one after the other on this machine at the same thread count, and prints
+# both times and the ratio. Peers:
+#   - Debian's python3-torch 1.13 with OpenBLAS (libopenblas0-pthread is
+#     installed here so it is not measured on the slow reference BLAS),
+#   - PyTorch 2.x from PyPI in bench/.venv (bench/setup_venv.sh), if present.
+# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+THREADS=("${@:-1}")
+export OMP_WAIT_POLICY=passive  # see docs/building.md: spinning threads on a shared box
+
+dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas0-pthread >/dev/null; }
+
+bazel build -c opt //experiments:run >/dev/null 2>&1
+RUN=bazel-bin/experiments/run
+OUT=$(mktemp -d)
+
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "debian torch BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
+printf '%-22s %7s %10s %10s %8s %8s\n' peer threads train_s tok/s tok_acc ratio
+for t in "${THREADS[@]}"; do
+  "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_$t" >/dev/null 2>&1
+  tv=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_$t/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
+  read -r tv_s tv_tps tv_acc <<<"$tv"
+  printf '%-22s %7s %10.2f %10.0f %8.3f %8s\n' "tvlab (cpu_onednn)" "$t" "$tv_s" "$tv_tps" "$tv_acc" "1.00"
+  peers=("/usr/bin/python3")
+  [ -x bench/.venv/bin/python ] && peers+=("bench/.venv/bin/python")
+  for py in "${peers[@]}"; do
+    line=$("$py" bench/torch_sort.py --threads "$t")
+    /usr/bin/python3 - "$line" "$tv_s" <<'PY'
+import json, sys
+m = json.loads(sys.argv[1]); tv = float(sys.argv[2])
+print(f"{m['peer']:<22} {m['threads']:>7} {m['train_seconds']:>10.2f} {m['tokens_per_second']:>10.0f} "
+      f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x")
+PY
+  done
+done
+echo "ratio = peer train seconds / tvlab train seconds (> 1 means tvlab is faster)"
+rm -rf "$OUT"
