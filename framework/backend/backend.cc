@@ -33,7 +33,11 @@ std::vector<std::string> RegisteredBackends() { return Backends().Names(); }
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
   auto entry = Backends().Get(name);
   if (!entry.ok()) return entry.status();
-  return (**entry)();
+  std::unique_ptr<Backend> backend = (**entry)();
+  // A factory returns null when its device is missing (e.g. no GPU).
+  if (backend == nullptr)
+    return absl::FailedPreconditionError("backend '" + name + "' has no usable device here");
+  return backend;
 }
 
 absl::Status SetBackend(const std::string& name) {
