@@ -13,7 +13,12 @@ makes
                              a static initializer),
   :gqa_conformance_test      the shared conformance suite of its kind, run
                              on this plugin (the plugin writes none of it),
-and, if `tests` is given, :gqa_test for the plugin's own math.
+and, if `tests` is given, :gqa_test for the plugin's own math, and, if
+`parity` names a Python script (e.g. "gelu_parity.py"), :gelu_parity_test:
+the script recomputes the plugin in PyTorch from the published formula and
+compares outputs and gradients with what the plugin computed (it drives
+:gelu_parity_dump; see //framework/testing:parity.py). Parity is available
+for the kinds in _PARITY_KINDS.
 """
 
 # Which conformance suite each kind gets.
@@ -26,13 +31,19 @@ _SUITES = {
     "ffn": "//framework/testing:ffn_conformance",
 }
 
+# Kinds the parity dump tool can drive.
+_PARITY_KINDS = ["position", "normalization", "ffn"]
+
 # The plugins a suite needs beside the one under test (e.g. a layout needs a
 # score): the defaults of every kind.
 _DEFAULTS = "//plugins:defaults"
 
-def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test_deps = []):
+def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test_deps = [],
+                 parity = None):
     if kind not in _SUITES:
         fail("unknown plugin kind '%s'; kinds: %s" % (kind, ", ".join(_SUITES.keys())))
+    if parity and kind not in _PARITY_KINDS:
+        fail("parity tests are available for kinds %s, not '%s'" % (", ".join(_PARITY_KINDS), kind))
     native.proto_library(
         name = name + "_proto",
         srcs = [proto],
@@ -76,5 +87,29 @@ def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test
                 _DEFAULTS,
                 "//framework/testing:plugin_test_util",
                 "//third_party/system:gtest_main",
+            ],
+        )
+    if parity:
+        native.cc_binary(
+            name = name + "_parity_dump",
+            testonly = 1,
+            deps = [
+                ":" + name,
+                _DEFAULTS,
+                "//framework/backend:all",
+                "//framework/testing:parity_dump_main",
+            ],
+        )
+        native.sh_test(
+            name = name + "_parity_test",
+            srcs = ["//framework/testing:parity_test.sh"],
+            args = [
+                "$(location :%s_parity_dump)" % name,
+                "$(location %s)" % parity,
+            ],
+            data = [
+                ":" + name + "_parity_dump",
+                parity,
+                "//framework/testing:parity_py",
             ],
         )

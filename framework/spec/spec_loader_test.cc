@@ -3,6 +3,8 @@
 
 #include "framework/spec/spec_loader.h"
 
+#include <dirent.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -162,10 +164,21 @@ TEST(SpecLoader, ChangingAPluginDropsTheOldPluginsOptions) {
 }
 
 TEST(SpecLoader, EveryShippedConfigValidates) {
-  for (const char* name : {"sort_digits", "sort_digits_no_position"}) {
-    std::string path = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs/" + name + ".pbtxt";
-    auto spec = LoadExperiment(path, {});
-    EXPECT_TRUE(spec.ok()) << spec.status();
+  // Every configs/*.pbtxt (the //configs:all glob), so a new config is
+  // checked without being listed here.
+  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  std::vector<std::string> names;
+  DIR* listing = opendir(dir.c_str());
+  ASSERT_NE(listing, nullptr) << dir;
+  while (const dirent* entry = readdir(listing)) {
+    std::string name = entry->d_name;
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".pbtxt") names.push_back(name);
+  }
+  closedir(listing);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"sort_digits.pbtxt", "sort_digits_rope.pbtxt"}));
+  for (const std::string& name : names) {
+    auto spec = LoadExperiment(dir + "/" + name, {});
+    EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
   }
 }
 

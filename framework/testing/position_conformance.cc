@@ -1,5 +1,22 @@
 // Conformance for every position encoding linked into the test binary.
+//
+// A position encoding acts in up to three places (position_encoding.h). The
+// properties below hold for every plugin, whichever hooks it overrides (an
+// identity hook passes them trivially):
+//   - AddToEmbeddings and RotateQueryOrKey keep shapes, and an offset
+//     continues the sequence (a token at offset p is encoded as position p,
+//     which is what a KV cache relies on);
+//   - RotateQueryOrKey is a rotation: it preserves every vector's norm, and
+//     q.k after rotating q at m and k at n depends on m - n only (seed
+//     lesson 002: shifting both positions by 1..20 moves the score by < 1e-6);
+//   - LogitBias depends on the query-key offset only;
+//   - gradients match finite differences, and every backend agrees.
+// Absolute positions belong in AddToEmbeddings; the hooks inside attention
+// are for relative schemes (RoPE, ALiBi, T5 bias).
 
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/testing/plugin_test_util.h"
@@ -8,15 +25,35 @@
 namespace tvlab {
 namespace {
 
+// The seed's setting for the rotation checks: one head of size 16.
+ModelDims SeedDims() {
+  ModelDims d = SmallDims();
+  d.d_model = 32, d.num_heads = 2, d.head_dim = 16;
+  return d;
+}
+
+double Dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) s += static_cast<double>(a[i]) * b[i];
+  return s;
+}
+
 class PositionConformance : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override { pe_ = MakePositionEncoding(GetParam(), SmallDims()); }
+  // The bias on logits of queries at [q_offset, q_offset + t) and keys at
+  // [0, s), H = 2; undefined if the plugin adds none.
+  Var Bias(int64_t q_offset, int64_t t, int64_t s) const { return pe_->LogitBias(2, q_offset, t, s); }
   std::unique_ptr<PositionEncoding> pe_;
 };
 
 TEST_P(PositionConformance, ShapesArePreserved) {
   EXPECT_EQ(pe_->AddToEmbeddings(RandomVar({2, 5, 8}, 1), 0).shape(), (Shape{2, 5, 8}));
   EXPECT_EQ(pe_->RotateQueryOrKey(RandomVar({2, 2, 5, 4}, 2), 0).shape(), (Shape{2, 2, 5, 4}));
+  Var bias = Bias(0, 5, 7);
+  if (bias.defined()) {
+    EXPECT_EQ(bias.shape(), (Shape{1, 2, 5, 7}));
+  }
 }
 
 TEST_P(PositionConformance, AnOffsetContinuesTheSequence) {
@@ -27,6 +64,59 @@ TEST_P(PositionConformance, AnOffsetContinuesTheSequence) {
   Tensor a = pe_->AddToEmbeddings(Var(full), 0).value();
   Tensor b = pe_->AddToEmbeddings(Var(tail), 3).value();
   for (int i = 0; i < 24; ++i) EXPECT_NEAR(a.data()[24 + i], b.data()[i], 1e-6) << i;
+  // The same for queries and keys, one head (1, 1, T, hs).
+  Tensor qk = RandomTensor({1, 1, 6, 4}, 4);
+  Tensor qk_tail = Tensor::Zeros({1, 1, 3, 4});
+  std::copy(qk.data() + 12, qk.data() + 24, qk_tail.data());
+  Tensor c = pe_->RotateQueryOrKey(Var(qk), 0).value();
+  Tensor d = pe_->RotateQueryOrKey(Var(qk_tail), 3).value();
+  for (int i = 0; i < 12; ++i) EXPECT_NEAR(c.data()[12 + i], d.data()[i], 1e-6) << i;
+}
+
+TEST_P(PositionConformance, RotationPreservesVectorNorms) {
+  auto pe = MakePositionEncoding(GetParam(), SeedDims());
+  Tensor x = RandomTensor({1, 2, 40, 16}, 5, -1.7f, 1.7f);  // positions 0..39 at offset 0
+  for (int64_t offset : {0, 5, 1000}) {
+    std::vector<float> y = pe->RotateQueryOrKey(Var(x), offset).value().ToVector();
+    for (int row = 0; row < 80; ++row) {
+      std::vector<float> in(x.data() + row * 16, x.data() + row * 16 + 16);
+      std::vector<float> out(y.begin() + row * 16, y.begin() + row * 16 + 16);
+      EXPECT_NEAR(std::sqrt(Dot(out, out)), std::sqrt(Dot(in, in)), 2e-6)
+          << "row " << row << " at offset " << offset;
+    }
+  }
+}
+
+TEST_P(PositionConformance, RotatedScoresDependOnlyOnTheRelativeOffset) {
+  // Seed lesson 002, exercise 2.3: d_head 16, q at m = 5 and k at n = 2, both
+  // shifted by 1..20; the seed's PyTorch run reports a max error of 9.54e-07.
+  auto pe = MakePositionEncoding(GetParam(), SeedDims());
+  Var q(RandomTensor({1, 1, 1, 16}, 6, -1.7f, 1.7f)), k(RandomTensor({1, 1, 1, 16}, 7, -1.7f, 1.7f));
+  auto score = [&](int64_t m, int64_t n) {
+    return Dot(pe->RotateQueryOrKey(q, m).value().ToVector(),
+               pe->RotateQueryOrKey(k, n).value().ToVector());
+  };
+  const double base = score(5, 2);
+  double max_error = 0.0;
+  for (int64_t delta = 1; delta <= 20; ++delta)
+    max_error = std::max(max_error, std::fabs(score(5 + delta, 2 + delta) - base));
+  EXPECT_LT(max_error, 1e-6) << "score at (5, 2) = " << base;
+  RecordProperty("max_shift_error", absl::StrCat(max_error));
+  // Far along a long sequence too.
+  EXPECT_NEAR(score(1005, 1002), base, 2e-6);
+}
+
+TEST_P(PositionConformance, LogitBiasDependsOnlyOnTheRelativeOffset) {
+  // bias(query at q, key at j) = bias(query at q + d, key at j + d).
+  Var near = Bias(0, 3, 5), far = Bias(4, 3, 9);
+  ASSERT_EQ(near.defined(), far.defined());
+  if (!near.defined()) return;
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 5; ++j)
+        EXPECT_NEAR(near.value().data()[(h * 3 + i) * 5 + j],
+                    far.value().data()[(h * 3 + i) * 9 + j + 4], 1e-6)
+            << "head " << h << " query " << i << " key " << j;
 }
 
 TEST_P(PositionConformance, GradientsMatchFiniteDifferences) {
@@ -35,22 +125,40 @@ TEST_P(PositionConformance, GradientsMatchFiniteDifferences) {
   GradCheckResult r = GradCheck(
       [&](const std::vector<Var>& v) { return Project(pe_->AddToEmbeddings(v[0], 1)); }, inputs);
   EXPECT_TRUE(r.ok) << r.message;
+  std::vector<Var> qk_inputs = {RandomVar({1, 2, 4, 4}, 5)};
+  for (Var& p : ParameterVars(*pe_)) qk_inputs.push_back(p);
   GradCheckResult q = GradCheck(
       [&](const std::vector<Var>& v) { return Project(pe_->RotateQueryOrKey(v[0], 1)); },
-      {RandomVar({1, 2, 4, 4}, 5)});
+      qk_inputs);
   EXPECT_TRUE(q.ok) << q.message;
+  // A learned bias (T5 style) trains through LogitBias.
+  std::vector<Var> params = ParameterVars(*pe_);
+  if (Bias(1, 3, 5).defined() && !params.empty()) {
+    GradCheckResult b = GradCheck(
+        [&](const std::vector<Var>&) { return Project(Bias(1, 3, 5)); }, params);
+    EXPECT_TRUE(b.ok) << b.message;
+  }
 }
 
 TEST_P(PositionConformance, DeterministicAndBackendIndependent) {
-  Var x = RandomVar({2, 4, 8}, 6);
-  Tensor want;
+  Var x = RandomVar({2, 4, 8}, 6), qk = RandomVar({2, 2, 4, 4}, 7);
+  Tensor want_x, want_qk, want_bias;
   {
     ScopedBackend ref("reference");
-    want = pe_->AddToEmbeddings(x, 2).value();
+    want_x = pe_->AddToEmbeddings(x, 2).value();
+    want_qk = pe_->RotateQueryOrKey(qk, 2).value();
+    Var bias = Bias(2, 4, 6);
+    if (bias.defined()) want_bias = bias.value();
   }
   for (const std::string& backend : RegisteredBackends()) {
     ScopedBackend scoped(backend);
-    EXPECT_LE(MaxAbsDiff(pe_->AddToEmbeddings(x, 2).value(), want), 1e-6f) << backend;
+    EXPECT_LE(MaxAbsDiff(pe_->AddToEmbeddings(x, 2).value(), want_x), 1e-6f) << backend;
+    EXPECT_LE(MaxAbsDiff(pe_->RotateQueryOrKey(qk, 2).value(), want_qk), 1e-6f) << backend;
+    EXPECT_EQ(pe_->RotateQueryOrKey(qk, 2).value().ToVector(),
+              pe_->RotateQueryOrKey(qk, 2).value().ToVector());
+    if (want_bias.defined()) {
+      EXPECT_LE(MaxAbsDiff(Bias(2, 4, 6).value(), want_bias), 1e-6f) << backend;
+    }
   }
 }
 
