@@ -23,7 +23,8 @@ const char kSpec[] =
 TEST(RunBinary, ListsPluginsByKind) {
   RunResult r = RunBinary("--list_plugins");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.output.find("attention layout (model.attention.layout): mha"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attention layout (model.attention.layout): gqa, mha, mla, mqa"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("attention score (model.attention.score): additive, dot_product, scaled_dot_product"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("norm placement (model.norm.placement): post_ln, pre_ln"), std::string::npos);
   EXPECT_NE(r.output.find("position encoding (model.position.plugin): none, sinusoidal"), std::string::npos);
 }

@@ -4,12 +4,14 @@
 // AttentionLayout: how heads are organised, projected and cached. MHA has H
 // key/value heads, GQA G < H shared by groups of queries, MQA one, MLA a
 // compressed latent. A layout owns its projections and works with any
-// AttentionScore and PositionEncoding, for self- and cross-attention.
+// AttentionScore and PositionEncoding, for self- and cross-attention, with
+// or without a KV cache (the contract is in kv_cache.h).
 
 #include <functional>
 
 #include "framework/autograd/var.h"
 #include "framework/interfaces/attention_score.h"
+#include "framework/interfaces/kv_cache.h"
 #include "framework/interfaces/model_dims.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/position_encoding.h"
@@ -31,13 +33,19 @@ struct AttentionInput {
   const PositionEncoding* position = nullptr;
   ForwardContext ctx;
   const AttentionProbe* probe = nullptr;
+  // Incremental decoding state of this sublayer; nullptr = none. With a
+  // cache, x holds only the new tokens and position_offset must equal
+  // cache->length() for self-attention (see kv_cache.h).
+  KvCache* cache = nullptr;
 };
 
 class AttentionLayout : public Module {
  public:
   // -> (B, T, C)
   virtual Var Forward(const AttentionInput& in) const = 0;
-  // KV-cache bytes one token adds to this layer, at `bytes_per_element`.
+  // KV-cache bytes one token adds to this layer, at `bytes_per_element`:
+  // exactly what Forward stores in AttentionInput::cache per token and batch
+  // row (2 * kv_heads * head_dim numbers for MHA/GQA/MQA).
   virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
 };
 

@@ -43,6 +43,15 @@ Tensor KeyPaddingMaskBias(const std::vector<int64_t>& key_lengths, int64_t t, in
   return mask;
 }
 
+Var KeyState(const AttentionInput& in, const std::string& name, int token_dim,
+             const std::function<Var()>& compute) {
+  if (in.cache == nullptr) return compute();
+  if (in.memory.defined()) return in.cache->Source(name, token_dim, compute);
+  TVLAB_CHECK_EQ(in.position_offset, in.cache->Length(name))
+      << "self-attention with a KV cache: position_offset must equal the tokens cached ";
+  return in.cache->Append(name, compute(), token_dim);
+}
+
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionInput& in,
            const Module& owner, float dropout) {
   TVLAB_CHECK(in.score != nullptr) << "attention needs a score plugin";

@@ -5,6 +5,8 @@
 // back, and softmax attention through the chosen score plugin. A layout is
 // then only its projections and what it caches.
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "framework/autograd/var.h"
@@ -24,6 +26,16 @@ Tensor CausalMaskBias(int64_t t, int64_t s, int64_t offset);
 // (padding at the end). Combines with `base` (e.g. a causal mask) if defined.
 Tensor KeyPaddingMaskBias(const std::vector<int64_t>& key_lengths, int64_t t, int64_t s,
                           const Tensor& base);
+
+// The per-key state `name` of a layout (e.g. "k"), tokens along `token_dim`;
+// the one place a layout meets the KV cache. `compute` projects the keys'
+// sequence (in.x for self-attention, in.memory for cross-attention):
+//   no cache:            compute()
+//   self-attention:      cached tokens ++ compute() of the new tokens
+//   cross-attention:     compute() on the first call, the stored state after
+// Self-attention with a cache requires in.position_offset == tokens cached.
+Var KeyState(const AttentionInput& in, const std::string& name, int token_dim,
+             const std::function<Var()>& compute);
 
 // q (B, H, T, hs), k and v (B, H, S, hs) -> (B, H, T, hs):
 // softmax(score(q, k) + position bias + mask) @ v, with dropout on the

@@ -82,7 +82,7 @@ TEST(SpecLoader, UnknownFieldNamesLineAndSuggestsTheClosest) {
 
 TEST(SpecLoader, UnknownPluginListsRegisteredOnes) {
   absl::Status s = Load(Replace(kGood, "  num_heads: 2\n", "  num_heads: 2\n  attention { layout: \"mhq\" }\n"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("model.attention.layout: unknown attention layout plugin 'mhq'; registered: mha"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.attention.layout: unknown attention layout plugin 'mhq'; registered: "));
   EXPECT_THAT(std::string(s.message()), HasSubstr("did you mean 'mha'?"));
 }
 

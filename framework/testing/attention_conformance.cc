@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -71,7 +72,9 @@ TEST_P(AttentionConformance, WeightRowsSumToOneAndMaskedEntriesAreZero) {
         for (int64_t j = 0; j < s; ++j) {
           float v = w.data()[((n * h + hd) * t + i) * s + j];
           bool masked = j > i || j >= (n == 0 ? 5 : 3);
-          if (masked) EXPECT_EQ(v, 0.0f) << "masked weight at " << n << "," << i << "," << j;
+          if (masked) {
+            EXPECT_EQ(v, 0.0f) << "masked weight at " << n << "," << i << "," << j;
+          }
           sum += v;
         }
         EXPECT_NEAR(sum, 1.0, 1e-5);
@@ -146,6 +149,97 @@ TEST_P(AttentionConformance, EveryBackendMatchesReference) {
     ScopedBackend scoped(backend);
     EXPECT_LE(MaxAbsDiff(layout_->Forward(Input(x, mask)).value(), want), 1e-5f) << backend;
   }
+}
+
+// The rows [start, start + length) of x (B, T, C) along T.
+Var Rows(const Tensor& x, int64_t start, int64_t length) {
+  return Slice(Var(x), 1, start, length);
+}
+
+// Decodes x in chunks (prefill 2 tokens, then 1, 2 and 1) through a KV cache
+// and checks every chunk against the same rows of a full causal forward.
+// Runs for each linked position plugin, so rotary offsets are covered too.
+TEST_P(AttentionConformance, IncrementalSelfAttentionMatchesFullRecompute) {
+  const int64_t t = 6, c = 8;
+  Tensor x = RandomTensor({2, t, c}, 9);
+  for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+    auto position = MakePositionEncoding(position_name, dims_);
+    AttentionInput full = Input(Var(x), CausalMaskBias(t, t, 0));
+    full.position = position.get();
+    Tensor want = layout_->Forward(full).value();  // (B, T, C)
+    KvCache cache;
+    std::map<std::string, Tensor> prefill;  // the cache after the first chunk
+    int64_t offset = 0;
+    for (int64_t chunk : {2, 1, 2, 1}) {
+      AttentionInput step =
+          Input(Rows(x, offset, chunk), CausalMaskBias(chunk, offset + chunk, offset));
+      step.position = position.get();
+      step.position_offset = offset;
+      step.cache = &cache;
+      Tensor got = layout_->Forward(step).value();  // (B, chunk, C)
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < chunk * c; ++i)
+          ASSERT_NEAR(got.data()[n * chunk * c + i], want.data()[(n * t + offset) * c + i], 1e-5)
+              << position_name << ": row " << n << ", token " << offset + i / c;
+      offset += chunk;
+      ASSERT_EQ(cache.length(), offset) << position_name;
+      if (prefill.empty()) {
+        for (const std::string& name : cache.Names()) prefill[name] = cache.Get(name).Clone();
+      }
+    }
+    // Appending tokens never changes what was cached for earlier ones.
+    ASSERT_FALSE(prefill.empty()) << "the layout stored nothing in the KV cache";
+    for (const auto& [name, then] : prefill) {
+      const int dim = cache.TokenDim(name);
+      Tensor now = Slice(Var(cache.Get(name)), dim, 0, then.dim(dim)).value();
+      EXPECT_EQ(now.ToVector(), then.ToVector()) << position_name << ": entry " << name;
+    }
+  }
+}
+
+// Queries arrive one at a time; the source (with padding) is projected once:
+// after the first call the memory passed in is replaced by zeros, and the
+// outputs must still match a full cross-attention forward.
+TEST_P(AttentionConformance, IncrementalCrossAttentionMatchesFullRecompute) {
+  const int64_t t = 4, s = 7, c = 8;
+  Tensor x = RandomTensor({2, t, c}, 10);
+  Var memory = RandomVar({2, s, c}, 11);
+  AttentionInput full = Input(Var(x), KeyPaddingMaskBias({s, 4}, t, s, Tensor()));
+  full.memory = memory;
+  Tensor want = layout_->Forward(full).value();  // (B, T, C)
+  KvCache cache;
+  for (int64_t i = 0; i < t; ++i) {
+    AttentionInput step = Input(Rows(x, i, 1), KeyPaddingMaskBias({s, 4}, 1, s, Tensor()));
+    step.memory = i == 0 ? memory : Var(Tensor::Zeros({2, s, c}));
+    step.position_offset = i;
+    step.cache = &cache;
+    Tensor got = layout_->Forward(step).value();  // (B, 1, C)
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t j = 0; j < c; ++j)
+        ASSERT_NEAR(got.data()[n * c + j], want.data()[(n * t + i) * c + j], 1e-5)
+            << "row " << n << ", query " << i;
+    EXPECT_EQ(cache.length(), s);
+  }
+}
+
+// What a layout reports per token is what it actually stores.
+TEST_P(AttentionConformance, KvCacheHoldsWhatTheLayoutReports) {
+  const int64_t b = 2, t = 3, s = 5;
+  KvCache self_cache;
+  for (int64_t i = 0; i < t; ++i) {
+    AttentionInput step = Input(RandomVar({b, 1, 8}, 20 + i), CausalMaskBias(1, i + 1, i));
+    step.position_offset = i;
+    step.cache = &self_cache;
+    layout_->Forward(step);
+    EXPECT_EQ(self_cache.Bytes(2), b * (i + 1) * layout_->KvCacheBytesPerToken(2))
+        << "after " << i + 1 << " tokens";
+  }
+  KvCache cross_cache;
+  AttentionInput cross = Input(RandomVar({b, t, 8}, 30));
+  cross.memory = RandomVar({b, s, 8}, 31);
+  cross.cache = &cross_cache;
+  layout_->Forward(cross);
+  EXPECT_EQ(cross_cache.Bytes(2), b * s * layout_->KvCacheBytesPerToken(2));
 }
 
 TEST_P(AttentionConformance, ReportsAPositiveKvCacheSize) {

@@ -1,0 +1,102 @@
+#include "framework/interfaces/kv_cache.h"
+
+#include <algorithm>
+
+#include "framework/autograd/ops.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+
+void KvCache::Claim(Use use) {
+  TVLAB_CHECK(use_ == Use::kUnused || use_ == use)
+      << "a KvCache serves self-attention or cross-attention, not both";
+  use_ = use;
+}
+
+Var KvCache::Append(const std::string& name, const Var& fresh, int token_dim) {
+  Claim(Use::kSelf);
+  if (token_dim < 0) token_dim += static_cast<int>(fresh.rank());
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    entries_[name] = Entry{fresh.value(), token_dim};
+    return fresh;
+  }
+  Entry& entry = it->second;
+  TVLAB_CHECK_EQ(entry.token_dim, token_dim);
+  TVLAB_CHECK_EQ(entry.value.rank(), fresh.rank());
+  for (int d = 0; d < fresh.rank(); ++d)
+    TVLAB_CHECK(d == token_dim || entry.value.dim(d) == fresh.dim(d))
+        << "cache entry '" << name << "' is " << ShapeToString(entry.value.shape())
+        << ", new tokens are " << ShapeToString(fresh.shape());
+  Var all = Concat({Var(entry.value), fresh}, token_dim);  // old tokens, then new
+  entry.value = all.value();
+  return all;
+}
+
+Var KvCache::Source(const std::string& name, int token_dim,
+                    const std::function<Var()>& compute) {
+  Claim(Use::kCross);
+  auto it = entries_.find(name);
+  if (it != entries_.end()) return Var(it->second.value);
+  Var state = compute();
+  if (token_dim < 0) token_dim += static_cast<int>(state.rank());
+  entries_[name] = Entry{state.value(), token_dim};
+  return state;
+}
+
+int64_t KvCache::Length(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return 0;
+  return it->second.value.dim(it->second.token_dim);
+}
+
+int64_t KvCache::length() const {
+  return entries_.empty() ? 0 : Length(entries_.begin()->first);
+}
+
+std::vector<std::string> KvCache::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  return names;
+}
+
+const Tensor& KvCache::Get(const std::string& name) const {
+  auto it = entries_.find(name);
+  TVLAB_CHECK(it != entries_.end()) << "no cache entry '" << name << "'";
+  return it->second.value;
+}
+
+int KvCache::TokenDim(const std::string& name) const {
+  auto it = entries_.find(name);
+  TVLAB_CHECK(it != entries_.end()) << "no cache entry '" << name << "'";
+  return it->second.token_dim;
+}
+
+int64_t KvCache::NumElements() const {
+  int64_t n = 0;
+  for (const auto& [name, entry] : entries_) n += entry.value.numel();
+  return n;
+}
+
+void KvCache::SelectRows(const std::vector<int64_t>& rows) {
+  for (auto& [name, entry] : entries_) {
+    const Tensor& old = entry.value;  // (B, ...), contiguous
+    const int64_t row = old.numel() / old.dim(0);
+    Shape shape = old.shape();
+    shape[0] = static_cast<int64_t>(rows.size());
+    Tensor picked = Tensor::Zeros(shape);  // (rows, ...)
+    for (size_t i = 0; i < rows.size(); ++i) {
+      TVLAB_CHECK(rows[i] >= 0 && rows[i] < old.dim(0)) << "row " << rows[i];
+      std::copy(old.data() + rows[i] * row, old.data() + (rows[i] + 1) * row,
+                picked.data() + i * row);
+    }
+    entry.value = picked;
+  }
+}
+
+void KvCache::Clear() {
+  entries_.clear();
+  use_ = Use::kUnused;
+}
+
+}  // namespace tvlab

@@ -1,0 +1,93 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
+#define TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
+
+// KvCache: one attention sublayer's state for incremental decoding.
+//
+// The contract between a model (the caller) and an AttentionLayout:
+//
+//  - The caller owns one KvCache per attention sublayer and passes it in
+//    AttentionInput::cache (a decoder block with cross-attention owns two).
+//    nullptr means no caching: training and encoders.
+//  - Self-attention (AttentionInput::memory undefined). Each call brings T new
+//    tokens at positions [position_offset, position_offset + T), and
+//    position_offset must equal length(), the tokens already cached. The
+//    layout computes the per-token state of the new tokens only (e.g. k and v
+//    after RoPE), appends it, and attends over all length() + T tokens. The
+//    caller's mask_bias is (1 or B, 1, T, length() + T), e.g.
+//    CausalMaskBias(T, offset + T, offset). The first call is the prefill
+//    (T = prompt length), later calls decode (usually T = 1). The result
+//    equals running the whole sequence at once with a causal mask.
+//  - Cross-attention (memory defined). The first call computes the source's
+//    state from memory and stores it; later calls reuse it, so memory is
+//    projected once per source. memory must stay set on every call (it marks
+//    the call as cross-attention); mask_bias is (1 or B, 1, T, S).
+//  - What is stored is the layout's choice, under names it picks (mha: "k",
+//    "v"; mla: "latent", "rope_key"). Bytes() measures it, and equals
+//    B * length() * KvCacheBytesPerToken() of the layout (the conformance
+//    suite checks this for every layout).
+//  - Stored state is plain values, not part of the autograd tape: only the
+//    current call's new tokens receive gradients. Decode under NoGradGuard.
+//  - A cache is used for self- or for cross-attention, never both.
+//
+// Not thread-safe: one decoding loop owns a cache.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "framework/autograd/var.h"
+
+namespace tvlab {
+
+class KvCache {
+ public:
+  enum class Use { kUnused, kSelf, kCross };
+
+  // Self-attention: appends `fresh` (the new tokens' state, tokens along
+  // `token_dim`, batch along dim 0) to entry `name` and returns the cached
+  // and the fresh tokens together. The first append fixes the entry's shape.
+  Var Append(const std::string& name, const Var& fresh, int token_dim);
+
+  // Cross-attention: entry `name` (source tokens along `token_dim`), made by
+  // `compute` on the first call and returned as stored afterwards.
+  Var Source(const std::string& name, int token_dim, const std::function<Var()>& compute);
+
+  // Tokens held by entry `name` (0 if absent).
+  int64_t Length(const std::string& name) const;
+  // Tokens held: generated so far (self) or source tokens (cross). Every
+  // entry holds the same number after a complete call.
+  int64_t length() const;
+  Use use() const { return use_; }
+
+  // Entry names, sorted; Get aborts on a name that is not there.
+  std::vector<std::string> Names() const;
+  const Tensor& Get(const std::string& name) const;
+  // The dimension of entry `name` that indexes tokens.
+  int TokenDim(const std::string& name) const;
+
+  // Numbers stored over all entries and batch rows, and their size in bytes.
+  int64_t NumElements() const;
+  int64_t Bytes(int64_t bytes_per_element) const { return NumElements() * bytes_per_element; }
+
+  // Keeps batch rows `rows` in that order (repeats allowed): beam search
+  // reorders its hypotheses this way.
+  void SelectRows(const std::vector<int64_t>& rows);
+  // Forgets everything (a new sequence).
+  void Clear();
+
+ private:
+  struct Entry {
+    Tensor value;
+    int token_dim = 0;
+  };
+  void Claim(Use use);
+
+  std::map<std::string, Entry> entries_;
+  Use use_ = Use::kUnused;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
