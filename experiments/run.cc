@@ -1,4 +1,5 @@
 // bazel run //experiments:run -- spec.pbtxt [--set a.b=c]... [--output_dir DIR]
+// bazel run //experiments:run -- --resume RUN_DIR
 //
 // Validates the whole spec, trains, evaluates and leaves a run directory.
 // Exit codes: 0 success, 2 bad command line or spec, 1 failure while running.
@@ -68,20 +69,30 @@ int main(int argc, char** argv) {
     ListPlugins();
     return 0;
   }
-  auto spec = tvlab::LoadExperiment(UserPath(flags->spec_path), flags->overrides);
+  const bool resume = !flags->resume_dir.empty();
+  const std::string spec_path =
+      resume ? UserPath(flags->resume_dir) + "/spec.resolved.pbtxt" : UserPath(flags->spec_path);
+  auto spec = tvlab::LoadExperiment(spec_path, flags->overrides);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  std::string run_dir = flags->output_dir.empty()
+  std::string run_dir = resume ? UserPath(flags->resume_dir)
+                        : flags->output_dir.empty()
                             ? UserPath("runs/" + spec->name() + "/" + Timestamp())
                             : UserPath(flags->output_dir);
   if (std::filesystem::exists(run_dir + "/metrics.json")) {
     std::cerr << "error: " << run_dir
-              << " already holds a finished run (metrics.json); choose another --output_dir\n";
+              << " already holds a finished run (metrics.json); "
+              << (resume ? "there is nothing to resume" : "choose another --output_dir") << "\n";
     return 2;
   }
-  auto metrics = tvlab::RunExperiment(*spec, run_dir, std::cerr);
+  tvlab::RunOptions options;
+  options.resume = resume;
+  options.init_from = flags->init_from.empty() ? "" : UserPath(flags->init_from);
+  options.eval_only = flags->eval_only;
+  options.crash_after_step = flags->crash_after_step;
+  auto metrics = tvlab::RunExperiment(*spec, run_dir, std::cerr, options);
   if (!metrics.ok()) {
     std::cerr << "error: " << metrics.status().message() << "\n";
     return 1;

@@ -9,8 +9,24 @@ namespace tvlab {
 AdamW::AdamW(std::vector<std::pair<std::string, Var>> params, const AdamWSpec& spec)
     : spec_(spec) {
   for (auto& [name, var] : params) {
-    slots_.push_back({var, Tensor::Zeros(var.shape()), Tensor::Zeros(var.shape())});
+    slots_.push_back({name, var, Tensor::Zeros(var.shape()), Tensor::Zeros(var.shape()),
+                      DecaysWeight(spec, name, var.rank())});
   }
+}
+
+bool DecaysWeight(const AdamWSpec& spec, const std::string& name, int64_t rank) {
+  if (!spec.decay_biases_and_norms() && rank < 2) return false;
+  if (!spec.decay_embeddings() && name.find("embedding") != std::string::npos) return false;
+  return true;
+}
+
+std::vector<std::pair<std::string, Var>> AdamW::StateTensors() const {
+  std::vector<std::pair<std::string, Var>> out;
+  for (const Slot& s : slots_) {
+    out.emplace_back(s.name + ".exp_avg", Var(s.m));
+    out.emplace_back(s.name + ".exp_avg_sq", Var(s.v));
+  }
+  return out;
 }
 
 void AdamW::Step(float lr) {
@@ -18,6 +34,7 @@ void AdamW::Step(float lr) {
   AdamWHyper h{lr, spec_.beta1(), spec_.beta2(), spec_.eps(), spec_.weight_decay(), step_};
   for (Slot& s : slots_) {
     if (!s.param.grad().defined()) continue;
+    h.weight_decay = s.decay ? spec_.weight_decay() : 0.0f;
     CurrentBackend().AdamW(s.param.mutable_value().data(), s.param.grad().data(), s.m.data(),
                            s.v.data(), s.m.numel(), h);
   }
@@ -25,6 +42,18 @@ void AdamW::Step(float lr) {
 
 void ZeroGrads(const std::vector<std::pair<std::string, Var>>& params) {
   for (auto& [name, var] : params) const_cast<Var&>(var).ZeroGrad();
+}
+
+double ClipGradNorm(const std::vector<std::pair<std::string, Var>>& params, double max_norm) {
+  const double norm = GlobalGradNorm(params);
+  if (max_norm <= 0.0 || norm <= max_norm) return norm;
+  const float scale = static_cast<float>(max_norm / (norm + 1e-6));  // as torch's clip_grad_norm_
+  for (const auto& [name, var] : params) {
+    if (!var.grad().defined()) continue;
+    Tensor& g = const_cast<Var&>(var).mutable_grad();
+    for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= scale;
+  }
+  return norm;
 }
 
 double GlobalGradNorm(const std::vector<std::pair<std::string, Var>>& params) {

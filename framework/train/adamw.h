@@ -2,7 +2,9 @@
 #define TVLAB_FRAMEWORK_TRAIN_ADAMW_H_
 
 // AdamW (Loshchilov & Hutter 2019) with torch.optim.AdamW's semantics:
-// decoupled weight decay p -= lr * wd * p, bias-corrected moments.
+// decoupled weight decay p -= lr * wd * p, bias-corrected moments. Biases and
+// norm scales (rank < 2) and embedding tables can be excluded from decay
+// (AdamWSpec.decay_biases_and_norms / decay_embeddings).
 
 #include <string>
 #include <utility>
@@ -20,16 +22,29 @@ class AdamW {
   // gradient is undefined is skipped (as PyTorch skips grad=None).
   void Step(float lr);
   int64_t steps_taken() const { return step_; }
+  void set_steps_taken(int64_t steps) { step_ = steps; }
+  // The moments as named Vars sharing storage ("<param>.exp_avg",
+  // "<param>.exp_avg_sq"), for checkpoints.
+  std::vector<std::pair<std::string, Var>> StateTensors() const;
 
  private:
   struct Slot {
+    std::string name;
     Var param;
     Tensor m, v;
+    bool decay;  // weight decay applies to this parameter
   };
   std::vector<Slot> slots_;
   AdamWSpec spec_;
   int64_t step_ = 0;
 };
+
+// Whether AdamW decays the parameter `name` of rank `rank` under `spec`.
+bool DecaysWeight(const AdamWSpec& spec, const std::string& name, int64_t rank);
+
+// Multiplies every gradient by min(1, max_norm / norm); returns the norm
+// before clipping.
+double ClipGradNorm(const std::vector<std::pair<std::string, Var>>& params, double max_norm);
 
 // Sets every gradient to undefined (zero).
 void ZeroGrads(const std::vector<std::pair<std::string, Var>>& params);

@@ -7,17 +7,31 @@
 // written to a temporary name and renamed, so a crash never leaves a file
 // that looks complete but is not.
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
 
 namespace tvlab {
 
 absl::Status WriteSafetensors(const std::string& path,
                               const std::vector<std::pair<std::string, Var>>& tensors);
+
+// Reads every tensor of a safetensors file (F32 only). A truncated file, a
+// malformed header, an unsupported dtype or offsets outside the data are
+// errors that name the file and the tensor.
+absl::StatusOr<std::map<std::string, Tensor>> ReadSafetensors(const std::string& path);
+
+// Copies `tensors` into `params` by name, strictly (as PyTorch's
+// load_state_dict(strict=True)): a missing, unexpected or mis-shaped tensor is
+// an error naming it; nothing is modified unless everything matches.
+absl::Status AssignByName(const std::map<std::string, Tensor>& tensors,
+                          const std::vector<std::pair<std::string, Var>>& params,
+                          const std::string& source);
 
 }  // namespace tvlab
 

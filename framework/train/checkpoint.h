@@ -1,0 +1,43 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_CHECKPOINT_H_
+#define TVLAB_FRAMEWORK_TRAIN_CHECKPOINT_H_
+
+// Checkpoints under <run_dir>/checkpoints/step_<N>/:
+//   model.safetensors      weights under their parameter names
+//   optimizer.safetensors  AdamW moments ("<param>.exp_avg", ".exp_avg_sq")
+//   state.json             TrainState (step, loss, counters)
+// A checkpoint is written into a temporary directory that is renamed into
+// place only when complete, then <run_dir>/checkpoints/latest (a one-line
+// file naming it) is replaced atomically: a crash mid-write never leaves a
+// checkpoint that looks valid but is not.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/autograd/var.h"
+#include "framework/train/adamw.h"
+#include "framework/train/checkpoint.pb.h"
+
+namespace tvlab {
+
+using NamedVars = std::vector<std::pair<std::string, Var>>;
+
+absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
+                            const NamedVars& params, const AdamW& optimizer);
+
+// The directory of the latest complete checkpoint, or NotFound.
+absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir);
+
+// Restores weights, optimizer moments and state from `checkpoint_dir`.
+absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
+                                          const NamedVars& params, AdamW* optimizer);
+
+// Loads only the weights (for --init_from and evaluation): `path` is a
+// checkpoint directory, a run directory (its latest checkpoint) or a
+// .safetensors file.
+absl::Status LoadWeights(const std::string& path, const NamedVars& params);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_CHECKPOINT_H_
