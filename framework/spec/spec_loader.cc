@@ -1,11 +1,7 @@
 #include "framework/spec/spec_loader.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,9 +13,9 @@
 #include "framework/data/task.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/spec/plugin_slots.h"
+#include "framework/spec/text_format_errors.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/dynamic_message.h"
-#include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
 namespace tvlab {
@@ -29,51 +25,6 @@ using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
-
-class CollectErrors : public google::protobuf::io::ErrorCollector {
- public:
-  explicit CollectErrors(std::string filename) : filename_(std::move(filename)) {}
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    errors_.push_back(absl::StrCat(filename_, ":", line + 1, ":", column + 1, ": ", message,
-                                   Hint(message)));
-  }
-  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
-                  const std::string& message) override {
-    AddError(line, column, message);
-  }
-  const std::vector<std::string>& errors() const { return errors_; }
-
- private:
-  // For 'Message type "tvlab.X" has no field named "y"': the closest field.
-  static std::string Hint(const std::string& message) {
-    const std::string marker = "has no field named \"";
-    size_t at = message.find(marker);
-    size_t type_start = message.find('"');
-    if (at == std::string::npos || type_start == std::string::npos) return "";
-    size_t type_end = message.find('"', type_start + 1);
-    std::string type = message.substr(type_start + 1, type_end - type_start - 1);
-    std::string field = message.substr(at + marker.size());
-    field = field.substr(0, field.find('"'));
-    const Descriptor* d =
-        google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type);
-    if (d == nullptr) return "";
-    std::vector<std::string> names;
-    std::string best;
-    int best_distance = 1 << 30;
-    for (int i = 0; i < d->field_count(); ++i) {
-      names.push_back(d->field(i)->name());
-      int dist = EditDistance(field, d->field(i)->name());
-      if (dist < best_distance) best_distance = dist, best = d->field(i)->name();
-    }
-    std::string hint = absl::StrCat(" (fields of ", type, ": ", absl::StrJoin(names, ", "), ")");
-    if (best_distance <= 3) hint = absl::StrCat(" (did you mean \"", best, "\"?)", hint);
-    return hint;
-  }
-
-  std::string filename_;
-  std::vector<std::string> errors_;
-};
 
 bool IsAny(const FieldDescriptor* f) {
   return f->message_type() != nullptr &&
@@ -330,28 +281,14 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
 
 absl::StatusOr<Experiment> ParseSpecText(const std::string& text, const std::string& filename) {
   Experiment spec;
-  CollectErrors errors(filename);
-  google::protobuf::TextFormat::Parser parser;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(text, &spec)) {
-    std::vector<std::string> list = errors.errors();
-    if (list.empty()) list.push_back(absl::StrCat(filename, ": could not parse the spec"));
-    return absl::InvalidArgumentError(absl::StrJoin(list, "\n"));
-  }
+  TVLAB_RETURN_IF_ERROR(ParseTextProto(text, filename, &spec));
   return spec;
 }
 
 absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read spec file '", path, "': ",
-                                            std::strerror(errno),
-                                            "; check the path (relative paths are resolved "
-                                            "against the directory you ran the command from)"));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseSpecText(text.str(), path);
+  std::string text;
+  TVLAB_RETURN_IF_ERROR(ReadTextFile(path, "spec file", &text));
+  return ParseSpecText(text, path);
 }
 
 absl::Status ApplyOverride(Experiment* spec, const std::string& assignment) {
@@ -470,19 +407,17 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   return p.ToStatus();
 }
 
-absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
-                                          const std::vector<std::string>& overrides) {
-  TVLAB_ASSIGN_OR_RETURN(Experiment spec, ParseSpecFile(path));
+absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
+                                             const std::vector<std::string>& overrides,
+                                             const std::string& source,
+                                             const std::string& default_name) {
   for (const std::string& o : overrides) TVLAB_RETURN_IF_ERROR(ApplyOverride(&spec, o));
-  if (spec.name().empty()) {
-    std::string stem = path.substr(path.find_last_of('/') + 1);
-    spec.set_name(stem.substr(0, stem.find('.')));
-  }
+  if (spec.name().empty()) spec.set_name(default_name);
   ResolveDefaults(&spec);
   absl::Status valid = ValidateExperiment(spec);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": invalid spec:\n  ", absl::StrJoin(absl::StrSplit(valid.message(), '\n'), "\n  ")));
+        absl::StrCat(source, ": invalid spec:\n  ", absl::StrJoin(absl::StrSplit(valid.message(), '\n'), "\n  ")));
   }
   // Record the sequence length the model is built for.
   if (spec.model().max_seq_len() == 0) {
@@ -490,6 +425,13 @@ absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
     spec.mutable_model()->set_max_seq_len(static_cast<int32_t>((*entry)->create(spec)->max_length()));
   }
   return spec;
+}
+
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
+                                          const std::vector<std::string>& overrides) {
+  TVLAB_ASSIGN_OR_RETURN(Experiment spec, ParseSpecFile(path));
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  return ResolveExperiment(std::move(spec), overrides, path, stem.substr(0, stem.find('.')));
 }
 
 std::string SpecToText(const Experiment& spec) {

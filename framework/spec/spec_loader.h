@@ -40,6 +40,14 @@ ModelDims ModelDimsFromSpec(const Experiment& spec);
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
                                           const std::vector<std::string>& overrides);
 
+// LoadExperiment for a spec already parsed (a grid's base, possibly inline):
+// applies `overrides`, names it `default_name` if unnamed, resolves and
+// validates. Validation errors start with "<source>: invalid spec:".
+absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
+                                             const std::vector<std::string>& overrides,
+                                             const std::string& source,
+                                             const std::string& default_name);
+
 // Text format of a resolved spec, as written to spec.resolved.pbtxt.
 std::string SpecToText(const Experiment& spec);
 

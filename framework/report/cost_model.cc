@@ -1,0 +1,45 @@
+#include "framework/report/cost_model.h"
+
+#include "absl/strings/match.h"
+#include "framework/core/status_macros.h"
+#include "framework/data/task.h"
+#include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
+
+namespace tvlab {
+
+bool IsLookupParameter(const std::string& name) {
+  return absl::StartsWith(name, "embedding.") || absl::StartsWith(name, "position.");
+}
+
+CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
+  CostEstimate c;
+  for (const auto& [name, count] : in.parameters) {
+    c.parameters += count;
+    (IsLookupParameter(name) ? c.lookup_parameters : c.dense_parameters) += count;
+  }
+  const double keys_seen = in.causal ? (in.seq_len + 1) / 2.0 : static_cast<double>(in.seq_len);
+  c.dense_flops_per_token = 6.0 * static_cast<double>(c.dense_parameters);
+  c.attention_flops_per_token =
+      12.0 * static_cast<double>(in.num_layers) * keys_seen * static_cast<double>(in.attention_width);
+  c.train_flops_per_token = c.dense_flops_per_token + c.attention_flops_per_token;
+  c.kv_cache_bytes_per_token = in.kv_cache_bytes_per_token;
+  return c;
+}
+
+absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
+  TVLAB_ASSIGN_OR_RETURN(const TaskEntry* task_entry, TaskRegistry().Get(TaskName(resolved)));
+  std::unique_ptr<Task> task = task_entry->create(resolved);
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(resolved, task->vocab_size()));
+  const ModelDims dims = ModelDimsFromSpec(resolved);
+  CostModelInputs in;
+  for (const auto& [name, var] : model->NamedParameters()) in.parameters.emplace_back(name, var.value().numel());
+  in.num_layers = dims.num_layers;
+  in.seq_len = task->max_length();  // what trains, not the (possibly longer) model limit
+  in.attention_width = dims.num_heads * dims.head_dim;
+  in.causal = dims.causal;
+  in.kv_cache_bytes_per_token = model->KvCacheBytesPerToken(sizeof(float));
+  return EstimateTrainingCost(in);
+}
+
+}  // namespace tvlab

@@ -1,0 +1,67 @@
+#ifndef TVLAB_FRAMEWORK_REPORT_COST_MODEL_H_
+#define TVLAB_FRAMEWORK_REPORT_COST_MODEL_H_
+
+// What a model costs to train, per token, from its parameter shapes and
+// sizes (the accounting of Kaplan et al. 2020, Table 1, and PaLM, App. B):
+//
+//   train FLOPs/token = 6 * N_dense + 12 * L * T_ctx * d_attn
+//
+// * N_dense: parameters used in a matrix product once per token, counted as
+//   every parameter except lookup tables (`embedding.*`, `position.*`: a row
+//   gather costs no multiply-adds). Biases and norm gains are included, as
+//   in Kaplan's N; they are O(d) per layer. The forward pass costs 2 FLOPs
+//   (multiply + add) per dense parameter per token; the backward twice that
+//   (gradients for activations and for weights): 6 in all.
+// * Attention: per layer and token, Q·K^T and A·V each cost 2 * T_ctx *
+//   d_attn FLOPs forward (d_attn = query heads * head_dim; sharing key/value
+//   heads as GQA/MQA do does not change it), times 3 for training: 12.
+//   T_ctx is the number of keys a query sees: T (the task's sequence
+//   length) for bidirectional attention, (T + 1) / 2 on average for causal.
+// Left out: softmax, norms, activations, residual adds, the optimizer step
+// (all O(d) per token), and a tied output head (add 6 * V * d if a model
+// ties it to the embedding table).
+//
+// KV-cache bytes per token come from the attention layouts themselves.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/spec/experiment.pb.h"
+
+namespace tvlab {
+
+struct CostModelInputs {
+  std::vector<std::pair<std::string, int64_t>> parameters;  // name, element count
+  int64_t num_layers = 0;
+  int64_t seq_len = 0;          // T
+  int64_t attention_width = 0;  // d_attn = query heads * head_dim
+  bool causal = false;
+  int64_t kv_cache_bytes_per_token = 0;
+};
+
+struct CostEstimate {
+  int64_t parameters = 0;
+  int64_t lookup_parameters = 0;
+  int64_t dense_parameters = 0;
+  double dense_flops_per_token = 0;      // 6 * N_dense
+  double attention_flops_per_token = 0;  // 12 * L * T_ctx * d_attn
+  double train_flops_per_token = 0;      // their sum
+  int64_t kv_cache_bytes_per_token = 0;
+};
+
+// True for parameters read by index (token and position tables).
+bool IsLookupParameter(const std::string& name);
+
+CostEstimate EstimateTrainingCost(const CostModelInputs& inputs);
+
+// Builds the model of a resolved, validated spec (plugins must be linked
+// in) and estimates its cost at float32. Allocates the parameters; runs no
+// forward pass.
+absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_REPORT_COST_MODEL_H_

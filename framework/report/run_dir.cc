@@ -1,0 +1,108 @@
+#include "framework/report/run_dir.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace tvlab {
+namespace {
+
+bool Exists(const std::string& path) {
+  std::error_code ignored;
+  return std::filesystem::exists(path, ignored);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+const char* RunStateName(RunState state) {
+  switch (state) {
+    case RunState::kFinished: return "finished";
+    case RunState::kFailed: return "failed";
+    case RunState::kNotRun: return "not run";
+  }
+  return "?";
+}
+
+RunState ReadRunState(const std::string& run_dir) {
+  if (Exists(run_dir + "/" + kMetricsFile)) return RunState::kFinished;
+  if (Exists(run_dir + "/" + kFailedFile)) return RunState::kFailed;
+  return RunState::kNotRun;
+}
+
+absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + kMetricsFile;
+  if (!Exists(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  RunMetrics metrics;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto parsed = google::protobuf::util::JsonStringToMessage(Slurp(path), &metrics, options);
+  if (!parsed.ok()) {
+    return absl::DataLossError(absl::StrCat(path, " is not valid metrics JSON: ", std::string(parsed.message())));
+  }
+  return metrics;
+}
+
+std::string ReadFailure(const std::string& run_dir) {
+  const std::string path = run_dir + "/" + kFailedFile;
+  return Exists(path) ? Slurp(path) : "";
+}
+
+std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir) {
+  std::vector<std::pair<double, double>> curve;
+  std::ifstream in(run_dir + "/" + kTrainLogFile);
+  std::string line;
+  if (!std::getline(in, line)) return curve;
+  std::vector<std::string> header = absl::StrSplit(line, ',');
+  int step_col = -1, loss_col = -1;
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (header[i] == "step") step_col = static_cast<int>(i);
+    if (header[i] == "loss") loss_col = static_cast<int>(i);
+  }
+  if (step_col < 0 || loss_col < 0) return curve;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells = absl::StrSplit(line, ',');
+    double step, loss;
+    if (static_cast<int>(cells.size()) <= std::max(step_col, loss_col)) continue;  // torn last line
+    if (absl::SimpleAtod(cells[step_col], &step) && absl::SimpleAtod(cells[loss_col], &loss))
+      curve.emplace_back(step, loss);
+  }
+  return curve;
+}
+
+std::vector<std::string> MetricNames() {
+  std::vector<std::string> names;
+  const auto* d = RunMetrics::descriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    auto type = d->field(i)->cpp_type();
+    if (type == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE ||
+        type == google::protobuf::FieldDescriptor::CPPTYPE_INT32)
+      names.push_back(d->field(i)->name());
+  }
+  return names;
+}
+
+absl::StatusOr<double> MetricValue(const RunMetrics& metrics, const std::string& name) {
+  const auto* f = RunMetrics::descriptor()->FindFieldByName(name);
+  const auto* r = metrics.GetReflection();
+  if (f != nullptr && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE)
+    return r->GetDouble(metrics, f);
+  if (f != nullptr && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)
+    return static_cast<double>(r->GetInt32(metrics, f));
+  return absl::NotFoundError(absl::StrCat("'", name, "' is not a metric; metrics: ",
+                                          absl::StrJoin(MetricNames(), ", ")));
+}
+
+}  // namespace tvlab

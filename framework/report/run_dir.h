@@ -1,0 +1,40 @@
+#ifndef TVLAB_FRAMEWORK_REPORT_RUN_DIR_H_
+#define TVLAB_FRAMEWORK_REPORT_RUN_DIR_H_
+
+// What a run directory holds, as far as grids and reports care. The trainer
+// writes metrics.json last, so its presence means the run finished; the grid
+// runner writes failed.txt when the run process failed.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/train/metrics.pb.h"
+
+namespace tvlab {
+
+inline constexpr char kMetricsFile[] = "metrics.json";
+inline constexpr char kTrainLogFile[] = "train_log.csv";
+inline constexpr char kFailedFile[] = "failed.txt";
+
+enum class RunState { kFinished, kFailed, kNotRun };
+const char* RunStateName(RunState state);  // "finished", "failed", "not run"
+
+RunState ReadRunState(const std::string& run_dir);
+
+// metrics.json parsed; unknown fields (from a newer trainer) are ignored.
+absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir);
+// The error the grid runner recorded ("" if none).
+std::string ReadFailure(const std::string& run_dir);
+// (step, loss) from train_log.csv; empty if the file is missing.
+std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir);
+
+// Numeric fields of RunMetrics by name: token_accuracy, eval_loss, ...
+std::vector<std::string> MetricNames();
+// NotFound lists MetricNames().
+absl::StatusOr<double> MetricValue(const RunMetrics& metrics, const std::string& name);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_REPORT_RUN_DIR_H_
