@@ -384,6 +384,21 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   RequirePositive(&p, "train.steps", t.steps(), "the number of optimizer steps, e.g. 1001");
   RequirePositive(&p, "train.batch_size", t.batch_size(), "e.g. 64");
   RequirePositive(&p, "train.log_every", t.log_every(), "e.g. 100");
+  RequirePositive(&p, "train.grad_accumulation", t.grad_accumulation(), "1 = no accumulation");
+  if (t.clip_grad_norm() < 0)
+    p.Add(absl::StrCat("train.clip_grad_norm must be >= 0 (got ", t.clip_grad_norm(), "); 0 turns clipping off"));
+  if (!(t.label_smoothing() >= 0 && t.label_smoothing() < 1))
+    p.Add(absl::StrCat("train.label_smoothing must be in [0, 1) (got ", t.label_smoothing(), ")"));
+  if (t.eval_every() < 0) p.Add(absl::StrCat("train.eval_every must be >= 0 (got ", t.eval_every(), ")"));
+  if (t.checkpoint_every() < 0)
+    p.Add(absl::StrCat("train.checkpoint_every must be >= 0 (got ", t.checkpoint_every(), ")"));
+  const LrSchedule& schedule = t.lr_schedule();
+  if (schedule.warmup_steps() < 0)
+    p.Add(absl::StrCat("train.lr_schedule.warmup_steps must be >= 0 (got ", schedule.warmup_steps(), ")"));
+  if (schedule.kind() == LrSchedule::INVERSE_SQRT && schedule.warmup_steps() == 0)
+    p.Add("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT (it sets where the rate peaks), e.g. 4000");
+  if (!(schedule.min_lr_ratio() >= 0 && schedule.min_lr_ratio() <= 1))
+    p.Add(absl::StrCat("train.lr_schedule.min_lr_ratio must be in [0, 1] (got ", schedule.min_lr_ratio(), ")"));
   if (t.optimizer().has_adamw()) {
     const AdamWSpec& a = t.optimizer().adamw();
     if (!(a.lr() > 0.0f)) p.Add(absl::StrCat("train.optimizer.adamw.lr must be > 0 (got ", a.lr(), "), e.g. 1e-3"));

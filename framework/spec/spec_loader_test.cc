@@ -108,6 +108,17 @@ TEST(SpecLoader, MissingTaskAndFamilyAreRequired) {
   EXPECT_THAT(std::string(s.message()), HasSubstr("model.family is required"));
 }
 
+TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
+  EXPECT_THAT(std::string(Load(kGood, {"train.grad_accumulation=0"}).message()),
+              HasSubstr("train.grad_accumulation must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.label_smoothing=1.5"}).message()),
+              HasSubstr("train.label_smoothing must be in [0, 1) (got 1.5)"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT"}).message()),
+              HasSubstr("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.clip_grad_norm=-1"}).message()),
+              HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
+}
+
 TEST(SpecLoader, AllProblemsAreReportedAtOnce) {
   absl::Status s = Load(Replace(Replace(kGood, "num_layers: 1", "num_layers: 0"), "steps: 3", "steps: -1"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("model.num_layers"));
