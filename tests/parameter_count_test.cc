@@ -1,0 +1,101 @@
+// Parameter counts against closed formulas. The seed's Llama-style block
+// (lesson 002, exercise 2.5: d_model 64, 4 heads, SwiGLU d_ff 172, two
+// RMSNorms, no biases) has 2d + 4d^2 + 3 d d_ff = 49,536 parameters; and the
+// `parameters` figure of every run's metrics.json is the whole model's count.
+
+#include <fstream>
+
+#include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/train/trainer.h"
+#include "gtest/gtest.h"
+#include "tests/run_binary_util.h"
+
+namespace tvlab {
+namespace {
+
+// A sort spec with the given model fields, loaded as the run binary would.
+Experiment Spec(const std::string& model_fields, const std::vector<std::string>& overrides = {}) {
+  static int n = 0;
+  std::string path = TempDir() + "/params" + std::to_string(n++) + ".pbtxt";
+  std::ofstream(path) << "name: \"params\"\nmodel { family: ENCODER_ONLY " << model_fields
+                      << " }\ntask { sort_digits { length: 8 vocab_size: 10 } }\n"
+                         "train { steps: 1 batch_size: 4 }\neval { examples: 8 }\n";
+  auto spec = LoadExperiment(path, overrides);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return *spec;
+}
+
+const char kLlamaBlock[] =
+    "d_model: 64 num_heads: 4 num_layers: 1 d_ff: 172 bias: false "
+    "position { plugin: \"rope\" } norm { plugin: \"rmsnorm\" placement: \"pre_ln\" } "
+    "ffn { plugin: \"swiglu\" }";
+
+// Parameters whose names start with `prefix`.
+int64_t CountUnder(const Module& model, const std::string& prefix) {
+  int64_t total = 0;
+  for (const auto& [name, var] : model.NamedParameters())
+    if (name.rfind(prefix, 0) == 0) total += var.value().numel();
+  return total;
+}
+
+TEST(ParameterCount, SeedLlamaBlockHas49536) {
+  const int64_t d = 64, d_ff = 172;
+  auto model = BuildModel(Spec(kLlamaBlock), 10);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int64_t block = CountUnder(**model, "encoder.layers.0.");
+  EXPECT_EQ(block, 2 * d + 4 * d * d + 3 * d * d_ff);
+  EXPECT_EQ(block, 49536);  // the seed's printed total
+  // Its parts, as the seed prints them: norms 128, attention 16384, FFN 33024.
+  EXPECT_EQ(CountUnder(**model, "encoder.layers.0.attention_residual.norm.") +
+                CountUnder(**model, "encoder.layers.0.ffn_residual.norm."),
+            128);
+  EXPECT_EQ(CountUnder(**model, "encoder.layers.0.attention."), 16384);
+  EXPECT_EQ(CountUnder(**model, "encoder.layers.0.ffn."), 33024);
+}
+
+TEST(ParameterCount, SwigluWidthRuleGivesTheSeedsBlockWithoutDff) {
+  // d_ff 0: int(2/3 * 4 * 64) = 170, rounded up to a multiple of 4 = 172.
+  auto model = BuildModel(Spec(kLlamaBlock, {"model.d_ff=0"}), 10);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(CountUnder(**model, "encoder.layers.0."), 49536);
+}
+
+// Runs one training step and returns metrics.json's `parameters`.
+double ReportedParameters(const Experiment& spec) {
+  std::string dir = TempDir() + "/run_" + std::to_string(spec.model().d_model()) + "_" +
+                    spec.model().norm().placement() + spec.model().position().plugin();
+  std::ostringstream sink;
+  auto metrics = RunExperiment(spec, dir, sink);
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  return JsonNumber(ReadFile(dir + "/metrics.json"), "parameters");
+}
+
+TEST(ParameterCount, MetricsJsonReportsTheWholeModel) {
+  const int64_t v = 10, t = 8;
+  {
+    // Llama style, 2 layers: embedding V d, blocks, final RMSNorm d, head d V + V
+    // (the output head keeps its bias; model.bias covers attention and FFN).
+    const int64_t d = 64, f = 172, layers = 2;
+    Experiment spec = Spec(kLlamaBlock, {"model.num_layers=2"});
+    EXPECT_EQ(ReportedParameters(spec),
+              v * d + layers * (2 * d + 4 * d * d + 3 * d * f) + d + (d * v + v));
+  }
+  {
+    // The original recipe with biases and a learned table of T rows:
+    // attention 4 (d^2 + d), ReLU FFN 2 d f + f + d, two LayerNorms 2 * 2d,
+    // and a final LayerNorm 2d for Pre-LN.
+    const int64_t d = 32, f = 48, layers = 3;
+    const char fields[] = "d_model: 32 num_heads: 4 num_layers: 3 d_ff: 48 "
+                          "position { plugin: \"learned\" }";
+    const int64_t block = 4 * (d * d + d) + (2 * d * f + f + d) + 2 * 2 * d;
+    EXPECT_EQ(ReportedParameters(Spec(fields)),
+              v * d + t * d + layers * block + 2 * d + (d * v + v));
+    // Post-LN has no final norm.
+    EXPECT_EQ(ReportedParameters(Spec(fields, {"model.norm.placement=post_ln"})),
+              v * d + t * d + layers * block + (d * v + v));
+  }
+}
+
+}  // namespace
+}  // namespace tvlab
