@@ -26,6 +26,19 @@ TEST_P(NormalizationConformance, InvariantToScalingItsInput) {
   EXPECT_LE(MaxAbsDiff(y, y3), 1e-4f);
 }
 
+TEST_P(NormalizationConformance, InitialOutputRowsHaveUnitRootMeanSquare) {
+  // What every norm is for: whatever the input's scale and offset, a freshly
+  // initialised norm hands the next layer rows of RMS 1 (LayerNorm: mean 0 and
+  // variance 1; RMSNorm: mean square 1).
+  auto norm = MakeNormalization(GetParam(), SmallDims());
+  std::vector<float> y = norm->Forward(RandomVar({4, 8}, 5, 2.0f, 40.0f)).value().ToVector();
+  for (int row = 0; row < 4; ++row) {
+    double sq = 0.0;
+    for (int c = 0; c < 8; ++c) sq += y[row * 8 + c] * y[row * 8 + c];
+    EXPECT_NEAR(sq / 8.0, 1.0, 1e-4) << "row " << row;
+  }
+}
+
 TEST_P(NormalizationConformance, GradientsMatchFiniteDifferences) {
   std::vector<Var> inputs = {RandomVar({3, 8}, 3)};
   for (Var& p : ParameterVars(*norm_)) inputs.push_back(p);
