@@ -1,0 +1,226 @@
+// bazel run //experiments:attention_dump -- RUN_DIR [--input "3 1 4 1 5 9 2 6"]
+//     [--example N] [--output_dir DIR]
+//
+// Loads a finished run (spec.resolved.pbtxt + model.safetensors), runs one
+// input through the model and writes the attention weights of every layer
+// and head: attention.json (all of them) and one CSV per layer and head,
+// rows = queries, columns = keys, each row summing to 1. Reading these maps
+// is how one sees what a variant learned (e.g. in the sort task, which input
+// position each output position reads).
+// Exit codes: 0 success, 2 bad command line, run directory or input.
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "framework/backend/backend.h"
+#include "framework/data/task.h"
+#include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/train/safetensors.h"
+
+namespace tvlab {
+namespace {
+
+const char kUsage[] =
+    "usage: bazel run //experiments:attention_dump -- RUN_DIR [--input \"3 1 4 1\"] "
+    "[--example N] [--output_dir DIR]\n"
+    "  RUN_DIR          a finished run of //experiments:run (spec.resolved.pbtxt,\n"
+    "                   model.safetensors)\n"
+    "  --input IDS      token ids separated by spaces or commas (default: an\n"
+    "                   evaluation example of the run's task)\n"
+    "  --example N      which evaluation example when --input is not given (default 0)\n"
+    "  --output_dir DIR where to write (default RUN_DIR/attention)\n"
+    "Writes DIR/attention.json and DIR/<layer>.head<h>.csv for every layer and head.\n";
+
+struct Flags {
+  std::string run_dir, input, output_dir;
+  int64_t example = 0;
+  bool help = false;
+};
+
+// Paths typed by the user are relative to where they ran `bazel run`.
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> absl::StatusOr<std::string> {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) return a.substr(eq + 1);
+      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
+      return std::string(argv[++i]);
+    };
+    const std::string name = a.substr(0, a.find('='));
+    if (a == "--help" || a == "-h") {
+      f.help = true;
+    } else if (name == "--input" || name == "--output_dir" || name == "--example") {
+      auto v = value();
+      if (!v.ok()) return v.status();
+      if (name == "--input") f.input = *v;
+      if (name == "--output_dir") f.output_dir = *v;
+      if (name == "--example" && (!absl::SimpleAtoi(*v, &f.example) || f.example < 0))
+        return absl::InvalidArgumentError(
+            absl::StrCat("--example '", *v, "' is not a non-negative integer"));
+    } else if (a.rfind("-", 0) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
+    } else if (f.run_dir.empty()) {
+      f.run_dir = a;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a,
+                                                     "': give one run directory"));
+    }
+  }
+  if (!f.help && f.run_dir.empty()) return absl::InvalidArgumentError("no run directory given");
+  return f;
+}
+
+// One sequence from --input, checked against the task's vocabulary and length.
+absl::StatusOr<Batch> InputBatch(const std::string& text, const Task& task) {
+  Batch b;
+  for (absl::string_view piece : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    int32_t id;
+    if (!absl::SimpleAtoi(piece, &id))
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input: '", std::string(piece), "' is not a token id (an integer)"));
+    if (id < 0 || id >= task.vocab_size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input: token ", id, " at position ", b.inputs.size(),
+          " is outside the vocabulary [0, ", task.vocab_size(), ")"));
+    b.inputs.push_back(id);
+  }
+  if (b.inputs.empty()) return absl::InvalidArgumentError("--input holds no token ids");
+  if (static_cast<int64_t>(b.inputs.size()) > task.max_length())
+    return absl::InvalidArgumentError(absl::StrCat("--input has ", b.inputs.size(),
+                                                   " tokens; this run's model takes at most ",
+                                                   task.max_length()));
+  b.batch = 1;
+  b.length = static_cast<int64_t>(b.inputs.size());
+  b.targets.assign(b.inputs.size(), kIgnoreTarget);
+  return b;
+}
+
+struct LayerWeights {
+  std::string layer;  // e.g. "encoder.layers.0.attention"
+  Tensor weights;     // (1, H, T, S)
+};
+
+absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
+                          const std::vector<LayerWeights>& layers) {
+  std::filesystem::create_directories(dir);
+  std::ostringstream json;
+  json << "{\n  \"tokens\": [";
+  for (size_t i = 0; i < batch.inputs.size(); ++i) json << (i ? ", " : "") << batch.inputs[i];
+  json << "],\n  \"layers\": [";
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Tensor& w = layers[l].weights;  // (1, H, T, S)
+    const int64_t h = w.dim(1), t = w.dim(2), s = w.dim(3);
+    json << (l ? "," : "") << "\n    {\"layer\": \"" << layers[l].layer << "\", \"heads\": [";
+    for (int64_t hd = 0; hd < h; ++hd) {
+      std::ofstream csv(absl::StrCat(dir, "/", layers[l].layer, ".head", hd, ".csv"));
+      csv << "query\\key";
+      for (int64_t j = 0; j < s; ++j) csv << ",k" << j << "=" << batch.inputs[j];
+      csv << "\n";
+      json << (hd ? ", " : "") << "\n      [";
+      for (int64_t i = 0; i < t; ++i) {
+        csv << "q" << i << "=" << batch.inputs[i];
+        json << (i ? ", " : "") << "[";
+        for (int64_t j = 0; j < s; ++j) {
+          const float v = w.data()[(hd * t + i) * s + j];
+          csv << absl::StrFormat(",%.6g", v);
+          json << (j ? ", " : "") << absl::StrFormat("%.6g", v);
+        }
+        csv << "\n";
+        json << "]";
+      }
+      json << "]";
+      if (!csv) return absl::PermissionDeniedError(absl::StrCat("cannot write into '", dir, "'"));
+    }
+    json << "]}";
+  }
+  json << "\n  ]\n}\n";
+  std::ofstream out(dir + "/attention.json");
+  out << json.str();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", dir, "/attention.json'"));
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  auto flags = ParseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "error: " << flags.status().message() << "\n\n" << kUsage;
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const std::string run_dir = UserPath(flags->run_dir);
+  auto fail = [](const absl::Status& s) {
+    std::cerr << "error: " << s.message() << "\n";
+    return 2;
+  };
+  const std::string spec_path = run_dir + "/spec.resolved.pbtxt";
+  if (!std::filesystem::exists(spec_path))
+    return fail(absl::NotFoundError(absl::StrCat(
+        run_dir, " is not a run directory (no spec.resolved.pbtxt); give the directory "
+                 "//experiments:run wrote")));
+  auto spec = LoadExperiment(spec_path, {});
+  if (!spec.ok()) return fail(spec.status());
+  if (absl::Status s = SetBackend(spec->runtime().backend()); !s.ok()) return fail(s);
+  auto task_entry = TaskRegistry().Get(TaskName(*spec));
+  if (!task_entry.ok()) return fail(task_entry.status());
+  std::unique_ptr<Task> task = (*task_entry)->create(*spec);
+  auto model = BuildModel(*spec, task->vocab_size());
+  if (!model.ok()) return fail(model.status());
+  const std::string weights_path = run_dir + "/model.safetensors";
+  auto tensors = ReadSafetensors(weights_path);
+  if (!tensors.ok()) return fail(tensors.status());
+  if (absl::Status s = AssignByName(*tensors, (*model)->NamedParameters(), weights_path); !s.ok())
+    return fail(s);
+
+  Batch batch;
+  if (!flags->input.empty()) {
+    auto b = InputBatch(flags->input, *task);
+    if (!b.ok()) return fail(b.status());
+    batch = *b;
+  } else {
+    batch = task->EvalBatch(spec->eval().seed(), flags->example, 1);
+  }
+  std::vector<LayerWeights> layers;
+  AttentionProbe probe = [&](const std::string& layer, const Tensor& w) {
+    layers.push_back({layer, w.Clone()});
+  };
+  {
+    NoGradGuard no_grad;
+    (*model)->Forward(batch, ForwardContext{}, &probe);
+  }
+  const std::string out_dir =
+      flags->output_dir.empty() ? run_dir + "/attention" : UserPath(flags->output_dir);
+  if (absl::Status s = WriteOutputs(out_dir, batch, layers); !s.ok()) {
+    std::cerr << "error: " << s.message() << "\n";
+    return 1;
+  }
+  std::cout << "input";
+  for (int32_t id : batch.inputs) std::cout << " " << id;
+  std::cout << "\n" << layers.size() << " layers x " << (layers.empty() ? 0 : layers[0].weights.dim(1))
+            << " heads written to " << out_dir << "/ (attention.json, <layer>.head<h>.csv)\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace tvlab
+
+int main(int argc, char** argv) { return tvlab::Main(argc, argv); }
