@@ -1,5 +1,6 @@
 // bazel run //experiments:run -- spec.pbtxt [--set a.b=c]... [--output_dir DIR]
 // bazel run //experiments:run -- --resume RUN_DIR
+// bazel run //experiments:run -- GRID.pbtxt [--jobs N] ...  (a grid: docs/grids.md)
 //
 // Validates the whole spec, trains, evaluates and leaves a run directory.
 // Exit codes: 0 success, 2 bad command line or spec, 1 failure while running.
@@ -12,6 +13,7 @@
 #include <iostream>
 
 #include "absl/strings/str_join.h"
+#include "experiments/grid/grid_main.h"
 #include "experiments/run_flags.h"
 #include "framework/backend/backend.h"
 #include "framework/data/task.h"
@@ -56,7 +58,10 @@ int main(int argc, char** argv) {
   // step; keep them in the heap instead of mmap/munmap (page faults) per step.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  auto flags = tvlab::ParseRunFlags(std::vector<std::string>(argv + 1, argv + argc));
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  // A grid spec trains many runs, each by this same binary in its own process.
+  if (tvlab::IsGridCommand(args)) return tvlab::GridMain(args, std::filesystem::read_symlink("/proc/self/exe"));
+  auto flags = tvlab::ParseRunFlags(args);
   if (!flags.ok()) {
     std::cerr << "error: " << flags.status().message() << "\n\n" << tvlab::kRunUsage;
     return 2;

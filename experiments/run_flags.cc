@@ -10,6 +10,8 @@ const char kRunUsage[] =
     "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
     "[--output_dir DIR]\n"
     "       bazel run //experiments:run -- --list_plugins\n"
+    "       bazel run //experiments:run -- GRID.pbtxt [--jobs N] ...  (an ablation grid; "
+    "--help with it, docs/grids.md)\n"
     "  SPEC.pbtxt        experiment spec in protobuf text format (see configs/)\n"
     "  --set a.b=v       override one field, e.g. --set model.num_heads=8 (repeatable)\n"
     "  --output_dir DIR  run directory (default runs/<name>/<timestamp>)\n"

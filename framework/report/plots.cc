@@ -55,18 +55,29 @@ std::vector<double> NiceTicks(double lo, double hi, int target) {
 }
 
 std::vector<double> LogTicks(double lo, double hi) {
-  std::vector<double> all;
-  for (int e = static_cast<int>(std::floor(std::log10(lo))) - 1;
-       e <= static_cast<int>(std::ceil(std::log10(hi))); ++e) {
-    for (double m : {1.0, 2.0, 5.0}) all.push_back(m * std::pow(10.0, e));
+  // 1-2-5 per decade; a range narrower than that gets every digit, and a
+  // range within one digit step gets linear nice ticks.
+  for (const std::vector<double>& mantissas :
+       {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    std::vector<double> all;
+    for (int e = static_cast<int>(std::floor(std::log10(lo))) - 1;
+         e <= static_cast<int>(std::ceil(std::log10(hi))); ++e) {
+      for (double m : mantissas) all.push_back(std::stod(absl::StrFormat("%.12g", m * std::pow(10.0, e))));
+    }
+    // From the largest candidate <= lo to the smallest >= hi.
+    size_t first = 0, last = all.size() - 1;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (all[i] <= lo * (1 + 1e-9)) first = i;
+      if (all[all.size() - 1 - i] >= hi * (1 - 1e-9)) last = all.size() - 1 - i;
+    }
+    std::vector<double> ticks(all.begin() + first, all.begin() + last + 1);
+    int inside_count = 0;
+    for (double t : ticks) inside_count += t >= lo * (1 - 1e-9) && t <= hi * (1 + 1e-9);
+    if (inside_count >= 3) return ticks;
   }
   std::vector<double> ticks;
-  for (size_t i = 0; i < all.size(); ++i) {
-    bool inside = all[i] >= lo * (1 - 1e-9) && all[i] <= hi * (1 + 1e-9);
-    bool below = i + 1 < all.size() && all[i] < lo && all[i + 1] >= lo * (1 - 1e-9);
-    bool above = i > 0 && all[i] > hi && all[i - 1] <= hi * (1 + 1e-9);
-    if (inside || below || above) ticks.push_back(all[i]);
-  }
+  for (double t : NiceTicks(lo, hi, 5))
+    if (t > 0) ticks.push_back(t);
   return ticks;
 }
 
@@ -129,14 +140,14 @@ std::string RenderLinePlot(const LinePlotSpec& plot) {
       if (!std::isfinite(s->y[i]) || (plot.log_y && s->y[i] <= 0)) continue;
       points.emplace_back(x(s->x[i]), y(s->y[i]));
     }
-    svg.Polyline(points, Stroke{s->color, s->width, s->opacity, ""});
+    svg.Polyline(points, Stroke{s->color, s->width, s->opacity, s->dash});
   }
 
   double legend_y = top + 8;
   for (const LineSeries& s : plot.series) {
     if (s.label.empty()) continue;
     double lx = left + plot_w + 20;
-    svg.Line(lx, legend_y, lx + 24, legend_y, Stroke{s.color, 3, 1, ""});
+    svg.Line(lx, legend_y, lx + 24, legend_y, Stroke{s.color, s.dash.empty() ? 3.0 : 2.2, 1, s.dash});
     svg.Text(lx + 30, legend_y + 4, s.label, kTickSize);
     legend_y += 18;
   }
@@ -180,7 +191,7 @@ std::string RenderBarChart(const BarChartSpec& chart) {
     }
     const double x0 = x(std::max(0.0, ticks.front()));
     svg.Rect(std::min(x0, x(b.mean)), mid - row * 0.32, std::abs(x(b.mean) - x0), row * 0.64, b.color,
-             nullptr, 0.85);
+             nullptr, b.opacity);
     const Stroke whisker{"#222222", 1.3, 1, ""};
     if (b.n > 1) {
       svg.Line(x(b.mean - b.std), mid, x(b.mean + b.std), mid, whisker);

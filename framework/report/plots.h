@@ -28,6 +28,7 @@ struct LineSeries {
   std::string color = "#4e79a7";
   double width = 1.5;
   double opacity = 1;
+  std::string dash;  // SVG stroke-dasharray, e.g. "6 3"; empty = solid
 };
 
 struct LinePlotSpec {
@@ -44,6 +45,7 @@ struct Bar {
   double mean = 0, std = 0;
   std::vector<double> points;  // one per seed, drawn as dots
   std::string color = "#4e79a7";
+  double opacity = 0.85;
   bool baseline = false;  // bold label and a dashed reference line
   std::string note;
 };

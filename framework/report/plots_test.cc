@@ -24,6 +24,9 @@ TEST(Ticks, NiceStepsCoverTheRange) {
 
 TEST(Ticks, LogTicksAreOneTwoFive) {
   EXPECT_THAT(LogTicks(0.06, 2.3), ElementsAre(0.05, 0.1, 0.2, 0.5, 1, 2, 5));
+  // Narrower than 1-2-5 can label: every digit, then linear steps.
+  EXPECT_THAT(LogTicks(0.25, 0.9), ElementsAre(0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9));
+  EXPECT_THAT(LogTicks(2.2, 2.45), ElementsAre(2.2, 2.25, 2.3, 2.35, 2.4, 2.45));
 }
 
 TEST(Ticks, Labels) {

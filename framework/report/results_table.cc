@@ -1,10 +1,12 @@
 #include "framework/report/results_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -50,6 +52,15 @@ std::string FirstLine(const std::string& text) {
   return line.size() > 140 ? line.substr(0, 137) + "..." : line;
 }
 
+// The line of a failure that says why: the run binary's "error: ..." line
+// if there is one, else the first line.
+std::string FailureSummary(const std::string& error) {
+  for (absl::string_view line : absl::StrSplit(error, '\n')) {
+    if (absl::StartsWith(line, "error: ")) return FirstLine(std::string(line.substr(7)));
+  }
+  return FirstLine(error);
+}
+
 std::string Num(double v) { return absl::StrFormat("%.9g", v); }
 
 // The mean loss of a cell's finished seeds at the steps they all logged.
@@ -74,6 +85,41 @@ std::string RelativeTo(const std::string& path, const std::string& base) {
   std::error_code ignored;
   std::string rel = std::filesystem::relative(path, base, ignored).string();
   return rel.empty() ? path : rel;
+}
+
+// How a cell is drawn in both plots. With two or more axes, the colour
+// follows the values of all but the last axis and the line dash (bar shade)
+// the last axis's value, so e.g. position x placement reads as four colours,
+// solid or dashed. With one axis every cell gets its own colour.
+struct CellStyle {
+  std::string color, dash;
+  double bar_opacity = 0.85;
+};
+
+CellStyle StyleOf(const ExpandedGrid& grid, size_t cell) {
+  const std::vector<std::string>& values = grid.cells[cell].axis_values;
+  CellStyle style;
+  if (values.size() < 2) {
+    style.color = PaletteColor(static_cast<int>(cell));
+    return style;
+  }
+  std::vector<std::vector<std::string>> prefixes;
+  std::vector<std::string> last_values;
+  for (const GridCell& c : grid.cells) {
+    std::vector<std::string> prefix(c.axis_values.begin(), c.axis_values.end() - 1);
+    if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) prefixes.push_back(prefix);
+    if (std::find(last_values.begin(), last_values.end(), c.axis_values.back()) == last_values.end())
+      last_values.push_back(c.axis_values.back());
+  }
+  std::vector<std::string> prefix(values.begin(), values.end() - 1);
+  const int color = static_cast<int>(std::find(prefixes.begin(), prefixes.end(), prefix) - prefixes.begin());
+  const int shade = static_cast<int>(std::find(last_values.begin(), last_values.end(), values.back()) -
+                                     last_values.begin());
+  static const char* kDashes[] = {"", "7 4", "2 3", "9 3 2 3"};
+  style.color = PaletteColor(color);
+  style.dash = kDashes[shade % 4];
+  style.bar_opacity = 0.85 - 0.45 * (shade % 4) / 3.0;
+  return style;
 }
 
 }  // namespace
@@ -273,7 +319,7 @@ std::string ResultsMarkdown(const GridResults& results) {
       row.push_back(secs.n > 0 ? absl::StrFormat("%.1f", secs.mean) : "");
       for (const RunOutcome& r : cell.runs) {
         if (r.state == RunState::kFailed)
-          notes.push_back(absl::StrCat("seed ", r.run->seed, " failed: ", FirstLine(r.error)));
+          notes.push_back(absl::StrCat("seed ", r.run->seed, " failed: ", FailureSummary(r.error)));
         if (r.state == RunState::kNotRun) notes.push_back(absl::StrCat("seed ", r.run->seed, " not run"));
       }
     }
@@ -294,11 +340,11 @@ std::string LossCurvesSvg(const GridResults& results) {
   plot.log_y = true;
   for (size_t c = 0; c < results.cells.size(); ++c) {
     const CellOutcome& cell = results.cells[c];
-    const std::string color = PaletteColor(static_cast<int>(c));
+    const CellStyle style = StyleOf(*results.grid, c);
     for (const RunOutcome& r : cell.runs) {
       if (r.state != RunState::kFinished || cell.finished() < 2) continue;
       LineSeries s;
-      s.color = color, s.width = 1, s.opacity = 0.3;
+      s.color = style.color, s.width = 1, s.opacity = 0.3;
       for (const auto& [step, loss] : r.loss_curve) s.x.push_back(step), s.y.push_back(loss);
       plot.series.push_back(std::move(s));
     }
@@ -306,7 +352,7 @@ std::string LossCurvesSvg(const GridResults& results) {
     if (mean.empty()) continue;
     LineSeries s;
     s.label = cell.cell->label;
-    s.color = color, s.width = 2.2;
+    s.color = style.color, s.dash = style.dash, s.width = 2.2;
     for (const auto& [step, loss] : mean) s.x.push_back(step), s.y.push_back(loss);
     plot.series.push_back(std::move(s));
   }
@@ -322,16 +368,20 @@ std::string MainMetricSvg(const GridResults& results) {
     const CellOutcome& cell = results.cells[c];
     Bar bar;
     bar.label = cell.cell->label;
-    bar.color = PaletteColor(static_cast<int>(c));
+    const CellStyle style = StyleOf(*results.grid, c);
+    bar.color = style.color;
+    bar.opacity = style.bar_opacity;
     bar.baseline = static_cast<int>(c) == results.grid->baseline;
     bar.points = cell.Values(main);
     SeedStats s = Summarize(bar.points);
     bar.n = s.n, bar.mean = s.mean, bar.std = s.std;
-    if (!cell.cell->valid()) {
-      bar.note = "invalid cell";
-    } else if (s.n < static_cast<int>(cell.runs.size())) {
-      bar.note = absl::StrCat(cell.runs.size() - s.n, " of ", cell.runs.size(), " seeds missing");
-    }
+    if (!cell.cell->valid()) bar.note = "invalid cell";
+    std::vector<std::string> missing;
+    int failed = 0, not_run = 0;
+    for (const RunOutcome& r : cell.runs) failed += r.state == RunState::kFailed, not_run += r.state == RunState::kNotRun;
+    if (failed > 0) missing.push_back(absl::StrCat(failed, " of ", cell.runs.size(), " seeds failed"));
+    if (not_run > 0) missing.push_back(absl::StrCat(not_run, " of ", cell.runs.size(), " seeds not run"));
+    if (!missing.empty()) bar.note = absl::StrJoin(missing, ", ");
     chart.bars.push_back(std::move(bar));
   }
   return RenderBarChart(chart);

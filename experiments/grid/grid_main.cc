@@ -1,0 +1,227 @@
+#include "experiments/grid/grid_main.h"
+
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "experiments/grid/grid_plan.h"
+#include "experiments/grid/grid_runner.h"
+#include "framework/report/results_table.h"
+#include "framework/spec/grid_loader.h"
+
+namespace tvlab {
+
+const char kGridUsage[] =
+    "usage: bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
+    "                                        [--report_only] [--dry_run] [--retry_failed]\n"
+    "  GRID.pbtxt       grid spec (framework/spec/grid.proto, docs/grids.md)\n"
+    "  --jobs N         runs trained at once, each in its own process (default 1)\n"
+    "  --output_dir DIR where run directories go (default: the grid's output_dir,\n"
+    "                   else runs/<grid name>)\n"
+    "  --report_only    rebuild results.csv, results.md and the plots from the run\n"
+    "                   directories; train nothing\n"
+    "  --dry_run        list the cells, their validity and what would run; train nothing\n"
+    "  --retry_failed   run again the runs that failed before (default: keep them)\n"
+    "Relative paths resolve against the directory you ran bazel from.\n";
+
+namespace {
+
+struct GridFlags {
+  std::string grid_path;
+  std::string output_dir;
+  int jobs = 1;
+  bool report_only = false;
+  bool dry_run = false;
+  bool retry_failed = false;
+  bool help = false;
+};
+
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+std::string WorkingDir() {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  return cwd != nullptr ? cwd : std::filesystem::current_path().string();
+}
+
+absl::StatusOr<GridFlags> ParseGridFlags(const std::vector<std::string>& args) {
+  GridFlags flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const std::string& name) -> absl::StatusOr<std::string> {
+      if (absl::StartsWith(a, name + "=")) return a.substr(name.size() + 1);
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+      return args[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      flags.help = true;
+    } else if (a == "--report_only") {
+      flags.report_only = true;
+    } else if (a == "--dry_run") {
+      flags.dry_run = true;
+    } else if (a == "--retry_failed") {
+      flags.retry_failed = true;
+    } else if (a == "--jobs" || absl::StartsWith(a, "--jobs=")) {
+      auto v = value("--jobs");
+      if (!v.ok()) return v.status();
+      if (!absl::SimpleAtoi(*v, &flags.jobs) || flags.jobs < 1)
+        return absl::InvalidArgumentError(absl::StrCat("--jobs: '", *v, "' is not a number of processes >= 1"));
+    } else if (a == "--output_dir" || absl::StartsWith(a, "--output_dir=")) {
+      auto v = value("--output_dir");
+      if (!v.ok()) return v.status();
+      flags.output_dir = *v;
+    } else if (absl::StartsWith(a, "-")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag '", a, "' for a grid", a == "--set" ? "; put overrides in the grid's `set` list" : ""));
+    } else if (flags.grid_path.empty()) {
+      flags.grid_path = a;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a, "': one grid file at a time"));
+    }
+  }
+  if (flags.report_only && flags.dry_run)
+    return absl::InvalidArgumentError("--report_only and --dry_run exclude each other");
+  return flags;
+}
+
+// Holds an exclusive lock on <dir>/.grid.lock while a grid trains there, so
+// two invocations never train the same run twice.
+class DirLock {
+ public:
+  absl::Status Acquire(const std::string& dir) {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    if (error) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create output directory '", dir, "': ", error.message()));
+    }
+    fd_ = open((dir + "/.grid.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "another grid is training in '", dir, "' (", dir, "/.grid.lock is held); wait for it or "
+          "choose another --output_dir"));
+    }
+    return absl::OkStatus();
+  }
+  ~DirLock() {
+    if (fd_ >= 0) close(fd_);
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+int Report(const ExpandedGrid& grid) {
+  auto written = WriteReport(CollectResults(grid));
+  if (!written.ok()) {
+    std::cerr << "error: " << written.status().message() << "\n";
+    return 1;
+  }
+  std::ifstream md(grid.results_dir + "/results.md");
+  std::stringstream text;
+  text << md.rdbuf();
+  std::cout << text.str() << "\nwritten: ";
+  for (const std::string& f : *written) std::cout << f << " ";
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+bool IsGridCommand(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a.empty() || a[0] == '-') continue;
+    std::ifstream in(UserPath(a));
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    if (LooksLikeGridSpec(text.str())) return true;
+  }
+  return false;
+}
+
+int GridMain(const std::vector<std::string>& args, const std::string& run_binary) {
+  auto flags = ParseGridFlags(args);
+  if (!flags.ok()) {
+    std::cerr << "error: " << flags.status().message() << "\n\n" << kGridUsage;
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << kGridUsage;
+    return 0;
+  }
+  // Absolute, so every path derived from it (output and run directories)
+  // means the same to the run processes.
+  const std::string grid_path = std::filesystem::absolute(UserPath(flags->grid_path)).lexically_normal();
+  auto spec = ParseGridFile(grid_path);
+  if (!spec.ok()) {
+    std::cerr << "error: " << spec.status().message() << "\n";
+    return 2;
+  }
+  if (!flags->output_dir.empty()) spec->set_output_dir(std::filesystem::absolute(UserPath(flags->output_dir)));
+  absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
+  if (!metric_ok.ok()) {
+    std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
+    return 2;
+  }
+  auto grid = ExpandGrid(*spec, grid_path, WorkingDir());
+  if (!grid.ok()) {
+    std::cerr << "error: " << grid.status().message() << "\n";
+    return 2;
+  }
+  std::cerr << "grid " << grid->name << ": " << grid->cells.size() << " cells x "
+            << std::max(1, grid->spec.seeds_size()) << " seed(s); run directories under " << grid->output_dir
+            << "/runs\n";
+
+  const std::string invalid = InvalidCellsReport(*grid);
+  if (!invalid.empty()) std::cerr << invalid;
+  if (flags->report_only) return Report(*grid);
+  if (!invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP) {
+    std::cerr << "Nothing was trained. Fix these cells in the grid, or set `invalid_cells: SKIP` to "
+                 "train the valid ones and list the invalid ones in the results.\n";
+    return 2;
+  }
+  if (!invalid.empty()) std::cerr << "invalid_cells: SKIP: training the valid cells only.\n";
+
+  GridPlan plan = PlanGrid(*grid, flags->retry_failed);
+  std::cerr << DescribePlan(plan) << "\n";
+  if (flags->dry_run) {
+    for (const PlannedRun& p : plan.to_run)
+      std::cout << (p.resume ? "resume " : "run    ") << p.run->key << "  " << p.cell->label << " seed "
+                << p.run->seed << "\n";
+    return 0;
+  }
+  DirLock lock;
+  absl::Status locked = lock.Acquire(grid->output_dir);
+  if (!locked.ok()) {
+    std::cerr << "error: " << locked.message() << "\n";
+    return 2;
+  }
+  GridRunnerOptions options;
+  options.run_binary = run_binary;
+  options.jobs = flags->jobs;
+  options.progress = &std::cerr;
+  options.interactive = isatty(STDERR_FILENO) == 1;
+  GridRunSummary summary = RunGrid(plan, options);
+  int status = Report(*grid);
+  if (summary.interrupted) return 1;
+  if (summary.failed > 0 || plan.failed_kept > 0) {
+    std::cerr << summary.failed + plan.failed_kept
+              << " run(s) failed; their errors are in the notes column and in <run_dir>/failed.txt\n";
+    return 1;
+  }
+  return status;
+}
+
+}  // namespace tvlab

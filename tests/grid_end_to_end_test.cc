@@ -1,0 +1,189 @@
+// A tiny grid through the real run binary, as a user runs it: every cell
+// trained in its own run directory keyed by its resolved spec, a failing cell
+// recorded while the others go on, a second invocation that runs nothing,
+// an extended grid that runs only the new cells, interrupted runs picked up
+// again, the report rebuilt from the run directories, and invalid cells
+// reported before anything trains.
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_split.h"
+#include "framework/spec/grid_loader.h"
+#include "framework/spec/spec_loader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/run_binary_util.h"
+
+namespace tvlab {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const char kBase[] = R"pb(name: "tiny_sort"
+model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 d_ff: 32 }
+task { sort_digits { length: 6 } }
+train { steps: 20 log_every: 5 checkpoint_every: 10 }
+eval { examples: 50 batch_size: 50 }
+)pb";
+
+// lr 1e30 makes the first update overflow: the run fails with a NaN loss.
+std::string Grid(const std::string& lrs) {
+  return "base_spec: \"base.pbtxt\"\n"
+         "axis { field: \"model.position.plugin\" values: [\"none\", \"sinusoidal\"] label: \"position\" }\n"
+         "axis { field: \"train.optimizer.adamw.lr\" values: [" + lrs + "] label: \"lr\" }\n"
+         "seeds: [0, 1]\n"
+         "baseline: [\"position=sinusoidal\", \"lr=1e-3\"]\n"
+         "output_dir: \"out\"\n";
+}
+
+class GridEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Write("base.pbtxt", kBase);
+  }
+  void Write(const std::string& file, const std::string& text) { std::ofstream(dir_ + "/" + file) << text; }
+  RunResult Run(const std::string& args) { return RunBinary(dir_ + "/" + args); }
+  std::vector<std::string> RunDirs() {
+    std::vector<std::string> out;
+    if (!fs::exists(dir_ + "/out/runs")) return out;
+    for (const auto& e : fs::directory_iterator(dir_ + "/out/runs")) out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  static size_t Count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+  std::string dir_;
+};
+
+TEST_F(GridEndToEnd, TrainsEveryCellRecordsFailuresResumesAndExtends) {
+  Write("grid.pbtxt", Grid("\"1e-3\", \"1e30\""));
+  RunResult first = Run("grid.pbtxt --jobs 2");
+  EXPECT_EQ(first.exit_code, 1) << first.output;  // some runs failed
+  EXPECT_THAT(first.output, HasSubstr("grid grid: 4 cells x 2 seed(s)"));
+  EXPECT_THAT(first.output, HasSubstr("8 runs: 0 finished (skipped), 8 to run"));
+  EXPECT_THAT(first.output, HasSubstr("ETA"));
+  EXPECT_EQ(Count(first.output, "\nstarting "), 8u) << first.output;
+
+  // One directory per run, named by the key of the spec it trained.
+  std::vector<std::string> dirs = RunDirs();
+  ASSERT_EQ(dirs.size(), 8u);
+  int finished = 0, failed = 0;
+  for (const std::string& d : dirs) {
+    auto spec = ParseSpecFile(d + "/spec.resolved.pbtxt");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(RunKey(*spec), fs::path(d).filename().string());
+    EXPECT_TRUE(fs::exists(d + "/grid_run.pbtxt"));
+    if (fs::exists(d + "/metrics.json")) {
+      ++finished;
+      EXPECT_FLOAT_EQ(spec->train().optimizer().adamw().lr(), 1e-3f);
+    } else {
+      ++failed;
+      EXPECT_THAT(ReadFile(d + "/failed.txt"), HasSubstr("training loss became"));
+      EXPECT_FLOAT_EQ(spec->train().optimizer().adamw().lr(), 1e30f);
+    }
+  }
+  EXPECT_EQ(finished, 4);
+  EXPECT_EQ(failed, 4);
+
+  // The report: one CSV row per cell and seed, one markdown row per cell.
+  std::string csv = ReadFile(dir_ + "/out/results.csv");
+  EXPECT_EQ(Count(csv, "\n"), 1u + 8u);
+  EXPECT_EQ(Count(csv, ",finished,"), 4u);
+  EXPECT_EQ(Count(csv, ",failed,"), 4u);
+  std::string md = ReadFile(dir_ + "/out/results.md");
+  EXPECT_THAT(md, HasSubstr("4 cells (0 invalid), 8 runs: 4 finished, 4 failed, 0 not run."));
+  EXPECT_THAT(md, HasSubstr("| sinusoidal | 1e-3 (baseline) | 2 | "));
+  EXPECT_THAT(md, HasSubstr("seed 0 failed: training loss became"));
+  EXPECT_THAT(ReadFile(dir_ + "/out/loss_curves.svg"), HasSubstr(">position=none lr=1e-3</text>"));
+  EXPECT_THAT(ReadFile(dir_ + "/out/token_accuracy.svg"), HasSubstr("2 of 2 seeds failed"));
+
+  // Again: nothing runs.
+  const auto metrics_time = fs::last_write_time(dirs[0] + "/run.log");
+  RunResult second = Run("grid.pbtxt");
+  EXPECT_THAT(second.output, HasSubstr("8 runs: 4 finished (skipped), 4 failed earlier (kept; --retry_failed "
+                                       "reruns them), 0 to run"));
+  EXPECT_EQ(Count(second.output, "starting "), 0u) << second.output;
+  EXPECT_EQ(fs::last_write_time(dirs[0] + "/run.log"), metrics_time);
+
+  // Extended with a new learning rate: only its two cells (four runs) train.
+  Write("grid.pbtxt", Grid("\"1e-3\", \"1e30\", \"3e-3\""));
+  RunResult third = Run("grid.pbtxt");
+  EXPECT_THAT(third.output, HasSubstr("12 runs: 4 finished (skipped), 4 failed earlier"));
+  EXPECT_THAT(third.output, HasSubstr("4 to run"));
+  EXPECT_EQ(Count(third.output, "starting "), 4u) << third.output;
+  EXPECT_EQ(Count(third.output, "starting position=none lr=3e-3 seed "), 2u);
+  EXPECT_EQ(Count(third.output, "starting position=sinusoidal lr=3e-3 seed "), 2u);
+  EXPECT_EQ(RunDirs().size(), 12u);
+
+  // Two runs interrupted: one after its last checkpoint (it resumes from
+  // there), one before any directory existed (it starts over).
+  std::vector<std::string> finished_dirs;
+  for (const std::string& d : RunDirs())
+    if (fs::exists(d + "/metrics.json")) finished_dirs.push_back(d);
+  ASSERT_GE(finished_dirs.size(), 2u);
+  fs::remove(finished_dirs[0] + "/metrics.json");
+  fs::remove_all(finished_dirs[1]);
+  RunResult fourth = Run("grid.pbtxt");
+  EXPECT_THAT(fourth.output, HasSubstr("2 to run (1 resume from a checkpoint)"));
+  EXPECT_EQ(Count(fourth.output, "\nresuming "), 1u) << fourth.output;
+  EXPECT_EQ(Count(fourth.output, "\nstarting "), 1u) << fourth.output;
+  EXPECT_TRUE(fs::exists(finished_dirs[0] + "/metrics.json"));
+  EXPECT_TRUE(fs::exists(finished_dirs[1] + "/metrics.json"));
+  EXPECT_THAT(ReadFile(finished_dirs[0] + "/run.log"), HasSubstr("resuming"));
+
+  // The report comes back from the run directories alone.
+  fs::remove(dir_ + "/out/results.md");
+  fs::remove(dir_ + "/out/results.csv");
+  RunResult report = Run("grid.pbtxt --report_only");
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_EQ(Count(report.output, "starting "), 0u);
+  EXPECT_THAT(ReadFile(dir_ + "/out/results.md"),
+              HasSubstr("6 cells (0 invalid), 12 runs: 8 finished, 4 failed, 0 not run."));
+  EXPECT_EQ(Count(ReadFile(dir_ + "/out/results.csv"), "\n"), 1u + 12u);
+}
+
+TEST_F(GridEndToEnd, InvalidCellsAreReportedBeforeAnythingTrains) {
+  const std::string grid = "base_spec: \"base.pbtxt\"\noutput_dir: \"out\"\n"
+                           "axis { field: \"model.num_heads\" values: [\"2\", \"3\"] }\n";
+  Write("stop.pbtxt", grid);
+  RunResult stop = Run("stop.pbtxt");
+  EXPECT_EQ(stop.exit_code, 2) << stop.output;
+  EXPECT_THAT(stop.output, HasSubstr("1 of 2 cells are invalid:\n  num_heads=3:\n    model.num_heads: d_model (16) "
+                                     "must be divisible by num_heads (3)"));
+  EXPECT_THAT(stop.output, HasSubstr("Nothing was trained"));
+  EXPECT_TRUE(RunDirs().empty());
+
+  Write("skip.pbtxt", grid + "invalid_cells: SKIP\n");
+  RunResult skip = Run("skip.pbtxt");
+  EXPECT_EQ(skip.exit_code, 0) << skip.output;
+  EXPECT_EQ(RunDirs().size(), 1u);
+  EXPECT_THAT(ReadFile(dir_ + "/out/results.md"), HasSubstr("| 3 | – |"));
+  EXPECT_THAT(ReadFile(dir_ + "/out/results.md"), HasSubstr("invalid: model.num_heads: d_model (16) must be"));
+}
+
+TEST_F(GridEndToEnd, GridMistakesAreErrors) {
+  Write("typo.pbtxt", "base_spec: \"base.pbtxt\"\naxis { field: \"seed\" valuez: [\"1\"] }\n");
+  RunResult typo = Run("typo.pbtxt");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.output, HasSubstr("typo.pbtxt:2:"));
+  EXPECT_THAT(typo.output, HasSubstr("did you mean \"values\"?"));
+  Write("g.pbtxt", Grid("\"1e-3\""));
+  RunResult flag = Run("g.pbtxt --jobs 0");
+  EXPECT_EQ(flag.exit_code, 2);
+  EXPECT_THAT(flag.output, HasSubstr("--jobs: '0' is not a number of processes >= 1"));
+  Write("metric.pbtxt", Grid("\"1e-3\"") + "main_metric: \"acc\"\n");
+  EXPECT_THAT(Run("metric.pbtxt").output, HasSubstr("main_metric: 'acc' is not a metric; metrics: token_accuracy"));
+  EXPECT_TRUE(RunDirs().empty());
+}
+
+}  // namespace
+}  // namespace tvlab
