@@ -187,12 +187,14 @@ int GridMain(const std::vector<std::string>& args, const std::string& run_binary
   const std::string invalid = InvalidCellsReport(*grid);
   if (!invalid.empty()) std::cerr << invalid;
   if (flags->report_only) return Report(*grid);
-  if (!invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP) {
+  const bool stop = !invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP;
+  if (stop) {
     std::cerr << "Nothing was trained. Fix these cells in the grid, or set `invalid_cells: SKIP` to "
                  "train the valid ones and list the invalid ones in the results.\n";
-    return 2;
+    if (!flags->dry_run) return 2;
+  } else if (!invalid.empty()) {
+    std::cerr << "invalid_cells: SKIP: training the valid cells only.\n";
   }
-  if (!invalid.empty()) std::cerr << "invalid_cells: SKIP: training the valid cells only.\n";
 
   GridPlan plan = PlanGrid(*grid, flags->retry_failed);
   std::cerr << DescribePlan(plan) << "\n";
@@ -200,7 +202,7 @@ int GridMain(const std::vector<std::string>& args, const std::string& run_binary
     for (const PlannedRun& p : plan.to_run)
       std::cout << (p.resume ? "resume " : "run    ") << p.run->key << "  " << p.cell->label << " seed "
                 << p.run->seed << "\n";
-    return 0;
+    return stop ? 2 : 0;
   }
   DirLock lock;
   absl::Status locked = lock.Acquire(grid->output_dir);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -127,6 +128,42 @@ TEST_F(ResultsTableTest, WritesTheFourFilesAndRebuildsThemAfterMoreRunsFinish) {
   std::ifstream in(grid_.results_dir + "/results.md");
   std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(md, HasSubstr("| sinusoidal (baseline) | 3 | 0.980 ± 0.010 |"));
+}
+
+// The legend colour and dash of the cell labelled `label` in a loss plot.
+std::pair<std::string, std::string> LegendStyle(const std::string& svg, const std::string& label) {
+  std::smatch m;
+  std::regex entry("<line [^>]*stroke=\"(#[0-9a-f]+)\" stroke-width=\"[0-9.]+\"( stroke-dasharray=\"([^\"]*)\")?/>\n"
+                   "<text [^>]*>" + label + "</text>");
+  if (!std::regex_search(svg, m, entry)) return {"missing", ""};
+  return {m[1], m[3]};
+}
+
+TEST(ResultsPlots, ColourFollowsTheLeadingAxesAndDashTheLast) {
+  Write(Tmp() + "/style/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { sort_digits {} } train { steps: 3 })pb");
+  Write(Tmp() + "/style/g.pbtxt", R"pb(base_spec: "base.pbtxt" output_dir: "out"
+    axis { field: "model.position.plugin" values: ["none", "sinusoidal"] label: "position" }
+    axis { field: "model.norm.placement" values: ["pre_ln", "post_ln"] label: "placement" })pb");
+  auto spec = ParseGridFile(Tmp() + "/style/g.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto grid = ExpandGrid(*spec, Tmp() + "/style/g.pbtxt", Tmp());
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  for (const GridCell& c : grid->cells) FinishRun(c.runs[0], 0.5, 1.0);
+  std::string svg = LossCurvesSvg(CollectResults(*grid));
+  auto none_pre = LegendStyle(svg, "position=none placement=pre_ln");
+  auto none_post = LegendStyle(svg, "position=none placement=post_ln");
+  auto sin_pre = LegendStyle(svg, "position=sinusoidal placement=pre_ln");
+  auto sin_post = LegendStyle(svg, "position=sinusoidal placement=post_ln");
+  ASSERT_NE(none_pre.first, "missing") << svg;
+  EXPECT_EQ(none_pre.first, none_post.first);
+  EXPECT_EQ(sin_pre.first, sin_post.first);
+  EXPECT_NE(none_pre.first, sin_pre.first);
+  EXPECT_EQ(none_pre.second, "");
+  EXPECT_EQ(sin_pre.second, "");
+  EXPECT_EQ(none_post.second, "7 4");
+  EXPECT_EQ(sin_post.second, "7 4");
 }
 
 TEST(MainMetric, MustBeAMetric) {
