@@ -5,6 +5,10 @@
 // again, the report rebuilt from the run directories, and invalid cells
 // reported before anything trains.
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -149,6 +153,44 @@ TEST_F(GridEndToEnd, TrainsEveryCellRecordsFailuresResumesAndExtends) {
   EXPECT_THAT(ReadFile(dir_ + "/out/results.md"),
               HasSubstr("6 cells (0 invalid), 12 runs: 8 finished, 4 failed, 0 not run."));
   EXPECT_EQ(Count(ReadFile(dir_ + "/out/results.csv"), "\n"), 1u + 12u);
+}
+
+TEST_F(GridEndToEnd, InterruptedGridStopsItsRunsAndResumesThemFromTheirCheckpoint) {
+  // A run long enough to be caught in flight, checkpointing often.
+  Write("long.pbtxt", std::string(kBase).replace(std::string(kBase).find("steps: 20 log_every: 5 checkpoint_every: 10"),
+                                                 43, "steps: 200000 log_every: 50 checkpoint_every: 20"));
+  Write("grid.pbtxt", "base_spec: \"long.pbtxt\"\noutput_dir: \"out\"\n");
+  const std::string log = dir_ + "/interrupted.log";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen(log.c_str(), "w", stderr);
+    freopen("/dev/null", "w", stdout);
+    execl(Runfile("experiments/run").c_str(), "run", (dir_ + "/grid.pbtxt").c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // Interrupt once the run has a complete checkpoint.
+  bool checkpointed = false;
+  for (int i = 0; i < 1200 && !checkpointed; ++i) {
+    for (const std::string& d : RunDirs()) checkpointed |= fs::exists(d + "/checkpoints/latest");
+    if (!checkpointed) usleep(50 * 1000);
+  }
+  ASSERT_TRUE(checkpointed) << ReadFile(log);
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::string output = ReadFile(log);
+  EXPECT_THAT(output, HasSubstr("interrupted (Interrupt); 1 run(s) in flight were stopped"));
+  ASSERT_EQ(RunDirs().size(), 1u);
+  EXPECT_FALSE(fs::exists(RunDirs()[0] + "/failed.txt")) << "an interrupted run is not a failed one";
+  EXPECT_FALSE(fs::exists(RunDirs()[0] + "/metrics.json"));
+
+  RunResult plan = Run("grid.pbtxt --dry_run");
+  EXPECT_EQ(plan.exit_code, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("1 runs: 0 finished (skipped), 1 to run (1 resume from a checkpoint)"));
+  EXPECT_THAT(plan.output, HasSubstr("resume " + fs::path(RunDirs()[0]).filename().string()));
 }
 
 TEST_F(GridEndToEnd, InvalidCellsAreReportedBeforeAnythingTrains) {

@@ -189,14 +189,15 @@ class Display {
                         " | ETA ", Eta(running));
   }
 
-  void ShowStatus(const std::vector<std::unique_ptr<Child>>& running, bool force) {
-    const std::string status = Status(running);
+  void ShowStatus(const std::vector<std::unique_ptr<Child>>& running) {
     if (options_.interactive) {
-      *options_.progress << "\r\033[K" << status.substr(0, 200);
+      if (status_shown_ && SecondsSince(last_status_) < 0.2) return;  // ~5 redraws/s
+      *options_.progress << "\r\033[K" << Status(running).substr(0, 200);
       options_.progress->flush();
       status_shown_ = true;
-    } else if (force || SecondsSince(last_status_) >= options_.status_every_s) {
-      *options_.progress << status << "\n";
+      last_status_ = Clock::now();
+    } else if (SecondsSince(last_status_) >= options_.status_every_s) {
+      *options_.progress << Status(running) << "\n";
       options_.progress->flush();
       last_status_ = Clock::now();
     }
@@ -324,7 +325,7 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
     }
     running.erase(std::remove_if(running.begin(), running.end(), [](const auto& c) { return c->fd < 0; }),
                   running.end());
-    if (!running.empty()) display.ShowStatus(running, false);
+    if (!running.empty()) display.ShowStatus(running);
   }
   if (g_stop_signal != 0) {
     summary.interrupted = true;
