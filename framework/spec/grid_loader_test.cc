@@ -70,6 +70,16 @@ TEST(GridLoader, ProductOfAxesFirstAxisSlowest) {
   EXPECT_EQ(g->baseline, -1);
 }
 
+TEST(GridLoader, SetOverridesTheBaseBeforeTheAxes) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    set: ["train.steps=7", "model.num_heads=4"]
+    axis { field: "model.num_heads" values: ["1", "2"] })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->cells[0].runs[0].spec.train().steps(), 7);
+  EXPECT_EQ(g->cells[0].runs[0].spec.model().num_heads(), 1);  // the axis comes after `set`
+  EXPECT_THAT(g->cells[1].overrides, ElementsAre("train.steps=7", "model.num_heads=4", "model.num_heads=2"));
+}
+
 TEST(GridLoader, ZippedAxesPairTheirValues) {
   auto g = Expand(R"pb(base_spec: "base.pbtxt"
     axis { field: "model.num_layers" values: ["1", "2"] }
