@@ -5,11 +5,10 @@
 #include <optional>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "framework/core/status_macros.h"
 #include "framework/spec/spec_loader.h"
 #include "framework/spec/text_format_errors.h"
