@@ -17,6 +17,7 @@ class SortDigits : public Task {
   explicit SortDigits(const SortDigitsTask& spec)
       : length_(spec.length()), vocab_(spec.vocab_size()) {}
 
+  TaskKind kind() const override { return TaskKind::kTagging; }
   int64_t vocab_size() const override { return vocab_; }
   int64_t max_length() const override { return length_; }
 
@@ -57,7 +58,7 @@ absl::Status Validate(const Experiment& spec) {
   return absl::OkStatus();
 }
 
-TVLAB_REGISTER_TASK("sort_digits", Validate, [](const Experiment& spec) -> std::unique_ptr<Task> {
+TVLAB_REGISTER_TASK("sort_digits", TaskKind::kTagging, Validate, [](const Experiment& spec) -> std::unique_ptr<Task> {
   return std::make_unique<SortDigits>(spec.task().sort_digits());
 });
 

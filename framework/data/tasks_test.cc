@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <string>
 
 #include "framework/data/task.h"
 #include "gtest/gtest.h"
@@ -41,9 +42,77 @@ TEST(SortDigits, BatchesArePureFunctionsOfSeedAndStep) {
 }
 
 TEST(TaskRegistry, UnknownTaskListsKnownOnes) {
-  auto miss = TaskRegistry().Get("sort");
+  auto miss = TaskRegistry().Get("sorting");
   ASSERT_FALSE(miss.ok());
-  EXPECT_NE(miss.status().message().find("registered: sort_digits"), std::string::npos);
+  EXPECT_NE(miss.status().message().find("registered: addition, classify_max, copy, parallel_text, "
+                                         "reverse, sort, sort_digits, text_lm"),
+            std::string::npos) << miss.status();
+}
+
+Experiment PairSpec(ModelSpec::Family family) {
+  Experiment spec;
+  spec.mutable_model()->set_family(family);
+  spec.mutable_task()->mutable_reverse()->set_min_length(2);
+  spec.mutable_task()->mutable_reverse()->set_max_length(5);
+  spec.mutable_task()->mutable_reverse()->set_num_digits(10);
+  return spec;
+}
+
+TEST(SequencePairs, DecoderOnlyPackingPredictsOnlyTheTarget) {
+  auto task = (*TaskRegistry().Get("reverse"))->create(PairSpec(ModelSpec::DECODER_ONLY));
+  EXPECT_EQ(task->kind(), TaskKind::kSequencePair);
+  EXPECT_EQ(task->max_length(), 5 + 5 + 2);
+  Batch b = task->TrainBatch(0, 0, 8);
+  for (int64_t r = 0; r < b.batch; ++r) {
+    // Row: BOS s.. SEP t.. -> targets only from SEP on, ending with EOS.
+    const int32_t* in = &b.inputs[r * b.length];
+    const int32_t* tg = &b.targets[r * b.length];
+    EXPECT_EQ(in[0], kBos);
+    int64_t sep = std::find(in, in + b.length, kSep) - in;
+    int64_t n = sep - 1;  // source length
+    ASSERT_GE(n, 2);
+    ASSERT_LE(n, 5);
+    EXPECT_EQ(b.lengths[r], 2 * n + 2);
+    for (int64_t t = 0; t < sep; ++t) EXPECT_EQ(tg[t], kIgnoreTarget);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(tg[sep + i], in[n - i]);  // reversed source
+    EXPECT_EQ(tg[sep + n], kEos);
+    for (int64_t t = b.lengths[r]; t < b.length; ++t) {
+      EXPECT_EQ(in[t], kPad);
+      EXPECT_EQ(tg[t], kIgnoreTarget);
+    }
+  }
+}
+
+TEST(SequencePairs, EncoderDecoderPackingShiftsTheTarget) {
+  auto task = (*TaskRegistry().Get("reverse"))->create(PairSpec(ModelSpec::ENCODER_DECODER));
+  Batch b = task->EvalBatch(42, 0, 4);
+  Example e = task->EvalExample(42, 0);
+  const int64_t n = e.source.size();
+  EXPECT_EQ(b.source_lengths[0], n + 1);
+  for (int64_t s = 0; s < n; ++s) EXPECT_EQ(b.source[s], e.source[s]);
+  EXPECT_EQ(b.source[n], kEos);
+  EXPECT_EQ(b.inputs[0], kBos);
+  for (int64_t t = 0; t < n; ++t) {
+    EXPECT_EQ(b.targets[t], e.target[t]);
+    EXPECT_EQ(b.inputs[t + 1], e.target[t]);
+  }
+  EXPECT_EQ(b.targets[n], kEos);
+  EXPECT_EQ(task->Detokenize(e.target).size(), e.target.size());
+}
+
+TEST(Addition, TargetsAreTheSums) {
+  Experiment spec;
+  spec.mutable_model()->set_family(ModelSpec::ENCODER_DECODER);
+  spec.mutable_task()->mutable_addition()->set_max_digits(3);
+  auto task = (*TaskRegistry().Get("addition"))->create(spec);
+  for (int i = 0; i < 50; ++i) {
+    Example e = task->EvalExample(42, i);
+    std::string source = task->Detokenize(e.source), target = task->Detokenize(e.target);
+    size_t plus = source.find('+');
+    ASSERT_NE(plus, std::string::npos) << source;
+    EXPECT_EQ(std::stol(source.substr(0, plus)) + std::stol(source.substr(plus + 1)), std::stol(target))
+        << source << " -> " << target;
+  }
 }
 
 }  // namespace

@@ -4,51 +4,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
+#include "framework/core/check.h"
 #include "framework/core/status_macros.h"
 #include "framework/model/attention_core.h"
-#include "framework/model/encoder_stack.h"
+#include "framework/model/families.h"
 #include "framework/spec/spec_loader.h"
 
 namespace tvlab {
 namespace {
-
-// Encoder-only: bidirectional self-attention over the whole input, a linear
-// head per position (token tagging, e.g. sorting).
-class EncoderOnlyModel : public Model {
- public:
-  EncoderOnlyModel(const ModelSpec& spec, int64_t vocab, const BlockFactory& factory,
-                   std::unique_ptr<PositionEncoding> position)
-      : d_model_(spec.d_model()), scale_embeddings_(spec.scale_embeddings()) {
-    embedding_ = AddChild("embedding", std::make_unique<nn::Embedding>(vocab, spec.d_model()));
-    position_ = AddChild("position", std::move(position));
-    encoder_ = AddChild("encoder",
-                        std::make_unique<EncoderStack>(factory, spec.num_layers(), spec.dropout()));
-    head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab));
-  }
-
-  Var Forward(const Batch& batch, const ForwardContext& ctx,
-              const AttentionProbe* probe) const override {
-    Var x = embedding_->Forward(batch.inputs, batch.batch, batch.length);  // (B, T, C)
-    if (scale_embeddings_) x = Scale(x, std::sqrt(static_cast<float>(d_model_)));
-    x = position_->AddToEmbeddings(x, 0);
-    Tensor mask;  // bidirectional: only padding is hidden
-    if (!batch.lengths.empty()) mask = KeyPaddingMaskBias(batch.lengths, batch.length, batch.length, Tensor());
-    Var h = encoder_->Forward(x, mask, position_, ctx, probe);  // (B, T, C)
-    return head_->Forward(h);                                   // (B, T, V)
-  }
-
-  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
-    return encoder_->KvCacheBytesPerToken(bytes_per_element);
-  }
-
- private:
-  int64_t d_model_;
-  bool scale_embeddings_;
-  nn::Embedding* embedding_;
-  PositionEncoding* position_;
-  EncoderStack* encoder_;
-  nn::Linear* head_;
-};
 
 template <typename Entry>
 const Entry* Lookup(const Registry<Entry>& registry, const std::string& name) {
@@ -66,12 +29,49 @@ std::shared_ptr<google::protobuf::Message> Options(const Entry* entry,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size) {
-  const ModelSpec& m = spec.model();
-  if (m.family() != ModelSpec::ENCODER_ONLY) {
-    return absl::UnimplementedError(absl::StrCat(
-        "model.family ", ModelSpec::Family_Name(m.family()), " is not available yet"));
+DecodeState Model::BeginDecoding(const Batch&, bool) const {
+  TVLAB_CHECK(false) << "this model family does not generate";
+  return {};
+}
+
+Var Model::DecodeStep(DecodeState*, const std::vector<int32_t>&, int64_t) const {
+  TVLAB_CHECK(false) << "this model family does not generate";
+  return Var();
+}
+
+void Model::SelectRows(DecodeState* state, const std::vector<int64_t>& rows) {
+  for (KvCache& c : state->self_caches)
+    if (c.length() > 0) c.SelectRows(rows);
+  for (KvCache& c : state->cross_caches)
+    if (c.length() > 0) c.SelectRows(rows);
+  const int64_t n = static_cast<int64_t>(rows.size());
+  if (state->memory.defined()) {
+    const int64_t s = state->memory.dim(1), c = state->memory.dim(2);
+    Tensor picked = Tensor::Empty({n, s, c});
+    for (int64_t i = 0; i < n; ++i)
+      std::copy(state->memory.value().data() + rows[i] * s * c,
+                state->memory.value().data() + (rows[i] + 1) * s * c, picked.data() + i * s * c);
+    state->memory = Var(picked);
   }
+  if (!state->source_lengths.empty()) {
+    std::vector<int64_t> lengths;
+    for (int64_t r : rows) lengths.push_back(state->source_lengths[r]);
+    state->source_lengths = lengths;
+  }
+  if (!state->history.empty()) {
+    std::vector<int32_t> history;
+    for (int64_t r : rows)
+      history.insert(history.end(), state->history.begin() + r * state->offset,
+                     state->history.begin() + (r + 1) * state->offset);
+    state->history = history;
+  }
+  state->batch = n;
+}
+
+absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size,
+                                                  int64_t output_size) {
+  const ModelSpec& m = spec.model();
+  if (output_size == 0) output_size = vocab_size;
   const ModelDims dims = ModelDimsFromSpec(spec);
   const auto& a = m.attention();
   const auto* score = Lookup(AttentionScoreRegistry(), a.score());
@@ -103,10 +103,23 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   factory.make_norm = placement_args.make_norm;
   factory.placement = placement_instance.get();
 
-  auto model = std::make_unique<EncoderOnlyModel>(m, vocab_size, factory,
-                                                  position->create(*position_options, dims));
+  auto position_instance = position->create(*position_options, dims);
+  std::unique_ptr<Model> model;
+  switch (m.family()) {
+    case ModelSpec::ENCODER_ONLY:
+      model = MakeEncoderOnly(m, vocab_size, output_size, factory, std::move(position_instance));
+      break;
+    case ModelSpec::DECODER_ONLY:
+      model = MakeDecoderOnly(m, vocab_size, factory, std::move(position_instance));
+      break;
+    case ModelSpec::ENCODER_DECODER:
+      model = MakeEncoderDecoder(m, vocab_size, factory, std::move(position_instance));
+      break;
+    default:
+      return absl::InvalidArgumentError("model.family is required");
+  }
   InitializeParameters(*model, spec.seed());
-  return std::unique_ptr<Model>(std::move(model));
+  return model;
 }
 
 }  // namespace tvlab

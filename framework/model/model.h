@@ -1,32 +1,66 @@
 #ifndef TVLAB_FRAMEWORK_MODEL_MODEL_H_
 #define TVLAB_FRAMEWORK_MODEL_MODEL_H_
 
-// A Transformer assembled from plugins. BuildModel() is the only place that
-// turns a (validated) spec into plugin instances.
+// A Transformer of one of three families, assembled from plugins.
+// BuildModel() is the only place a (validated) spec becomes plugin instances.
+//
+//   encoder-only     bidirectional stack; a head per token, or a pooled
+//                    classification head (model.pooling)
+//   decoder-only     causal stack; next-token head; incremental decoding
+//   encoder-decoder  bidirectional encoder, causal decoder with
+//                    cross-attention, teacher forcing; incremental decoding
+//                    (cross-attention keys/values computed once per source)
 
 #include <memory>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
 #include "framework/data/task.h"
 #include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/kv_cache.h"
 #include "framework/nn/module.h"
 #include "framework/spec/experiment.pb.h"
 
 namespace tvlab {
 
-class Model : public Module {
- public:
-  // Logits (B, T, V) for the batch's inputs.
-  virtual Var Forward(const Batch& batch, const ForwardContext& ctx,
-                      const AttentionProbe* probe = nullptr) const = 0;
-  // KV-cache bytes per token over all layers at `bytes_per_element`.
-  virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
+// Incremental decoding state of a batch of rows.
+struct DecodeState {
+  int64_t batch = 0;
+  int64_t offset = 0;            // tokens fed so far
+  bool use_cache = true;
+  std::vector<KvCache> self_caches;   // one per decoder layer
+  std::vector<KvCache> cross_caches;  // encoder-decoder only
+  Var memory;                         // (B, S, C) encoder output
+  std::vector<int64_t> source_lengths;
+  std::vector<int32_t> history;       // (B, offset) every token fed (no-cache path)
 };
 
-// Requires: `spec` passed ValidateExperiment. Parameters are initialised
-// from spec.seed().
-absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size);
+class Model : public Module {
+ public:
+  // Logits for the batch: (B, T, V) per token, or (B, 1, classes) for a
+  // pooled classifier.
+  virtual Var Forward(const Batch& batch, const ForwardContext& ctx,
+                      const AttentionProbe* probe = nullptr) const = 0;
+  // KV-cache bytes one generated token adds, over all layers.
+  virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
+
+  // Generation (decoder-only and encoder-decoder).
+  virtual bool SupportsDecoding() const { return false; }
+  // Starts `batch` rows; an encoder-decoder encodes batch.source once here.
+  virtual DecodeState BeginDecoding(const Batch& batch, bool use_cache) const;
+  // Feeds t_new tokens per row (row-major (B, t_new)) -> logits (B, t_new, V).
+  virtual Var DecodeStep(DecodeState* state, const std::vector<int32_t>& tokens,
+                         int64_t t_new) const;
+  // Keeps rows `rows` of the state in that order (beam search).
+  static void SelectRows(DecodeState* state, const std::vector<int64_t>& rows);
+};
+
+// Requires: `spec` passed ValidateExperiment. `output_size` is the head's
+// width (the task's num_outputs()); 0 means vocab_size. Parameters are
+// initialised from spec.seed().
+absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size,
+                                                  int64_t output_size = 0);
 
 }  // namespace tvlab
 

@@ -277,7 +277,30 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
   }
 }
 
+// Every string field named "path" under `task` is a file; a relative one is
+// resolved against the spec file's directory.
+void ResolvePaths(Message* m, const std::string& base) {
+  const Descriptor* d = m->GetDescriptor();
+  const Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated() || !r->HasField(*m, f)) continue;
+    if (f->message_type() != nullptr && !IsAny(f)) {
+      ResolvePaths(r->MutableMessage(m, f), base);
+    } else if (f->name() == "path" && f->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+      std::string value = r->GetString(*m, f);
+      if (!value.empty() && value[0] != '/') r->SetString(m, f, base + value);
+    }
+  }
+}
+
 }  // namespace
+
+void ResolveTaskPaths(Experiment* spec, const std::string& spec_path) {
+  size_t slash = spec_path.find_last_of('/');
+  std::string base = slash == std::string::npos ? "" : spec_path.substr(0, slash + 1);
+  if (!base.empty()) ResolvePaths(spec->mutable_task(), base);
+}
 
 absl::StatusOr<Experiment> ParseSpecText(const std::string& text, const std::string& filename) {
   Experiment spec;
@@ -341,11 +364,15 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   if (spec.name().empty()) p.Add("name must not be empty; e.g. name: \"sort_digits\"");
   const ModelSpec& m = spec.model();
   if (m.family() == ModelSpec::FAMILY_UNSPECIFIED) {
-    p.Add("model.family is required; set model { family: ENCODER_ONLY }");
-  } else if (m.family() != ModelSpec::ENCODER_ONLY) {
-    p.Add(absl::StrCat("model.family: ", ModelSpec::Family_Name(m.family()),
-                       " is not available in this version of tvlab yet; use ENCODER_ONLY"));
+    p.Add("model.family is required; set model { family: ENCODER_ONLY } (or DECODER_ONLY, "
+          "ENCODER_DECODER)");
   }
+  if (m.pooling() != ModelSpec::NONE && m.family() != ModelSpec::ENCODER_ONLY)
+    p.Add("model.pooling applies to ENCODER_ONLY classifiers; remove it for this family");
+  if (m.num_decoder_layers() < 0 ||
+      (m.num_decoder_layers() > 0 && m.family() != ModelSpec::ENCODER_DECODER))
+    p.Add(absl::StrCat("model.num_decoder_layers (", m.num_decoder_layers(),
+                       ") is for ENCODER_DECODER models, >= 0 (0 = num_layers)"));
   RequirePositive(&p, "model.d_model", m.d_model(), "the width of the model, e.g. 64");
   RequirePositive(&p, "model.num_layers", m.num_layers(), "e.g. 2");
   RequirePositive(&p, "model.num_heads", m.num_heads(), "e.g. 4");
@@ -361,6 +388,7 @@ absl::Status ValidateExperiment(const Experiment& spec) {
     p.Add(absl::StrCat("model.max_seq_len must be >= 0 (got ", m.max_seq_len(), "); 0 = the task's length"));
 
   const std::string task = TaskName(spec);
+  int64_t task_length = 0;  // the task's longest sequence, once it validates
   if (task.empty()) {
     p.Add(absl::StrCat("task is required; e.g. task { sort_digits { } } (known tasks: ",
                        absl::StrJoin(TaskRegistry().Names(), ", "), ")"));
@@ -368,11 +396,15 @@ absl::Status ValidateExperiment(const Experiment& spec) {
     auto entry = TaskRegistry().Get(task);
     if (!entry.ok()) {
       p.Add(absl::StrCat("task.", task, ": ", entry.status().message()));
+    } else if (m.family() != ModelSpec::FAMILY_UNSPECIFIED && !TaskFitsFamily((*entry)->kind, m.family())) {
+      p.Add(absl::StrCat("task.", task, " needs a ", FamiliesFor((*entry)->kind), " model, but model.family is ",
+                         ModelSpec::Family_Name(m.family())));
     } else {
       absl::Status task_ok = (*entry)->validate(spec);
       p.Add(task_ok);
+      if (task_ok.ok()) task_length = (*entry)->create(spec)->max_length();
       if (task_ok.ok() && m.max_seq_len() > 0) {
-        int64_t needed = (*entry)->create(spec)->max_length();
+        int64_t needed = task_length;
         if (m.max_seq_len() < needed)
           p.Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(), ") is shorter than the task's sequences (",
                              needed, "); raise it or set 0"));
@@ -418,7 +450,12 @@ absl::Status ValidateExperiment(const Experiment& spec) {
 
   bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
                  m.num_layers() > 0;
-  if (dims_ok) ValidatePlugins(spec, ModelDimsFromSpec(spec), &p);
+  if (dims_ok) {
+    ModelDims dims = ModelDimsFromSpec(spec);
+    // Plugins see the sequence length the model will be built for.
+    if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
+    ValidatePlugins(spec, dims, &p);
+  }
   return p.ToStatus();
 }
 
@@ -445,6 +482,7 @@ absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
                                           const std::vector<std::string>& overrides) {
   TVLAB_ASSIGN_OR_RETURN(Experiment spec, ParseSpecFile(path));
+  ResolveTaskPaths(&spec, path);
   std::string stem = path.substr(path.find_last_of('/') + 1);
   return ResolveExperiment(std::move(spec), overrides, path, stem.substr(0, stem.find('.')));
 }

@@ -48,6 +48,10 @@ absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
                                              const std::string& source,
                                              const std::string& default_name);
 
+// Resolves relative `path` fields under `task` against the directory of
+// `spec_path` (LoadExperiment does this; grid loaders call it for bases).
+void ResolveTaskPaths(Experiment* spec, const std::string& spec_path);
+
 // Text format of a resolved spec, as written to spec.resolved.pbtxt.
 std::string SpecToText(const Experiment& spec);
 

@@ -104,7 +104,7 @@ TEST(SpecLoader, ZeroAndNegativeSizesAreRejectedWithTheFieldPath) {
 
 TEST(SpecLoader, MissingTaskAndFamilyAreRequired) {
   absl::Status s = Load(Replace(Replace(kGood, "task { sort_digits {} }\n", ""), "family: ENCODER_ONLY\n", ""));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("task is required; e.g. task { sort_digits { } } (known tasks: sort_digits)"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("task is required; e.g. task { sort_digits { } } (known tasks: addition, classify_max, copy"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("model.family is required"));
 }
 

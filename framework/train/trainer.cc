@@ -19,6 +19,7 @@
 #include "framework/spec/spec_loader.h"
 #include "framework/train/adamw.h"
 #include "framework/train/checkpoint.h"
+#include "framework/train/evaluate.h"
 #include "framework/train/lr_schedule.h"
 #include "framework/train/safetensors.h"
 #include "google/protobuf/util/json_util.h"
@@ -63,46 +64,6 @@ absl::Status TruncateLog(const std::string& path, int64_t next_step) {
   return WriteFile(path, kept);
 }
 
-struct EvalResult {
-  double token_accuracy = 0, sequence_accuracy = 0, loss = 0;
-};
-
-EvalResult Evaluate(const Model& model, const Task& task, const EvalSpec& eval) {
-  NoGradGuard no_grad;
-  int64_t tokens = 0, correct_tokens = 0, sequences = 0, correct_sequences = 0;
-  double loss_sum = 0;
-  for (int64_t first = 0; first < eval.examples(); first += eval.batch_size()) {
-    int64_t count = std::min<int64_t>(eval.batch_size(), eval.examples() - first);
-    Batch b = task.EvalBatch(eval.seed(), first, count);
-    Var logits = model.Forward(b, ForwardContext{});  // (B, T, V)
-    const int64_t v = logits.dim(2);
-    Var flat = Reshape(logits, {b.batch * b.length, v});
-    loss_sum += CrossEntropy(flat, b.targets, kIgnoreTarget).value().item() * count;
-    const float* l = logits.value().data();
-    for (int64_t r = 0; r < b.batch; ++r) {
-      bool all = true;
-      for (int64_t t = 0; t < b.length; ++t) {
-        int64_t i = r * b.length + t;
-        if (b.targets[i] == kIgnoreTarget) continue;
-        int64_t best = 0;  // greedy argmax
-        for (int64_t c = 1; c < v; ++c)
-          if (l[i * v + c] > l[i * v + best]) best = c;
-        bool ok = best == b.targets[i];
-        correct_tokens += ok;
-        ++tokens;
-        all = all && ok;
-      }
-      correct_sequences += all;
-      ++sequences;
-    }
-  }
-  EvalResult r;
-  r.token_accuracy = tokens ? static_cast<double>(correct_tokens) / tokens : 0;
-  r.sequence_accuracy = sequences ? static_cast<double>(correct_sequences) / sequences : 0;
-  r.loss = loss_sum / eval.examples();
-  return r;
-}
-
 absl::Status WriteMetrics(const std::string& path, const RunMetrics& metrics) {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
@@ -128,7 +89,8 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
 
   TVLAB_ASSIGN_OR_RETURN(const TaskEntry* task_entry, TaskRegistry().Get(TaskName(spec)));
   std::unique_ptr<Task> task = task_entry->create(spec);
-  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(spec, task->vocab_size()));
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                         BuildModel(spec, task->vocab_size(), task->num_outputs()));
   auto params = model->NamedParameters();
   const TrainSpec& train = spec.train();
   AdamW optimizer(params, train.optimizer().adamw());
@@ -162,8 +124,8 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     for (int64_t micro = 0; micro < accumulation; ++micro) {
       const int64_t index = step * accumulation + micro;  // data and dropout key
       Batch batch = task->TrainBatch(spec.seed(), index, batch_size);
-      Var logits = model->Forward(batch, ForwardContext{true, spec.seed(), index});  // (B, T, V)
-      Var loss = CrossEntropy(Reshape(logits, {batch.batch * batch.length, logits.dim(2)}),
+      Var logits = model->Forward(batch, ForwardContext{true, spec.seed(), index});  // (B, T', V)
+      Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}),
                               batch.targets, kIgnoreTarget, train.label_smoothing());
       const double value = loss.value().item();
       if (!std::isfinite(value)) {
@@ -190,9 +152,10 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
       std::string eval_columns = ",";
       std::string eval_text;
       if (eval) {
-        EvalResult e = Evaluate(*model, *task, spec.eval());
-        eval_columns = absl::StrFormat("%.6f,%.6f", e.loss, e.token_accuracy);
-        eval_text = absl::StrFormat("  eval loss %.4f acc %.3f", e.loss, e.token_accuracy);
+        RunMetrics e;
+        Evaluate(*model, *task, spec, /*full=*/false, &e);
+        eval_columns = absl::StrFormat("%.6f,%.6f", e.eval_loss(), e.token_accuracy());
+        eval_text = absl::StrFormat("  eval loss %.4f acc %.3f", e.eval_loss(), e.token_accuracy());
       }
       progress << absl::StrFormat("step %5d/%d  loss %.4f  lr %.3g  %8.0f tok/s  ETA %s%s\n", step,
                                   steps, last_loss, lr, tps, FormatEta(eta), eval_text);
@@ -215,13 +178,9 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     }
   }
   const double train_seconds = Seconds(start);
-  EvalResult eval = Evaluate(*model, *task, spec.eval());
-
   RunMetrics metrics;
-  metrics.set_token_accuracy(eval.token_accuracy);
-  metrics.set_sequence_accuracy(eval.sequence_accuracy);
+  Evaluate(*model, *task, spec, /*full=*/true, &metrics);
   metrics.set_final_train_loss(last_loss);
-  metrics.set_eval_loss(eval.loss);
   metrics.set_parameters(model->NumParameters());
   metrics.set_train_seconds(options.eval_only ? 0 : train_seconds);
   metrics.set_tokens_per_second(tokens_seen / std::max(train_seconds, 1e-9));

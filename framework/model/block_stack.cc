@@ -1,0 +1,80 @@
+#include "framework/model/block_stack.h"
+
+namespace tvlab {
+
+TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
+                                   bool cross_attention) {
+  AddAttention("attention", factory, dropout, &self_);
+  if (cross_attention) AddAttention("cross_attention", factory, dropout, &cross_);
+  ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
+  ffn_ = AddChild("ffn", factory.make_ffn());
+  ffn_dropout_ = AddChild("ffn_dropout", std::make_unique<nn::Dropout>(dropout));
+}
+
+void TransformerBlock::AddAttention(const std::string& name, const BlockFactory& factory,
+                                    float dropout, Sublayer* out) {
+  // Parameter names: "<name>_residual.norm...", "<name>.w_q...", "<name>_score..."
+  out->residual = AddChild(name + "_residual", factory.placement->Wrap());
+  out->attention = AddChild(name, factory.make_layout());
+  out->score = AddChild(name == "attention" ? std::string("score") : name + "_score",
+                        factory.make_score());
+  out->dropout = AddChild(name + "_dropout", std::make_unique<nn::Dropout>(dropout));
+}
+
+Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& in,
+                             const Var& memory, const Tensor& mask, KvCache* cache,
+                             int64_t offset) const {
+  return s.residual->Forward(x, [&](const Var& h) {
+    AttentionInput a;
+    a.x = h;  // (B, T, C)
+    a.memory = memory;
+    a.mask_bias = mask;
+    a.position_offset = offset;
+    a.score = s.score;
+    a.position = in.position;
+    a.ctx = in.ctx;
+    a.probe = in.probe;
+    a.cache = cache;
+    return s.dropout->Forward(s.attention->Forward(a), in.ctx);
+  });
+}
+
+Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) const {
+  KvCache* self_cache = in.self_caches ? &(*in.self_caches)[layer] : nullptr;
+  Var h = Attend(self_, x, in, Var(), in.self_mask, self_cache, in.position_offset);
+  if (cross_.attention != nullptr) {
+    KvCache* cross_cache = in.cross_caches ? &(*in.cross_caches)[layer] : nullptr;
+    h = Attend(cross_, h, in, in.memory, in.cross_mask, cross_cache, in.position_offset);
+  }
+  return ffn_residual_->Forward(h, [&](const Var& v) {
+    return ffn_dropout_->Forward(ffn_->Forward(v, in.ctx), in.ctx);  // (B, T, C)
+  });
+}
+
+int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const {
+  // Per generated token: the self-attention cache. (A cross-attention cache
+  // grows with the source, not with generated tokens.)
+  return self_.attention->KvCacheBytesPerToken(bytes_per_element);
+}
+
+BlockStack::BlockStack(const BlockFactory& factory, int64_t layers, float dropout,
+                       bool cross_attention) {
+  auto* list = AddChild("layers", std::make_unique<ModuleList>());
+  for (int64_t i = 0; i < layers; ++i)
+    blocks_.push_back(list->Append(std::make_unique<TransformerBlock>(factory, dropout, cross_attention)));
+  if (factory.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", factory.make_norm());
+}
+
+Var BlockStack::Forward(const Var& x, const StackInput& in) const {
+  Var h = x;  // (B, T, C)
+  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, in, i);
+  return final_norm_ ? final_norm_->Forward(h) : h;
+}
+
+int64_t BlockStack::KvCacheBytesPerToken(int64_t bytes_per_element) const {
+  int64_t total = 0;
+  for (const TransformerBlock* block : blocks_) total += block->KvCacheBytesPerToken(bytes_per_element);
+  return total;
+}
+
+}  // namespace tvlab

@@ -1,0 +1,88 @@
+#ifndef TVLAB_FRAMEWORK_MODEL_BLOCK_STACK_H_
+#define TVLAB_FRAMEWORK_MODEL_BLOCK_STACK_H_
+
+// A stack of Transformer blocks. Each block has a self-attention sublayer,
+// optionally a cross-attention sublayer (decoder of an encoder-decoder), and
+// an FFN sublayer; each sublayer sits inside the placement plugin's residual
+// wrapper with dropout on its output (as torch.nn.TransformerEncoderLayer /
+// TransformerDecoderLayer).
+
+#include <memory>
+#include <vector>
+
+#include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/attention_score.h"
+#include "framework/interfaces/ffn.h"
+#include "framework/interfaces/kv_cache.h"
+#include "framework/interfaces/norm_placement.h"
+#include "framework/interfaces/normalization.h"
+#include "framework/interfaces/position_encoding.h"
+#include "framework/nn/layers.h"
+#include "framework/nn/module.h"
+
+namespace tvlab {
+
+// Everything a block needs, made by BuildModel from the registries.
+struct BlockFactory {
+  std::function<std::unique_ptr<AttentionLayout>()> make_layout;
+  std::function<std::unique_ptr<AttentionScore>()> make_score;
+  std::function<std::unique_ptr<Ffn>()> make_ffn;
+  std::function<std::unique_ptr<Normalization>()> make_norm;
+  const NormPlacement* placement = nullptr;
+};
+
+// What one pass through a stack sees besides its input.
+struct StackInput {
+  Tensor self_mask;                 // (B or 1, 1, T, T_total) additive
+  const PositionEncoding* position = nullptr;
+  ForwardContext ctx;
+  const AttentionProbe* probe = nullptr;
+  int64_t position_offset = 0;      // position of the input's first token
+  std::vector<KvCache>* self_caches = nullptr;   // one per layer, or null
+  Var memory;                       // (B, S, C) encoder output, or undefined
+  Tensor cross_mask;                // (B or 1, 1, T, S) additive
+  std::vector<KvCache>* cross_caches = nullptr;  // one per layer, or null
+};
+
+class TransformerBlock : public Module {
+ public:
+  TransformerBlock(const BlockFactory& factory, float dropout, bool cross_attention);
+  // x (B, T, C) -> (B, T, C); `layer` indexes the stack's caches.
+  Var Forward(const Var& x, const StackInput& in, size_t layer) const;
+  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
+
+ private:
+  struct Sublayer {
+    ResidualWrapper* residual = nullptr;
+    AttentionLayout* attention = nullptr;
+    AttentionScore* score = nullptr;
+    nn::Dropout* dropout = nullptr;
+  };
+  void AddAttention(const std::string& name, const BlockFactory& factory, float dropout,
+                    Sublayer* out);
+  Var Attend(const Sublayer& s, const Var& x, const StackInput& in, const Var& memory,
+             const Tensor& mask, KvCache* cache, int64_t offset) const;
+
+  Sublayer self_;
+  Sublayer cross_;  // attention == nullptr when absent
+  ResidualWrapper* ffn_residual_;
+  Ffn* ffn_;
+  nn::Dropout* ffn_dropout_;
+};
+
+class BlockStack : public Module {
+ public:
+  BlockStack(const BlockFactory& factory, int64_t layers, float dropout, bool cross_attention);
+  // x (B, T, C) -> (B, T, C), final norm included where the placement needs it.
+  Var Forward(const Var& x, const StackInput& in) const;
+  int64_t num_layers() const { return static_cast<int64_t>(blocks_.size()); }
+  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
+
+ private:
+  std::vector<TransformerBlock*> blocks_;
+  Normalization* final_norm_ = nullptr;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_MODEL_BLOCK_STACK_H_

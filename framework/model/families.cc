@@ -1,0 +1,258 @@
+#include "framework/model/families.h"
+
+#include <cmath>
+
+#include "framework/autograd/ops.h"
+#include "framework/core/check.h"
+#include "framework/model/attention_core.h"
+
+namespace tvlab {
+namespace {
+
+// Causal mask for T new queries at [offset, offset + T) over offset + T
+// keys, with key padding when rows have lengths.
+Tensor DecoderMask(int64_t t, int64_t offset, const std::vector<int64_t>& lengths) {
+  Tensor causal = CausalMaskBias(t, offset + t, offset);
+  if (lengths.empty()) return causal;
+  return KeyPaddingMaskBias(lengths, t, offset + t, causal);
+}
+
+// Base of the three families: owns the "embedding" and "position" children
+// (so parameters are named embedding.weight and position.*).
+class FamilyModel : public Model {
+ protected:
+  TokenEmbedder AddEmbedder(const ModelSpec& spec, int64_t vocab,
+                            std::unique_ptr<PositionEncoding> position) {
+    TokenEmbedder e;
+    e.d_model = spec.d_model();
+    e.scale = spec.scale_embeddings();
+    e.table = AddChild("embedding", std::make_unique<nn::Embedding>(vocab, spec.d_model()));
+    e.position = AddChild("position", std::move(position));
+    return e;
+  }
+};
+
+// Encoder-only: bidirectional stack over the whole input.
+class EncoderOnlyModel : public FamilyModel {
+ public:
+  EncoderOnlyModel(const ModelSpec& spec, int64_t vocab, int64_t outputs,
+                   const BlockFactory& factory, std::unique_ptr<PositionEncoding> position)
+      : pooling_(spec.pooling()) {
+    embedding_ = AddEmbedder(spec, vocab, std::move(position));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
+                                                                spec.dropout(), false));
+    head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs));
+  }
+
+  Var Forward(const Batch& batch, const ForwardContext& ctx,
+              const AttentionProbe* probe) const override {
+    Var x = embedding_.Forward(batch.inputs, batch.batch, batch.length, 0);  // (B, T, C)
+    StackInput in;
+    if (!batch.lengths.empty())
+      in.self_mask = KeyPaddingMaskBias(batch.lengths, batch.length, batch.length, Tensor());
+    in.position = embedding_.position;
+    in.ctx = ctx;
+    in.probe = probe;
+    Var h = encoder_->Forward(x, in);  // (B, T, C)
+    if (pooling_ == ModelSpec::NONE) return head_->Forward(h);  // (B, T, V)
+    Var pooled = pooling_ == ModelSpec::FIRST_TOKEN
+                     ? Slice(h, 1, 0, 1)                                    // (B, 1, C)
+                     : Reshape(MeanOverTokens(h, batch), {batch.batch, 1, h.dim(2)});
+    return head_->Forward(pooled);  // (B, 1, classes)
+  }
+
+  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
+    return encoder_->KvCacheBytesPerToken(bytes_per_element);
+  }
+
+ private:
+  // Mean of each row's real tokens: (B, T, C) -> (B, C).
+  static Var MeanOverTokens(const Var& h, const Batch& batch) {
+    Tensor weights = Tensor::Zeros({batch.batch, 1, batch.length});  // (B, 1, T)
+    for (int64_t r = 0; r < batch.batch; ++r) {
+      int64_t n = batch.lengths.empty() ? batch.length : batch.lengths[r];
+      for (int64_t t = 0; t < n; ++t) weights.data()[r * batch.length + t] = 1.0f / n;
+    }
+    return Reshape(MatMul(Var(weights), h), {batch.batch, h.dim(2)});  // (B,1,T)x(B,T,C)
+  }
+
+
+  ModelSpec::Pooling pooling_;
+  TokenEmbedder embedding_;
+  BlockStack* encoder_;
+  nn::Linear* head_;
+};
+
+// Shared by the decoder-only model and the decoder of an encoder-decoder:
+// a causal stack over target tokens with a next-token head (both owned by
+// the model, named "decoder" and "head").
+struct CausalDecoder {
+  TokenEmbedder embedder;
+  const BlockStack* stack = nullptr;
+  const nn::Linear* head = nullptr;
+  // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V).
+  Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
+              const std::vector<int64_t>& lengths, StackInput in) const {
+    Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
+    in.self_mask = DecoderMask(t, offset, lengths);
+    in.position = embedder.position;
+    in.position_offset = offset;
+    return head->Forward(stack->Forward(x, in));  // (B, T, V)
+  }
+};
+
+// Runs one decode step through `decoder`, with or without the caches.
+Var StepDecoder(const CausalDecoder& decoder, DecodeState* state, const std::vector<int32_t>& tokens,
+                int64_t t_new, StackInput in) {
+  const int64_t b = state->batch;
+  TVLAB_CHECK_EQ(static_cast<int64_t>(tokens.size()), b * t_new);
+  Var logits;
+  if (state->use_cache) {
+    in.self_caches = &state->self_caches;
+    if (in.memory.defined()) in.cross_caches = &state->cross_caches;
+    logits = decoder.Forward(tokens, b, t_new, state->offset, {}, in);
+  } else {
+    // Recompute the whole prefix: append to the history and keep the tail.
+    const int64_t total = state->offset + t_new;
+    std::vector<int32_t> all(b * total);
+    for (int64_t r = 0; r < b; ++r) {
+      std::copy(state->history.begin() + r * state->offset, state->history.begin() + (r + 1) * state->offset,
+                all.begin() + r * total);
+      std::copy(tokens.begin() + r * t_new, tokens.begin() + (r + 1) * t_new,
+                all.begin() + r * total + state->offset);
+    }
+    state->history = all;
+    if (in.memory.defined())
+      in.cross_mask = state->source_lengths.empty()
+                          ? Tensor()
+                          : KeyPaddingMaskBias(state->source_lengths, total, in.memory.dim(1), Tensor());
+    Var full = decoder.Forward(all, b, total, 0, {}, in);  // (B, total, V)
+    logits = Slice(full, 1, state->offset, t_new);
+  }
+  state->offset += t_new;
+  return logits;
+}
+
+class DecoderOnlyModel : public FamilyModel {
+ public:
+  DecoderOnlyModel(const ModelSpec& spec, int64_t vocab, const BlockFactory& factory,
+                   std::unique_ptr<PositionEncoding> position) {
+    decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
+                                                                      spec.dropout(), false));
+    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab));
+  }
+  Var Forward(const Batch& batch, const ForwardContext& ctx,
+              const AttentionProbe* probe) const override {
+    StackInput in;
+    in.ctx = ctx;
+    in.probe = probe;
+    return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in);
+  }
+  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
+    return decoder_.stack->KvCacheBytesPerToken(bytes_per_element);
+  }
+  bool SupportsDecoding() const override { return true; }
+  DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {
+    DecodeState state;
+    state.batch = batch.batch;
+    state.use_cache = use_cache;
+    state.self_caches.resize(decoder_.stack->num_layers());
+    return state;
+  }
+  Var DecodeStep(DecodeState* state, const std::vector<int32_t>& tokens, int64_t t_new) const override {
+    return StepDecoder(decoder_, state, tokens, t_new, StackInput());
+  }
+
+
+ private:
+  CausalDecoder decoder_;
+};
+
+class EncoderDecoderModel : public FamilyModel {
+ public:
+  EncoderDecoderModel(const ModelSpec& spec, int64_t vocab, const BlockFactory& factory,
+                      std::unique_ptr<PositionEncoding> position) {
+    // One embedding table for source and target (a shared vocabulary).
+    decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(), spec.dropout(), false));
+    const int64_t decoder_layers = spec.num_decoder_layers() > 0 ? spec.num_decoder_layers() : spec.num_layers();
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, decoder_layers, spec.dropout(), true));
+    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab));
+  }
+
+
+  Var Forward(const Batch& batch, const ForwardContext& ctx,
+              const AttentionProbe* probe) const override {
+    StackInput in;
+    in.ctx = ctx;
+    in.probe = probe;
+    in.memory = Encode(batch, ctx, probe);  // (B, S, C)
+    if (!batch.source_lengths.empty())
+      in.cross_mask = KeyPaddingMaskBias(batch.source_lengths, batch.length, batch.source_length, Tensor());
+    return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in);
+  }
+  int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
+    return decoder_.stack->KvCacheBytesPerToken(bytes_per_element);
+  }
+  bool SupportsDecoding() const override { return true; }
+  DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {
+    DecodeState state;
+    state.batch = batch.batch;
+    state.use_cache = use_cache;
+    state.self_caches.resize(decoder_.stack->num_layers());
+    state.cross_caches.resize(decoder_.stack->num_layers());
+    state.memory = Encode(batch, ForwardContext{}, nullptr);
+    state.source_lengths = batch.source_lengths;
+    return state;
+  }
+  Var DecodeStep(DecodeState* state, const std::vector<int32_t>& tokens, int64_t t_new) const override {
+    StackInput in;
+    in.memory = state->memory;
+    if (!state->source_lengths.empty())
+      in.cross_mask = KeyPaddingMaskBias(state->source_lengths, t_new, state->memory.dim(1), Tensor());
+    return StepDecoder(decoder_, state, tokens, t_new, in);
+  }
+
+ private:
+  Var Encode(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
+    Var x = decoder_.embedder.Forward(batch.source, batch.batch, batch.source_length, 0);  // (B, S, C)
+    StackInput in;
+    if (!batch.source_lengths.empty())
+      in.self_mask = KeyPaddingMaskBias(batch.source_lengths, batch.source_length, batch.source_length, Tensor());
+    in.position = decoder_.embedder.position;
+    in.ctx = ctx;
+    in.probe = probe;
+    return encoder_->Forward(x, in);
+  }
+
+  BlockStack* encoder_;
+  CausalDecoder decoder_;
+};
+
+}  // namespace
+
+Var TokenEmbedder::Forward(const std::vector<int32_t>& ids, int64_t batch, int64_t length,
+                           int64_t offset) const {
+  Var x = table->Forward(ids, batch, length);  // (B, T, C)
+  if (scale) x = Scale(x, std::sqrt(static_cast<float>(d_model)));
+  return position->AddToEmbeddings(x, offset);
+}
+
+std::unique_ptr<Model> MakeEncoderOnly(const ModelSpec& spec, int64_t vocab, int64_t outputs,
+                                       const BlockFactory& factory,
+                                       std::unique_ptr<PositionEncoding> position) {
+  return std::make_unique<EncoderOnlyModel>(spec, vocab, outputs, factory, std::move(position));
+}
+std::unique_ptr<Model> MakeDecoderOnly(const ModelSpec& spec, int64_t vocab,
+                                       const BlockFactory& factory,
+                                       std::unique_ptr<PositionEncoding> position) {
+  return std::make_unique<DecoderOnlyModel>(spec, vocab, factory, std::move(position));
+}
+std::unique_ptr<Model> MakeEncoderDecoder(const ModelSpec& spec, int64_t vocab,
+                                          const BlockFactory& factory,
+                                          std::unique_ptr<PositionEncoding> position) {
+  return std::make_unique<EncoderDecoderModel>(spec, vocab, factory, std::move(position));
+}
+
+}  // namespace tvlab

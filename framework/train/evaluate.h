@@ -1,0 +1,27 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_EVALUATE_H_
+#define TVLAB_FRAMEWORK_TRAIN_EVALUATE_H_
+
+// Evaluation on the task's held-out examples, by task kind:
+//   tagging         token and sequence accuracy (greedy argmax per position)
+//   classification  accuracy
+//   language model  loss, perplexity, bits per byte, next-token accuracy,
+//                   and the unigram baseline perplexity
+//   sequence pair   teacher-forced loss and token accuracy, plus exact match
+//                   (and corpus BLEU where the task asks) of generated
+//                   outputs, decoded with spec.eval().decoding()
+
+#include "framework/data/task.h"
+#include "framework/model/model.h"
+#include "framework/spec/experiment.pb.h"
+#include "framework/train/metrics.pb.h"
+
+namespace tvlab {
+
+// Fills the evaluation fields of `metrics`. `full` = false skips generation
+// (periodic evaluation during training).
+void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
+              RunMetrics* metrics);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_EVALUATE_H_

@@ -1,0 +1,55 @@
+// //experiments:generate on a freshly trained run: the cached and uncached
+// paths print the same text, every method runs, and bad input is an error.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "gtest/gtest.h"
+#include "tests/run_binary_util.h"
+
+namespace tvlab {
+namespace {
+
+RunResult Generate(const std::string& args) {
+  std::string command = Runfile("experiments/generate") + " " + args + " 2>&1";
+  RunResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+TEST(Generate, FromATrainedRun) {
+  std::string spec = TempDir() + "/rev.pbtxt", run = TempDir() + "/rev";
+  std::ofstream(spec) << "name: \"rev\"\nmodel { family: ENCODER_DECODER d_model: 32 num_layers: 1 "
+                         "num_heads: 2 dropout: 0 }\ntask { reverse { max_length: 6 } }\n"
+                         "train { steps: 300 batch_size: 32 optimizer { adamw { lr: 3e-3 } } }\n"
+                         "eval { examples: 50 decode_examples: 20 }\n";
+  ASSERT_EQ(RunBinary(spec + " --output_dir " + run).exit_code, 0);
+  RunResult cached = Generate("--run_dir " + run + " --prompt 31415");
+  ASSERT_EQ(cached.exit_code, 0) << cached.output;
+  EXPECT_FALSE(cached.output.empty());
+  RunResult uncached = Generate("--run_dir " + run + " --prompt 31415 --no_cache");
+  EXPECT_EQ(uncached.output, cached.output);
+  for (const char* method : {"beam", "sample", "greedy"}) {
+    RunResult r = Generate("--run_dir " + run + " --prompt 271 --method " + method);
+    EXPECT_EQ(r.exit_code, 0) << method << ": " << r.output;
+  }
+  RunResult bad = Generate("--run_dir " + run + " --prompt xyz");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("has no tokens this task knows"), std::string::npos) << bad.output;
+  RunResult missing = Generate("--run_dir /no/such/run --prompt 1");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("cannot read spec file"), std::string::npos) << missing.output;
+  RunResult method = Generate("--run_dir " + run + " --prompt 1 --method nucleus");
+  EXPECT_EQ(method.exit_code, 2);
+  EXPECT_NE(method.output.find("is not one of GREEDY, SAMPLE, BEAM"), std::string::npos) << method.output;
+}
+
+}  // namespace
+}  // namespace tvlab
