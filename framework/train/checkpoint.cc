@@ -40,7 +40,8 @@ std::string ReadText(const std::string& path) {
 }  // namespace
 
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
-                            const NamedVars& params, const AdamW& optimizer) {
+                            const NamedVars& params, const AdamW& optimizer,
+                            const std::string& spec_text) {
   const std::string root = run_dir + "/checkpoints";
   const std::string name = absl::StrFormat("step_%07d", state.next_step());
   const std::string final_dir = root + "/" + name;
@@ -59,6 +60,7 @@ absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
   if (!google::protobuf::util::MessageToJsonString(state, &json, options).ok())
     return absl::InternalError("cannot encode the training state");
   TVLAB_RETURN_IF_ERROR(WriteAtomically(tmp_dir + "/state.json", json));
+  TVLAB_RETURN_IF_ERROR(WriteAtomically(tmp_dir + "/spec.resolved.pbtxt", spec_text));
   fs::remove_all(final_dir, ec);
   fs::rename(tmp_dir, final_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot rename '", tmp_dir, "': ", ec.message()));

@@ -5,6 +5,8 @@
 //   model.safetensors      weights under their parameter names
 //   optimizer.safetensors  AdamW moments ("<param>.exp_avg", ".exp_avg_sq")
 //   state.json             TrainState (step, loss, counters)
+//   spec.resolved.pbtxt    the run's spec (randomness is keyed by it, so it
+//                          is the whole RNG state)
 // A checkpoint is written into a temporary directory that is renamed into
 // place only when complete, then <run_dir>/checkpoints/latest (a one-line
 // file naming it) is replaced atomically: a crash mid-write never leaves a
@@ -24,7 +26,8 @@ namespace tvlab {
 using NamedVars = std::vector<std::pair<std::string, Var>>;
 
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
-                            const NamedVars& params, const AdamW& optimizer);
+                            const NamedVars& params, const AdamW& optimizer,
+                            const std::string& spec_text);
 
 // The directory of the latest complete checkpoint, or NotFound.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir);

@@ -41,10 +41,12 @@ TEST(Checkpoint, RoundTripsWeightsMomentsAndState) {
   TrainState state;
   state.set_next_step(5);
   state.set_last_loss(1.25);
-  ASSERT_TRUE(SaveCheckpoint(run, state, p, opt).ok());
+  ASSERT_TRUE(SaveCheckpoint(run, state, p, opt, "name: \"x\"\n").ok());
   auto dir = LatestCheckpoint(run);
   ASSERT_TRUE(dir.ok()) << dir.status();
   EXPECT_EQ(*dir, run + "/checkpoints/step_0000005");
+  EXPECT_TRUE(std::filesystem::exists(*dir + "/spec.resolved.pbtxt"));
+  EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints/.step_0000005.partial"));
 
   NamedVars q = Params(0);
   AdamW opt2(q, spec);
@@ -58,6 +60,31 @@ TEST(Checkpoint, RoundTripsWeightsMomentsAndState) {
   auto m1 = opt.StateTensors(), m2 = opt2.StateTensors();
   for (size_t i = 0; i < m1.size(); ++i)
     EXPECT_EQ(m1[i].second.value().ToVector(), m2[i].second.value().ToVector()) << m1[i].first;
+}
+
+TEST(AdamW, UsualDecayExclusionsAreOptIn) {
+  AdamWSpec spec;
+  EXPECT_TRUE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.bias", 1));  // torch default: all
+  spec.set_decay_biases_and_norms(false);
+  EXPECT_FALSE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.bias", 1));
+  EXPECT_FALSE(DecaysWeight(spec, "encoder.final_norm.weight", 1));
+  EXPECT_TRUE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.weight", 2));
+  EXPECT_TRUE(DecaysWeight(spec, "embedding.weight", 2));
+  spec.set_decay_embeddings(false);
+  EXPECT_FALSE(DecaysWeight(spec, "embedding.weight", 2));
+  // An excluded parameter moves only by the Adam step, not by decay.
+  NamedVars p = {{"b", Var(Tensor::Full({4}, 1.0f), true)}};
+  p[0].second.mutable_grad() = Tensor::Zeros({4});
+  spec.set_weight_decay(0.5f);
+  AdamW opt(p, spec);
+  opt.Step(0.1f);
+  EXPECT_EQ(p[0].second.value().ToVector(), std::vector<float>(4, 1.0f));
+  spec.set_decay_biases_and_norms(true);
+  NamedVars q = {{"b", Var(Tensor::Full({4}, 1.0f), true)}};
+  q[0].second.mutable_grad() = Tensor::Zeros({4});
+  AdamW decayed(q, spec);
+  decayed.Step(0.1f);
+  EXPECT_FLOAT_EQ(q[0].second.value().ToVector()[0], 1.0f - 0.1f * 0.5f);
 }
 
 TEST(Checkpoint, NoCheckpointAndDanglingLatestAreClearErrors) {

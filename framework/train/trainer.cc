@@ -170,7 +170,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
       state.set_last_loss(last_loss);
       state.set_tokens_seen(static_cast<double>(tokens_seen));
       state.set_elapsed_seconds(Seconds(start));
-      TVLAB_RETURN_IF_ERROR(SaveCheckpoint(run_dir, state, params, optimizer));
+      TVLAB_RETURN_IF_ERROR(SaveCheckpoint(run_dir, state, params, optimizer, SpecToText(spec)));
     }
     if (step == options.crash_after_step) {
       csv.flush();
