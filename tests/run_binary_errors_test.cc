@@ -56,6 +56,19 @@ TEST(RunBinary, BadSpecIsRejectedBeforeAnyRunDirectoryExists) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+TEST(RunBinary, DivergingLossStopsWithAClearMessage) {
+  std::string spec = Spec("nan",
+                          "name: \"nan\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 "
+                          "num_heads: 2 }\ntask { sort_digits {} }\ntrain { steps: 200 optimizer { "
+                          "adamw { lr: 1e6 } } }\n");
+  std::string out = TempDir() + "/nan_run";
+  RunResult r = RunBinary(spec + " --output_dir " + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.output.find("training loss became"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out + "/metrics.json"));
+}
+
 TEST(RunBinary, MissingSpecFileIsNamed) {
   RunResult r = RunBinary("/no/such/spec.pbtxt");
   EXPECT_EQ(r.exit_code, 2);
