@@ -121,7 +121,9 @@ absl::StatusOr<Experiment> BaseExperiment(const GridSpec& spec, const std::strin
                                           std::string* default_name) {
   if (spec.has_base()) {
     *default_name = StemOf(grid_path);
-    return spec.base();
+    Experiment base = spec.base();
+    ResolveTaskPaths(&base, grid_path);  // an inline base's files are relative to the grid
+    return base;
   }
   if (spec.base_spec().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -135,6 +137,7 @@ absl::StatusOr<Experiment> BaseExperiment(const GridSpec& spec, const std::strin
     return absl::Status(base.status().code(),
                         absl::StrCat(grid_path, ": base_spec: ", base.status().message()));
   }
+  ResolveTaskPaths(&*base, path);  // as LoadExperiment: data files relative to the base spec
   return base;
 }
 

@@ -3,6 +3,7 @@
 
 #include "framework/spec/grid_loader.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "framework/spec/spec_loader.h"
@@ -78,6 +79,29 @@ TEST(GridLoader, SetOverridesTheBaseBeforeTheAxes) {
   EXPECT_EQ(g->cells[0].runs[0].spec.train().steps(), 7);
   EXPECT_EQ(g->cells[0].runs[0].spec.model().num_heads(), 1);  // the axis comes after `set`
   EXPECT_THAT(g->cells[1].overrides, ElementsAre("train.steps=7", "model.num_heads=4", "model.num_heads=2"));
+}
+
+TEST(GridLoader, TaskFilesResolveAgainstTheSpecThatNamesThem) {
+  // Every run starts from cell_spec.pbtxt inside its run directory, so a
+  // relative data path must be made absolute here, as LoadExperiment does.
+  std::string dir = TempPath("paths");
+  std::filesystem::create_directories(dir + "/specs");
+  Write("paths/specs/lm.pbtxt", R"pb(name: "lm"
+    model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { text_lm { path: "corpus.txt" } } train { steps: 3 })pb");
+  Write("paths/g.pbtxt", R"pb(base_spec: "specs/lm.pbtxt")pb");
+  Write("paths/inline.pbtxt", R"pb(base { task { text_lm { path: "data/corpus.txt" } } })pb");
+  auto from_file = ParseGridFile(dir + "/g.pbtxt");
+  auto inline_base = ParseGridFile(dir + "/inline.pbtxt");
+  ASSERT_TRUE(from_file.ok() && inline_base.ok());
+  // The corpus files do not exist, so the cells are invalid; the reasons name
+  // the resolved paths.
+  auto g = ExpandGrid(*from_file, dir + "/g.pbtxt", dir);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g->cells[0].invalid_reason, HasSubstr(dir + "/specs/corpus.txt"));
+  auto i = ExpandGrid(*inline_base, dir + "/inline.pbtxt", dir);
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_THAT(i->cells[0].invalid_reason, HasSubstr(dir + "/data/corpus.txt"));
 }
 
 TEST(GridLoader, ZippedAxesPairTheirValues) {
