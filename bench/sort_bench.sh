@@ -4,7 +4,9 @@
 # both times and the ratio. Peers:
 #   - Debian's python3-torch 1.13 with OpenBLAS (libopenblas0-pthread is
 #     installed here so it is not measured on the slow reference BLAS),
-#   - PyTorch 2.x from PyPI in bench/.venv (bench/setup_venv.sh), if present.
+#   - PyTorch 2.x from PyPI in bench/.venv (bench/setup_venv.sh), if present,
+#   - JAX on CPU from the same venv (bench/jax_sort.py: one jitted step;
+#     compilation time excluded and printed separately).
 # usage: bash bench/sort_bench.sh [THREADS...]   (default: 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,13 +30,21 @@ for t in "${THREADS[@]}"; do
   printf '%-22s %7s %10.2f %10.0f %8.3f %8s\n' "tvlab (cpu_onednn)" "$t" "$tv_s" "$tv_tps" "$tv_acc" "1.00"
   peers=("/usr/bin/python3")
   [ -x bench/.venv/bin/python ] && peers+=("bench/.venv/bin/python")
-  for py in "${peers[@]}"; do
-    line=$("$py" bench/torch_sort.py --threads "$t")
+  runs=()
+  for py in "${peers[@]}"; do runs+=("$py bench/torch_sort.py --threads $t"); done
+  if [ -x bench/.venv/bin/python ]; then
+    if [ "$t" = 1 ]; then xla="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1";
+    else xla="intra_op_parallelism_threads=$t"; fi
+    runs+=("env XLA_FLAGS='$xla' bench/.venv/bin/python bench/jax_sort.py")
+  fi
+  for run in "${runs[@]}"; do
+    line=$(eval "$run" 2>/dev/null | tail -1)
     /usr/bin/python3 - "$line" "$tv_s" <<'PY'
 import json, sys
 m = json.loads(sys.argv[1]); tv = float(sys.argv[2])
+note = f"  (+{m['compile_seconds']:.1f}s compile)" if "compile_seconds" in m else ""
 print(f"{m['peer']:<22} {m['threads']:>7} {m['train_seconds']:>10.2f} {m['tokens_per_second']:>10.0f} "
-      f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x")
+      f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x{note}")
 PY
   done
 done

@@ -99,6 +99,15 @@ struct CausalDecoder {
     in.position_offset = offset;
     return head->Forward(stack->Forward(x, in));  // (B, T, V)
   }
+  // A fresh decoding state with one cache per layer (two with cross-attention).
+  DecodeState NewState(int64_t batch, bool use_cache, bool cross_attention) const {
+    DecodeState state;
+    state.batch = batch;
+    state.use_cache = use_cache;
+    state.self_caches.resize(stack->num_layers());
+    if (cross_attention) state.cross_caches.resize(stack->num_layers());
+    return state;
+  }
 };
 
 // Runs one decode step through `decoder`, with or without the caches.
@@ -154,11 +163,7 @@ class DecoderOnlyModel : public FamilyModel {
   }
   bool SupportsDecoding() const override { return true; }
   DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {
-    DecodeState state;
-    state.batch = batch.batch;
-    state.use_cache = use_cache;
-    state.self_caches.resize(decoder_.stack->num_layers());
-    return state;
+    return decoder_.NewState(batch.batch, use_cache, /*cross_attention=*/false);
   }
   Var DecodeStep(DecodeState* state, const std::vector<int32_t>& tokens, int64_t t_new) const override {
     return StepDecoder(decoder_, state, tokens, t_new, StackInput());
@@ -197,11 +202,7 @@ class EncoderDecoderModel : public FamilyModel {
   }
   bool SupportsDecoding() const override { return true; }
   DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {
-    DecodeState state;
-    state.batch = batch.batch;
-    state.use_cache = use_cache;
-    state.self_caches.resize(decoder_.stack->num_layers());
-    state.cross_caches.resize(decoder_.stack->num_layers());
+    DecodeState state = decoder_.NewState(batch.batch, use_cache, /*cross_attention=*/true);
     state.memory = Encode(batch, ForwardContext{}, nullptr);
     state.source_lengths = batch.source_lengths;
     return state;

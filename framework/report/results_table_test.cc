@@ -119,7 +119,7 @@ TEST_F(ResultsTableTest, WritesTheFourFilesAndRebuildsThemAfterMoreRunsFinish) {
   auto written = WriteReport(CollectResults(grid_));
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(written->size(), 4u);
-  for (const std::string& f : {"results.csv", "results.md", "loss_curves.svg", "token_accuracy.svg"})
+  for (const char* f : {"results.csv", "results.md", "loss_curves.svg", "token_accuracy.svg"})
     EXPECT_TRUE(std::filesystem::exists(grid_.results_dir + "/" + f)) << f;
   // Seed 2 is rerun and finishes: the table, rebuilt from the directories, follows.
   std::filesystem::remove(grid_.cells[1].runs[2].run_dir + "/failed.txt");
