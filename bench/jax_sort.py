@@ -100,6 +100,7 @@ def train_step(params, m, v, step, key):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=1001)
+    parser.add_argument("--threads", type=int, default=1, help="recorded; set XLA_FLAGS")
     args = parser.parse_args()
     key = jax.random.PRNGKey(0)
     params = init(key)
@@ -120,7 +121,7 @@ def main():
     steps = args.steps - 1
     print(json.dumps({
         "peer": f"jax {jax.__version__}",
-        "threads": 1,
+        "threads": args.threads,
         "train_seconds": train_seconds * args.steps / steps,  # scaled to all steps
         "compile_seconds": compile_seconds,
         "tokens_per_second": steps * B * T / train_seconds,
