@@ -5,6 +5,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
+#include "framework/model/attention_core.h"
 
 namespace tvlab {
 namespace {
@@ -77,6 +78,24 @@ std::vector<Var> ParameterVars(const Module& m) {
   std::vector<Var> vars;
   for (auto& [name, var] : m.NamedParameters()) vars.push_back(var);
   return vars;
+}
+
+SeedAttentionExample RunSeedAttentionExample(const std::string& score_name) {
+  ModelDims dims;
+  dims.head_dim = 2;
+  auto score = MakeAttentionScore(score_name, dims);
+  Var q(Tensor::FromVector({1, 1, 3, 2}, {1, 0, 1, 0, 1, 0}));   // (B, H, T, hs)
+  Var k(Tensor::FromVector({1, 1, 3, 2}, {0, 1, 1, 0, 0, -1}));  // (B, H, S, hs)
+  Var v(Tensor::FromVector({1, 1, 3, 2}, {2, 0, 0, 2, 2, 2}));   // (B, H, S, hs)
+  SeedAttentionExample result;
+  AttentionProbe probe = [&](const std::string&, const Tensor& w) { result.weights = w.ToVector(); };
+  AttentionInput in;
+  in.score = score.get();
+  in.mask_bias = CausalMaskBias(3, 3, 0);
+  in.probe = &probe;
+  Module owner;
+  result.output = Attend(q, k, v, in, owner, 0.0f).value().ToVector();
+  return result;
 }
 
 float MaxAbsDiff(const Tensor& a, const Tensor& b) {

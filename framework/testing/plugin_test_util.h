@@ -42,6 +42,16 @@ std::unique_ptr<Ffn> MakeFfn(const std::string& name, const ModelDims& d);
 // Parameters of `m` as Vars (for gradient checks).
 std::vector<Var> ParameterVars(const Module& m);
 
+// The worked example of seed lesson 004 ("Ví dụ"), run through the score
+// plugin `score` and the shared attention: three positions, causal mask,
+// Q = [1, 0] everywhere, K = [0,1], [1,0], [0,-1], V = [2,0], [0,2], [2,2],
+// head size 2. Returns the weights (3 x 3, row-major) and outputs (3 x 2).
+struct SeedAttentionExample {
+  std::vector<float> weights;
+  std::vector<float> output;
+};
+SeedAttentionExample RunSeedAttentionExample(const std::string& score);
+
 // Largest |a - b| over elements (shapes must match).
 float MaxAbsDiff(const Tensor& a, const Tensor& b);
 

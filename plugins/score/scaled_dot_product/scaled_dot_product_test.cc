@@ -12,21 +12,9 @@ namespace {
 TEST(ScaledDotProduct, ReproducesTheSeedsWorkedCausalExample) {
   for (const std::string& backend : RegisteredBackends()) {
     ScopedBackend scoped(backend);
-    ModelDims dims;
-    dims.head_dim = 2;
-    auto score = MakeAttentionScore("scaled_dot_product", dims);
-    Var q(Tensor::FromVector({1, 1, 3, 2}, {1, 0, 1, 0, 1, 0}));
-    Var k(Tensor::FromVector({1, 1, 3, 2}, {0, 1, 1, 0, 0, -1}));
-    Var v(Tensor::FromVector({1, 1, 3, 2}, {2, 0, 0, 2, 2, 2}));
-    Tensor weights;
-    AttentionProbe probe = [&](const std::string&, const Tensor& w) { weights = w.Clone(); };
-    AttentionInput in;
-    in.score = score.get();
-    in.mask_bias = CausalMaskBias(3, 3, 0);
-    in.probe = &probe;
-    Module owner;
-    std::vector<float> out = Attend(q, k, v, in, owner, 0.0f).value().ToVector();
-    std::vector<float> w = weights.ToVector();  // (1, 1, 3, 3)
+    SeedAttentionExample ex = RunSeedAttentionExample("scaled_dot_product");
+    const std::vector<float>& w = ex.weights;  // (1, 1, 3, 3)
+    const std::vector<float>& out = ex.output;
     // Row 0 sees only key 0 and returns V0.
     EXPECT_FLOAT_EQ(w[0], 1.0f);
     EXPECT_EQ(w[1], 0.0f);
