@@ -444,6 +444,18 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   }
   RequirePositive(&p, "eval.examples", spec.eval().examples(), "e.g. 1000");
   RequirePositive(&p, "eval.batch_size", spec.eval().batch_size(), "e.g. 250");
+  if (spec.eval().decode_examples() < 0)
+    p.Add(absl::StrCat("eval.decode_examples must be >= 0 (got ", spec.eval().decode_examples(), "); 0 skips generation"));
+  const DecodingSpec& decoding = spec.eval().decoding();
+  RequirePositive(&p, "eval.decoding.max_new_tokens", decoding.max_new_tokens(), "e.g. 64");
+  RequirePositive(&p, "eval.decoding.beam_size", decoding.beam_size(), "e.g. 4 (1 = greedy)");
+  if (!(decoding.temperature() > 0))
+    p.Add(absl::StrCat("eval.decoding.temperature must be > 0 (got ", decoding.temperature(),
+                       "); use method GREEDY for argmax decoding"));
+  if (decoding.top_k() < 0)
+    p.Add(absl::StrCat("eval.decoding.top_k must be >= 0 (got ", decoding.top_k(), "); 0 keeps every token"));
+  if (decoding.length_penalty() < 0)
+    p.Add(absl::StrCat("eval.decoding.length_penalty must be >= 0 (got ", decoding.length_penalty(), ")"));
   auto backend = MakeBackend(spec.runtime().backend());
   if (!backend.ok()) p.Add(absl::StrCat("runtime.backend: ", backend.status().message()));
   RequirePositive(&p, "runtime.threads", spec.runtime().threads(), "e.g. 1");

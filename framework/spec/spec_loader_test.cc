@@ -119,6 +119,15 @@ TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
               HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
 }
 
+TEST(SpecLoader, DecodingFieldsAreChecked) {
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.beam_size=0"}).message()),
+              HasSubstr("eval.decoding.beam_size must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.temperature=0"}).message()),
+              HasSubstr("eval.decoding.temperature must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.top_k=-2"}).message()),
+              HasSubstr("eval.decoding.top_k must be >= 0 (got -2)"));
+}
+
 TEST(SpecLoader, AllProblemsAreReportedAtOnce) {
   absl::Status s = Load(Replace(Replace(kGood, "num_layers: 1", "num_layers: 0"), "steps: 3", "steps: -1"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("model.num_layers"));
