@@ -11,13 +11,21 @@ bash tools/setup.sh || exit 1
 # makes a busy neighbour slow everyone down (docs/building.md).
 export OMP_WAIT_POLICY=passive
 
-bazel test //... "$@"
+# Target patterns among the arguments (default //...); flags pass through.
+patterns=()
+for a in "$@"; do [[ "$a" == -* ]] || patterns+=("$a"); done
+[ ${#patterns[@]} -gt 0 ] || set -- //... "$@"
+[ ${#patterns[@]} -gt 0 ] || patterns=(//...)
+query="tests(${patterns[0]})"
+for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
+
+bazel test "$@"
 status=$?
 
 # Count only the current test targets' results: bazel-testlogs keeps files
 # of targets (and shardings, --runs_per_test runs) that no longer exist.
-bazel query 'tests(//...)' 2>/dev/null > bazel-testlogs-targets.txt || true
-bazel query 'attr(shard_count, "^([2-9]|[1-9][0-9]+)$", tests(//...))' 2>/dev/null \
+bazel query "$query" 2>/dev/null > bazel-testlogs-targets.txt || true
+bazel query "attr(shard_count, \"^([2-9]|[1-9][0-9]+)\$\", $query)" 2>/dev/null \
   > bazel-testlogs-sharded.txt || true
 
 python3 - <<'PY'
