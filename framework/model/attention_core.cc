@@ -57,7 +57,10 @@ Var Attend(const Var& q, const Var& k, const Var& v, const AttentionInput& in,
   TVLAB_CHECK(in.score != nullptr) << "attention needs a score plugin";
   Var logits = in.score->Logits(q, k);  // (B, H, T, S)
   const int64_t t = logits.dim(2), s = logits.dim(3);
-  if (in.position != nullptr) {
+  // Positions relate a sequence to itself: as rotary positions, a logit bias
+  // (ALiBi, T5) applies to self-attention only, never to cross-attention,
+  // whose keys are another sequence's positions.
+  if (in.position != nullptr && !in.memory.defined()) {
     Var bias = in.position->LogitBias(q.dim(1), in.position_offset, t, s);
     if (bias.defined()) logits = Add(logits, bias);
   }

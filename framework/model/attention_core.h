@@ -38,9 +38,9 @@ Var KeyState(const AttentionInput& in, const std::string& name, int token_dim,
              const std::function<Var()>& compute);
 
 // q (B, H, T, hs), k and v (B, H, S, hs) -> (B, H, T, hs):
-// softmax(score(q, k) + position bias + mask) @ v, with dropout on the
-// weights in training. `owner` keys the dropout mask and names the layer for
-// the probe.
+// softmax(score(q, k) + position bias (self-attention only) + mask) @ v,
+// with dropout on the weights in training. `owner` keys the dropout mask and
+// names the layer for the probe.
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionInput& in,
            const Module& owner, float dropout);
 

@@ -222,6 +222,20 @@ TEST_P(AttentionConformance, IncrementalCrossAttentionMatchesFullRecompute) {
   }
 }
 
+// Positions relate a sequence to itself: no position plugin (rotation or
+// logit bias) changes cross-attention, whose keys come from another sequence.
+TEST_P(AttentionConformance, CrossAttentionIgnoresPositionEncodings) {
+  AttentionInput cross = Input(RandomVar({2, 3, 8}, 20));
+  cross.memory = RandomVar({2, 5, 8}, 21);
+  cross.position_offset = 2;
+  const Tensor without = layout_->Forward(cross).value();
+  for (const std::string& name : PositionEncodingRegistry().Names()) {
+    auto position = MakePositionEncoding(name, dims_);
+    cross.position = position.get();
+    EXPECT_EQ(layout_->Forward(cross).value().ToVector(), without.ToVector()) << name;
+  }
+}
+
 // What a layout reports per token is what it actually stores.
 TEST_P(AttentionConformance, KvCacheHoldsWhatTheLayoutReports) {
   const int64_t b = 2, t = 3, s = 5;
