@@ -7,6 +7,7 @@
 //
 //   static std::unique_ptr<Interface> Create(const Options&, const Args&);
 //   static absl::Status Validate(const Options&, const Args&);  // optional
+//   static constexpr uint32_t kCapabilities = ...;               // optional
 //
 // and registers with one line (see the TVLAB_REGISTER_* macros in each
 // interface header).
@@ -19,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "framework/core/registry.h"
+#include "framework/interfaces/capabilities.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/message.h"
 
@@ -27,6 +29,8 @@ namespace tvlab {
 template <typename Interface, typename Args>
 struct PluginEntry {
   using ArgsType = Args;
+  // Capability bits the plugin class declares (capabilities.h).
+  uint32_t capabilities = 0;
   // The options type's default instance (also its descriptor).
   const google::protobuf::Message* default_options = nullptr;
   std::function<absl::Status(const google::protobuf::Message&, const Args&)> validate;
@@ -34,6 +38,15 @@ struct PluginEntry {
 };
 
 namespace internal {
+template <typename P, typename = void>
+struct DeclaredCapabilities {
+  static constexpr uint32_t value = 0;
+};
+template <typename P>
+struct DeclaredCapabilities<P, std::void_t<decltype(P::kCapabilities)>> {
+  static constexpr uint32_t value = P::kCapabilities;
+};
+
 template <typename P, typename O, typename A, typename = void>
 struct HasValidate : std::false_type {};
 template <typename P, typename O, typename A>
@@ -47,6 +60,7 @@ template <typename Interface, typename Args, typename Plugin, typename Options>
 PluginEntry<Interface, Args> MakePluginEntry() {
   PluginEntry<Interface, Args> entry;
   entry.default_options = &Options::default_instance();
+  entry.capabilities = internal::DeclaredCapabilities<Plugin>::value;
   entry.validate = [](const google::protobuf::Message& m, const Args& a) -> absl::Status {
     if constexpr (internal::HasValidate<Plugin, Options, Args>::value) {
       return Plugin::Validate(static_cast<const Options&>(m), a);

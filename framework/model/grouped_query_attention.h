@@ -17,12 +17,14 @@
 // (G * hs, C)). KV cache per token: "k" and "v", 2 * G * hs numbers.
 
 #include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/nn/layers.h"
 
 namespace tvlab {
 
 class GroupedQueryAttention : public AttentionLayout {
  public:
+  static constexpr uint32_t kCapabilities = kAppliesRotaryPositions | kAppliesLogitBias;
   // Requires: kv_heads divides dims.num_heads (checked by the plugins'
   // Validate).
   GroupedQueryAttention(const ModelDims& dims, int64_t kv_heads);

@@ -35,6 +35,10 @@ PluginSlot Slot(std::string kind, std::string parent, std::string name_field,
     return (*entry)->default_options;
   };
   slot.names = [registry] { return registry().Names(); };
+  slot.capabilities = [registry](const std::string& name) -> uint32_t {
+    auto entry = registry().Get(name);
+    return entry.ok() ? (*entry)->capabilities : 0;
+  };
   slot.validate = [registry](const std::string& name, const google::protobuf::Message& options,
                              const ModelDims& dims) -> absl::Status {
     auto entry = registry().Get(name);

@@ -24,6 +24,8 @@ struct PluginSlot {
   // The options prototype of a registered plugin; NotFound lists the names.
   std::function<absl::StatusOr<const google::protobuf::Message*>(const std::string&)> prototype;
   std::function<std::vector<std::string>()> names;
+  // Capability bits of a registered plugin (0 for an unknown name).
+  std::function<uint32_t(const std::string&)> capabilities;
   // Runs the plugin's own Validate on its options against the model's dims.
   std::function<absl::Status(const std::string& name, const google::protobuf::Message& options,
                              const ModelDims& dims)>

@@ -11,6 +11,7 @@
 #include "framework/core/registry.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/task.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/spec/plugin_slots.h"
 #include "framework/spec/text_format_errors.h"
@@ -251,6 +252,33 @@ void RequirePositive(Problems* p, const std::string& path, int64_t value, const 
   if (value <= 0) p->Add(absl::StrCat(path, " must be > 0 (got ", value, "); ", fix));
 }
 
+// What the position plugin needs inside attention, the layout must provide
+// (framework/interfaces/capabilities.h).
+void CheckCapabilities(const Experiment& spec, Problems* problems) {
+  const std::string& position = spec.model().position().plugin();
+  const std::string& layout = spec.model().attention().layout();
+  uint32_t needs = 0, provides = 0;
+  for (const PluginSlot& slot : PluginSlots()) {
+    if (slot.kind == "position encoding") needs = slot.capabilities(position);
+    if (slot.kind == "attention layout") provides = slot.capabilities(layout);
+  }
+  struct Requirement {
+    uint32_t need, provide;
+    const char* what;
+  };
+  for (const Requirement& r : {Requirement{kRotatesQueriesAndKeys, kAppliesRotaryPositions,
+                                           "rotates queries and keys inside attention"},
+                               Requirement{kAddsLogitBias, kAppliesLogitBias,
+                                           "adds a bias to attention logits"}}) {
+    if ((needs & r.need) && !(provides & r.provide)) {
+      problems->Add(absl::StrCat("model.position.plugin: '", position, "' ", r.what,
+                                 ", but attention layout '", layout,
+                                 "' does not declare that it applies it, so the positions would be "
+                                 "silently lost; choose another layout or position plugin"));
+    }
+  }
+}
+
 void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
   Experiment copy = spec;  // MutableMessageAt needs a mutable message
   for (const PluginSlot& slot : PluginSlots()) {
@@ -275,6 +303,7 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
     absl::Status valid = slot.validate(name, **options, dims);
     if (!valid.ok()) problems->Add(absl::StrCat(options_path, " (", name, "): ", valid.message()));
   }
+  CheckCapabilities(spec, problems);
 }
 
 // Every string field named "path" under `task` is a file; a relative one is

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <fstream>
 
+#include "framework/interfaces/attention_layout.h"
 #include "framework/spec/plugin_slots.h"
+#include "google/protobuf/empty.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -200,6 +202,39 @@ TEST(SpecLoader, EveryShippedConfigValidates) {
     auto spec = LoadExperiment(dir + "/" + name, {});
     EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
   }
+}
+
+// A layout that declares no capabilities (as a new plugin written without
+// thinking about positions would), registered only in this test binary.
+class PlainLayout : public AttentionLayout {
+ public:
+  static std::unique_ptr<AttentionLayout> Create(const google::protobuf::Empty&, const ModelDims&) {
+    return std::make_unique<PlainLayout>();
+  }
+  Var Forward(const AttentionInput& in) const override { return in.x; }
+  int64_t KvCacheBytesPerToken(int64_t) const override { return 0; }
+};
+TVLAB_REGISTER_ATTENTION_LAYOUT("test_plain_layout", PlainLayout, google::protobuf::Empty);
+
+TEST(SpecLoader, PositionsALayoutCannotApplyAreRejectedWithTheReason) {
+  std::vector<std::string> layout = {"model.attention.layout=test_plain_layout"};
+  EXPECT_TRUE(LoadExperiment(WriteTemp(kGood), layout).ok());  // sinusoidal acts on embeddings
+  auto rope = layout;
+  rope.push_back("model.position.plugin=rope");
+  EXPECT_THAT(std::string(Load(kGood, rope).message()),
+              HasSubstr("model.position.plugin: 'rope' rotates queries and keys inside attention, "
+                        "but attention layout 'test_plain_layout' does not declare that it applies it"));
+  auto alibi = layout;
+  alibi.push_back("model.position.plugin=alibi");
+  EXPECT_THAT(std::string(Load(kGood, alibi).message()),
+              HasSubstr("'alibi' adds a bias to attention logits, but attention layout 'test_plain_layout'"));
+  // The shipped layouts apply both.
+  for (const char* l : {"mha", "gqa", "mqa", "mla"})
+    for (const char* p : {"rope", "alibi"})
+      EXPECT_TRUE(LoadExperiment(WriteTemp(kGood), {std::string("model.attention.layout=") + l,
+                                                    std::string("model.position.plugin=") + p})
+                      .ok())
+          << l << " + " << p;
 }
 
 TEST(PluginSlots, CoverEveryKind) {

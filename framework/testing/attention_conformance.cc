@@ -10,6 +10,7 @@
 
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/model/attention_core.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
@@ -234,6 +235,30 @@ TEST_P(AttentionConformance, CrossAttentionIgnoresPositionEncodings) {
     cross.position = position.get();
     EXPECT_EQ(layout_->Forward(cross).value().ToVector(), without.ToVector()) << name;
   }
+}
+
+// A layout's capability declarations are true: if it says it applies rotary
+// positions or logit biases, every linked position plugin that needs one
+// changes its self-attention output; if it does not say so, validation keeps
+// such plugins away from it (spec_loader_test).
+TEST_P(AttentionConformance, DeclaredCapabilitiesAreHonoured) {
+  const uint32_t provides = (*AttentionLayoutRegistry().Get(std::get<0>(GetParam())))->capabilities;
+  Var x = RandomVar({1, 5, 8}, 22);
+  const Tensor plain = layout_->Forward(Input(x)).value();
+  int checked = 0;
+  for (const std::string& name : PositionEncodingRegistry().Names()) {
+    const uint32_t needs = (*PositionEncodingRegistry().Get(name))->capabilities;
+    const bool rotation = (needs & kRotatesQueriesAndKeys) && (provides & kAppliesRotaryPositions);
+    const bool bias = (needs & kAddsLogitBias) && (provides & kAppliesLogitBias);
+    if (!rotation && !bias) continue;
+    auto position = MakePositionEncoding(name, dims_);
+    AttentionInput in = Input(x);
+    in.position = position.get();
+    EXPECT_GT(MaxAbsDiff(layout_->Forward(in).value(), plain), 1e-4f)
+        << "the layout declares it applies what '" << name << "' needs, but its output ignores it";
+    ++checked;
+  }
+  RecordProperty("position_plugins_checked", checked);
 }
 
 // What a layout reports per token is what it actually stores.

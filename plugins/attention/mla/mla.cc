@@ -57,6 +57,8 @@ MlaSizes Sizes(const MlaOptions& o, const ModelDims& dims) {
 
 class Mla : public AttentionLayout {
  public:
+  // The decoupled RoPE part is rotated; Attend adds any logit bias.
+  static constexpr uint32_t kCapabilities = kAppliesRotaryPositions | kAppliesLogitBias;
   static absl::Status Validate(const MlaOptions& o, const ModelDims& dims) {
     if (o.kv_latent_dim() < 0)
       return absl::InvalidArgumentError(absl::StrCat(

@@ -38,6 +38,7 @@ std::vector<double> Slopes(int64_t heads, double max_bias) {
 
 class Alibi : public PositionEncoding {
  public:
+  static constexpr uint32_t kCapabilities = kAddsLogitBias;
   static absl::Status Validate(const AlibiOptions& options, const ModelDims&) {
     if (!(options.max_bias() > 0.0f)) {
       return absl::InvalidArgumentError(

@@ -25,6 +25,7 @@ namespace {
 
 class Rope : public PositionEncoding {
  public:
+  static constexpr uint32_t kCapabilities = kRotatesQueriesAndKeys;
   static absl::Status Validate(const RopeOptions& options, const ModelDims& dims) {
     if (dims.head_dim % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -1,0 +1,29 @@
+#ifndef TVLAB_FRAMEWORK_INTERFACES_CAPABILITIES_H_
+#define TVLAB_FRAMEWORK_INTERFACES_CAPABILITIES_H_
+
+// What a plugin needs from, or provides to, the plugins it is combined with.
+// A plugin class declares them as
+//
+//   static constexpr uint32_t kCapabilities = kAppliesRotaryPositions | ...;
+//
+// (none declared = 0). ValidateExperiment rejects a combination in which one
+// plugin needs what the other does not provide, with the reason, before
+// anything is built; the attention conformance suite checks that a layout's
+// declarations are true.
+
+#include <cstdint>
+
+namespace tvlab {
+
+enum Capability : uint32_t {
+  // Position encodings: where they act inside attention.
+  kRotatesQueriesAndKeys = 1u << 0,  // needs the layout to call RotateQueryOrKey
+  kAddsLogitBias = 1u << 1,          // needs the layout to add LogitBias
+  // Attention layouts: what they do with the position plugin.
+  kAppliesRotaryPositions = 1u << 8,  // calls RotateQueryOrKey on self-attention q and k
+  kAppliesLogitBias = 1u << 9,        // adds LogitBias to self-attention logits (Attend does)
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_INTERFACES_CAPABILITIES_H_
