@@ -30,11 +30,18 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
   TVLAB_ASSIGN_OR_RETURN(const TaskEntry* task_entry, TaskRegistry().Get(TaskName(resolved)));
   std::unique_ptr<Task> task = task_entry->create(resolved);
-  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(resolved, task->vocab_size()));
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                         BuildModel(resolved, task->vocab_size(), task->num_outputs()));
   const ModelDims dims = ModelDimsFromSpec(resolved);
   CostModelInputs in;
   for (const auto& [name, var] : model->NamedParameters()) in.parameters.emplace_back(name, var.value().numel());
   in.num_layers = dims.num_layers;
+  if (resolved.model().family() == ModelSpec::ENCODER_DECODER) {
+    const int64_t decoder = resolved.model().num_decoder_layers() > 0
+                                ? resolved.model().num_decoder_layers()
+                                : dims.num_layers;
+    in.num_layers += 2 * decoder;  // decoder self- and cross-attention
+  }
   in.seq_len = task->max_length();  // what trains, not the (possibly longer) model limit
   in.attention_width = dims.num_heads * dims.head_dim;
   in.causal = dims.causal;

@@ -35,7 +35,8 @@ namespace tvlab {
 
 struct CostModelInputs {
   std::vector<std::pair<std::string, int64_t>> parameters;  // name, element count
-  int64_t num_layers = 0;
+  int64_t num_layers = 0;  // attention sublayers (an encoder-decoder counts
+                           // encoder self + decoder self + decoder cross)
   int64_t seq_len = 0;          // T
   int64_t attention_width = 0;  // d_attn = query heads * head_dim
   bool causal = false;

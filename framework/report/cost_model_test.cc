@@ -60,5 +60,34 @@ TEST(CostModel, HandCountedEncoder) {
   EXPECT_EQ(cost->kv_cache_bytes_per_token, 2 * 16 * 4);
 }
 
+TEST(CostModel, EncoderDecoderCountsCrossAttentionAndClassifiersTheirHead) {
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/ed.pbtxt";
+  std::ofstream(path) << R"pb(name: "ed"
+    model { family: ENCODER_DECODER d_model: 16 num_layers: 1 num_heads: 2 }
+    task { reverse { max_length: 5 } }
+    train { steps: 1 })pb";
+  auto spec = LoadExperiment(path, {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto cost = CostOfExperiment(*spec);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  // One encoder layer, one decoder layer (self + cross): 3 attention sublayers
+  // at the task's longest row (6 = 5 digits + EOS).
+  EXPECT_DOUBLE_EQ(cost->attention_flops_per_token, 12.0 * 3 * 6 * 16);
+
+  std::string cls = std::string(getenv("TEST_TMPDIR")) + "/cls.pbtxt";
+  std::ofstream(cls) << R"pb(name: "cls"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 pooling: MEAN }
+    task { classify_max { length: 8 num_digits: 4 } }
+    train { steps: 1 })pb";
+  auto cls_spec = LoadExperiment(cls, {});
+  ASSERT_TRUE(cls_spec.ok()) << cls_spec.status();
+  auto cls_cost = CostOfExperiment(*cls_spec);
+  ASSERT_TRUE(cls_cost.ok()) << cls_cost.status();
+  EXPECT_EQ(cls_cost->lookup_parameters, 4 * 16);  // 4 digit tokens
+  // The head maps to the task's 4 classes.
+  const int64_t dense = 4 * (16 * 16 + 16) + (16 * 64 + 64 + 64 * 16 + 16) + 3 * 32 + (16 * 4 + 4);
+  EXPECT_EQ(cls_cost->dense_parameters, dense);
+}
+
 }  // namespace
 }  // namespace tvlab
