@@ -144,6 +144,24 @@ TEST_P(Families, DecodingAlgorithmsAgreeWhereTheyMust) {
   EXPECT_LE(Generate(*model, source, prefix, greedy, static_cast<int64_t>(prefix.size()) + 2, 0).size(), 3u);
 }
 
+TEST_P(Families, TheDecoderNeverSeesTheFutureBitForBit) {
+  for (const char* position : {"sinusoidal", "rope", "alibi", "learned"}) {
+    Experiment spec = Spec(GetParam(), {std::string("model.position.plugin=") + position});
+    auto model = *BuildModel(spec, 14);
+    Batch batch = Pack({Examples()[0]});
+    const Tensor before = model->Forward(batch, {}).value();  // (1, T, V)
+    const int64_t v = before.dim(2);
+    for (int64_t cut = 1; cut < batch.length; ++cut) {
+      Batch changed = batch;
+      for (int64_t t = cut; t < batch.length; ++t) changed.inputs[t] = 4 + (changed.inputs[t] + 3) % 10;
+      const Tensor after = model->Forward(changed, {}).value();
+      for (int64_t i = 0; i < cut * v; ++i)
+        ASSERT_EQ(before.data()[i], after.data()[i])
+            << position << ": position " << i / v << " saw a change at >= " << cut;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Generative, Families, ::testing::Values("DECODER_ONLY", "ENCODER_DECODER"));
 
 TEST(Classifier, PooledHeadGivesOneRowOfClassLogitsPerSequence) {
