@@ -1,5 +1,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
+#include <omp.h>
+
 #include <cmath>
 #include <limits>
 
@@ -71,7 +73,29 @@ void BinaryLoop(F f, const float* a, int64_t na, const float* b, int64_t nb, flo
 
 OnednnBackend::OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
+// Below this many multiply-adds a GEMM runs on one thread: waking OpenMP
+// workers costs more than they save (measured on the sort model: 2 threads
+// were 1.6x slower than 1 without this; bench/README.md).
+constexpr int64_t kParallelGemmMacs = int64_t{1} << 22;
+// Likewise for elementwise and normalization primitives, in elements.
+constexpr int64_t kParallelElements = int64_t{1} << 20;
+
+// Limits OpenMP (and so oneDNN) to one thread in a scope.
+class SingleThreaded {
+ public:
+  explicit SingleThreaded(bool enable) : previous_(enable ? omp_get_max_threads() : 0) {
+    if (previous_ > 1) omp_set_num_threads(1);
+  }
+  ~SingleThreaded() {
+    if (previous_ > 1) omp_set_num_threads(previous_);
+  }
+
+ private:
+  int previous_;
+};
+
 void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
   GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
               d.stride_c, d.alpha, d.beta};
   // A as (batch|1, m, k) with strides that express the transpose.
@@ -105,6 +129,7 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
 
 void OnednnBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
   if (n == 0) return;
+  SingleThreaded small(n < kParallelElements);
   EltwiseKey key{static_cast<int>(op), n};
   memory::desc md({n}, dt::f32, tag::a);
   auto it = eltwise_.find(key);
@@ -172,6 +197,7 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
     return ReferenceBackend::Normalize(x, gamma, beta, y, mean, rstd, rows, cols, eps,
                                        subtract_mean);
   }
+  SingleThreaded small(rows * cols < kParallelElements);
   NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
   memory::desc data_md({rows, cols}, dt::f32, tag::ab);
   memory::desc stat_md({rows}, dt::f32, tag::a);
