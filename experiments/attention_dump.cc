@@ -21,9 +21,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "framework/backend/backend.h"
-#include "framework/data/task.h"
+#include "framework/data/load_task.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
 
 namespace tvlab {
@@ -180,10 +180,10 @@ int Main(int argc, char** argv) {
   auto spec = LoadExperiment(spec_path, {});
   if (!spec.ok()) return fail(spec.status());
   if (absl::Status s = SetBackend(spec->runtime().backend()); !s.ok()) return fail(s);
-  auto task_entry = TaskRegistry().Get(TaskName(*spec));
-  if (!task_entry.ok()) return fail(task_entry.status());
-  std::unique_ptr<Task> task = (*task_entry)->create(*spec);
-  auto model = BuildModel(*spec, task->vocab_size());
+  auto loaded_task = LoadTask(*spec);
+  if (!loaded_task.ok()) return fail(loaded_task.status());
+  std::shared_ptr<const Task> task = *loaded_task;
+  auto model = BuildModel(*spec, task->vocab_size(), HeadOutputs(*task));
   if (!model.ok()) return fail(model.status());
   const std::string weights_path = run_dir + "/model.safetensors";
   auto tensors = ReadSafetensors(weights_path);

@@ -16,10 +16,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "framework/backend/backend.h"
-#include "framework/data/task.h"
+#include "framework/data/load_task.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/train/checkpoint.h"
 
 namespace {
@@ -91,8 +91,11 @@ int main(int argc, char** argv) {
     return Fail("this run is an ENCODER_ONLY model, which does not generate; use a DECODER_ONLY or "
                 "ENCODER_DECODER run");
   if (!tvlab::SetBackend(spec->runtime().backend()).ok()) return Fail("backend unavailable");
-  auto task = (*tvlab::TaskRegistry().Get(tvlab::TaskName(*spec)))->create(*spec);
-  auto model = tvlab::BuildModel(*spec, task->vocab_size(), task->num_outputs());
+  auto loaded_task = tvlab::LoadTask(*spec);
+  if (!loaded_task.ok()) return Fail(std::string(loaded_task.status().message()));
+  // Encoder-only runs were refused above: the task generates text.
+  auto task = std::static_pointer_cast<const tvlab::GenerativeTask>(*loaded_task);
+  auto model = tvlab::BuildModel(*spec, task->vocab_size(), tvlab::HeadOutputs(*task));
   if (!model.ok()) return Fail(std::string(model.status().message()));
   absl::Status loaded = tvlab::LoadWeights(run_dir, (*model)->NamedParameters());
   if (!loaded.ok()) return Fail(std::string(loaded.message()));
@@ -100,7 +103,7 @@ int main(int argc, char** argv) {
   std::vector<int32_t> tokens = task->Tokenize(prompt);
   if (tokens.empty() && !prompt.empty())
     return Fail(absl::StrCat("the prompt '", prompt, "' has no tokens this task knows (task ",
-                             tvlab::TaskName(*spec), ")"));
+                             spec->task().plugin(), ")"));
   std::vector<int32_t> source, prefix;
   if (task->kind() == tvlab::TaskKind::kLanguageModel) {
     prefix = tokens;

@@ -16,9 +16,8 @@
 #include "experiments/grid/grid_main.h"
 #include "experiments/run_flags.h"
 #include "framework/backend/backend.h"
-#include "framework/data/task.h"
-#include "framework/spec/plugin_slots.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/interfaces/plugin_kinds.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/train/trainer.h"
 
 namespace {
@@ -37,16 +36,13 @@ std::string Timestamp() {
   return buf;
 }
 
+// One line per kind of the kind table, then the backends.
 void ListPlugins() {
-  std::string last;
-  for (const tvlab::PluginSlot& slot : tvlab::PluginSlots()) {
-    if (slot.kind == last) continue;
-    last = slot.kind;
-    std::cout << slot.kind << " (" << slot.parent_path << "." << slot.name_field
-              << "): " << absl::StrJoin(slot.names(), ", ") << "\n";
+  for (const tvlab::PluginKind& kind : tvlab::PluginKinds()) {
+    std::cout << kind.display << " (" << kind.name_path();
+    if (!kind.default_plugin.empty()) std::cout << ", default " << kind.default_plugin;
+    std::cout << "): " << absl::StrJoin(kind.names(), ", ") << "\n";
   }
-  std::cout << "task (task.<name>): " << absl::StrJoin(tvlab::TaskRegistry().Names(), ", ")
-            << "\n";
   std::cout << "backend (runtime.backend): " << absl::StrJoin(tvlab::RegisteredBackends(), ", ")
             << "\n";
 }

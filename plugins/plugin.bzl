@@ -12,7 +12,11 @@ makes
   :gqa                       the plugin library (alwayslink: registration is
                              a static initializer),
   :gqa_conformance_test      the shared conformance suite of its kind, run
-                             on this plugin (the plugin writes none of it),
+                             on this plugin (the plugin writes none of it);
+                             it is told the plugin's name and kind (a
+                             generated source defines kPluginUnderTest), so
+                             it fails if the plugin's registration is lost
+                             instead of testing another plugin,
 and, if `tests` is given, :gqa_test for the plugin's own math, and, if
 `parity` names a Python script (e.g. "gelu_parity.py"), :gelu_parity_test:
 the script recomputes the plugin in PyTorch from the published formula and
@@ -29,6 +33,7 @@ _SUITES = {
     "normalization": "//framework/testing:normalization_conformance",
     "placement": "//framework/testing:placement_conformance",
     "ffn": "//framework/testing:ffn_conformance",
+    "task": "//framework/testing:task_conformance",
 }
 
 # Kinds the parity dump tool can drive.
@@ -67,13 +72,33 @@ def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test
             "//framework/nn",
         ],
     )
+    # Its sources and example config, for the census test.
+    native.filegroup(
+        name = name + "_files",
+        srcs = srcs + native.glob(["example.pbtxt"]),
+        visibility = ["//visibility:public"],
+    )
+    # The census: which plugin (and kind) this conformance test is about.
+    native.genrule(
+        name = name + "_under_test_src",
+        outs = [name + "_under_test.cc"],
+        cmd = "printf '%s' > $@" % (
+            "namespace tvlab { extern const char kPluginUnderTest[] = \"%s\"; " % name +
+            "extern const char kKindUnderTest[] = \"%s\"; }\\n" % kind
+        ),
+        testonly = 1,
+    )
     native.cc_test(
         name = name + "_conformance_test",
+        srcs = [name + "_under_test.cc"],
+        # A task's example may read data files under configs/.
+        data = native.glob(["example.pbtxt"]) + (["//configs:all"] if kind == "task" else []),
         linkstatic = 1,
         deps = [
             ":" + name,
             _SUITES[kind],
             _DEFAULTS,
+            "//framework/testing:census",
             "//third_party/system:gtest_main",
         ],
     )

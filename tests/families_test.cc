@@ -9,7 +9,7 @@
 #include "framework/data/sequence_pairs.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -20,7 +20,7 @@ Experiment Spec(const std::string& family, const std::vector<std::string>& overr
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + family + ".pbtxt";
   std::ofstream(path) << "name: \"f\"\nmodel { family: " << family
                       << " d_model: 16 num_layers: 2 num_heads: 4 d_ff: 32 dropout: 0 }\n"
-                         "task { reverse { min_length: 1 max_length: 6 } }\ntrain { steps: 1 }\n";
+                         "task { plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] { min_length: 1 max_length: 6 } } }\ntrain { steps: 1 }\n";
   auto spec = LoadExperiment(path, overrides);
   EXPECT_TRUE(spec.ok()) << spec.status();
   return *spec;
@@ -168,7 +168,7 @@ TEST(Classifier, PooledHeadGivesOneRowOfClassLogitsPerSequence) {
   for (const char* pooling : {"MEAN", "FIRST_TOKEN"}) {
     std::string path = std::string(getenv("TEST_TMPDIR")) + "/cls.pbtxt";
     std::ofstream(path) << "name: \"c\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 "
-                           "pooling: " << pooling << " }\ntask { classify_max {} }\ntrain { steps: 1 }\n";
+                           "pooling: " << pooling << " }\ntask { plugin: \"classify_max\" }\ntrain { steps: 1 }\n";
     auto spec = LoadExperiment(path, {});
     ASSERT_TRUE(spec.ok()) << spec.status();
     auto model = *BuildModel(*spec, 10, 10);
@@ -186,13 +186,14 @@ TEST(Classifier, PooledHeadGivesOneRowOfClassLogitsPerSequence) {
 TEST(FamilyValidation, TasksMustFitTheFamily) {
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/bad.pbtxt";
   std::ofstream(path) << "model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
-                         "task { reverse {} }\ntrain { steps: 1 }\n";
+                         "task { plugin: \"reverse\" }\ntrain { steps: 1 }\n";
   auto spec = LoadExperiment(path, {});
   ASSERT_FALSE(spec.ok());
   EXPECT_NE(spec.status().message().find(
-                "task.reverse needs a DECODER_ONLY or ENCODER_DECODER model, but model.family is ENCODER_ONLY"),
+                "task.plugin: 'reverse' is a sequence pair task and needs a DECODER_ONLY or "
+                "ENCODER_DECODER model, but model.family is ENCODER_ONLY"),
             std::string::npos) << spec.status();
-  auto cls = LoadExperiment(path, {"task.classify_max.length=4"});
+  auto cls = LoadExperiment(path, {"task.plugin=classify_max"});
   ASSERT_FALSE(cls.ok());
   EXPECT_NE(cls.status().message().find("set model.pooling to MEAN or FIRST_TOKEN"), std::string::npos)
       << cls.status();

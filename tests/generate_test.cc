@@ -27,7 +27,7 @@ RunResult Generate(const std::string& args) {
 TEST(Generate, FromATrainedRun) {
   std::string spec = TempDir() + "/rev.pbtxt", run = TempDir() + "/rev";
   std::ofstream(spec) << "name: \"rev\"\nmodel { family: ENCODER_DECODER d_model: 32 num_layers: 1 "
-                         "num_heads: 2 dropout: 0 }\ntask { reverse { max_length: 6 } }\n"
+                         "num_heads: 2 dropout: 0 }\ntask { plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] { max_length: 6 } } }\n"
                          "train { steps: 300 batch_size: 32 optimizer { adamw { lr: 3e-3 } } }\n"
                          "eval { examples: 50 decode_examples: 20 }\n";
   ASSERT_EQ(RunBinary(spec + " --output_dir " + run).exit_code, 0);

@@ -13,8 +13,8 @@
 #include <fstream>
 
 #include "absl/strings/str_split.h"
-#include "framework/spec/grid_loader.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/grid_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"
@@ -28,7 +28,7 @@ using ::testing::Not;
 
 const char kBase[] = R"pb(name: "tiny_sort"
 model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 d_ff: 32 }
-task { sort_digits { length: 6 } }
+task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 } } }
 train { steps: 20 log_every: 5 checkpoint_every: 10 }
 eval { examples: 50 batch_size: 50 }
 )pb";

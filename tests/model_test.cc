@@ -7,7 +7,8 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
+#include "framework/data/load_task.h"
 #include "framework/testing/plugin_test_util.h"
 #include "framework/train/trainer.h"
 #include "gtest/gtest.h"
@@ -18,7 +19,7 @@ namespace {
 Experiment TinySpec(const std::vector<std::string>& overrides = {}) {
   std::string path = std::string(getenv("TEST_TMPDIR")) + "/tiny.pbtxt";
   std::ofstream(path) << "name: \"tiny\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 2 "
-                         "num_heads: 4 d_ff: 32 }\ntask { sort_digits {} }\n"
+                         "num_heads: 4 d_ff: 32 }\ntask { plugin: \"sort_digits\" }\n"
                          "train { steps: 30 log_every: 1 }\neval { examples: 50 }\n";
   auto spec = LoadExperiment(path, overrides);
   EXPECT_TRUE(spec.ok()) << spec.status();
@@ -28,7 +29,7 @@ Experiment TinySpec(const std::vector<std::string>& overrides = {}) {
 TEST(Model, OnednnMatchesReferenceForwardAndBackward) {
   Experiment spec = TinySpec({"model.dropout=0"});
   auto model = *BuildModel(spec, 10);
-  Batch batch = (*TaskRegistry().Get("sort_digits"))->create(spec)->TrainBatch(0, 0, 4);
+  Batch batch = (*LoadTask(spec))->TrainBatch(0, 0, 4);
   std::map<std::string, std::pair<Tensor, std::vector<Tensor>>> results;
   for (const std::string& backend : {"reference", "cpu_onednn"}) {
     ScopedBackend scoped(backend);

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/train/trainer.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"
@@ -19,7 +19,7 @@ Experiment Spec(const std::string& model_fields, const std::vector<std::string>&
   static int n = 0;
   std::string path = TempDir() + "/params" + std::to_string(n++) + ".pbtxt";
   std::ofstream(path) << "name: \"params\"\nmodel { family: ENCODER_ONLY " << model_fields
-                      << " }\ntask { sort_digits { length: 8 vocab_size: 10 } }\n"
+                      << " }\ntask { plugin: \"sort_digits\" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 8 vocab_size: 10 } } }\n"
                          "train { steps: 1 batch_size: 4 }\neval { examples: 8 }\n";
   auto spec = LoadExperiment(path, overrides);
   EXPECT_TRUE(spec.ok()) << spec.status();

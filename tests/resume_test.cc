@@ -13,7 +13,7 @@ namespace {
 
 const char kSpec[] =
     "name: \"resume\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 2 num_heads: 2 "
-    "dropout: 0.1 }\ntask { sort_digits {} }\n"
+    "dropout: 0.1 }\ntask { plugin: \"sort_digits\" }\n"
     "train { steps: 40 batch_size: 16 log_every: 1 checkpoint_every: 10 grad_accumulation: 2 "
     "clip_grad_norm: 1.0 lr_schedule { kind: WARMUP_COSINE warmup_steps: 5 } }\n"
     "eval { examples: 100 }\n";

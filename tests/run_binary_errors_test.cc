@@ -18,19 +18,20 @@ std::string Spec(const std::string& name, const std::string& text) {
 
 const char kSpec[] =
     "name: \"tiny\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
-    "task { sort_digits {} }\ntrain { steps: 2 }\neval { examples: 10 }\n";
+    "task { plugin: \"sort_digits\" }\ntrain { steps: 2 }\neval { examples: 10 }\n";
 
 TEST(RunBinary, ListsPluginsByKind) {
   RunResult r = RunBinary("--list_plugins");
   EXPECT_EQ(r.exit_code, 0);
   // One line per kind, naming the spec field, listing (at least) the
   // foundation's plugins.
-  for (const char* expected : {"attention score (model.attention.score): ",
-                               "attention layout (model.attention.layout): ",
-                               "position encoding (model.position.plugin): ",
-                               "normalization (model.norm.plugin): ",
-                               "norm placement (model.norm.placement): ", "ffn (model.ffn.plugin): ",
-                               "task (task.<name>): ", "backend (runtime.backend): "}) {
+  for (const char* expected : {"attention score (model.attention.score, default scaled_dot_product): ",
+                               "attention layout (model.attention.layout, default mha): ",
+                               "position encoding (model.position.plugin, default sinusoidal): ",
+                               "normalization (model.norm.plugin, default layernorm): ",
+                               "norm placement (model.norm.placement, default pre_ln): ",
+                               "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
+                               "backend (runtime.backend): "}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
@@ -59,7 +60,7 @@ TEST(RunBinary, BadSpecIsRejectedBeforeAnyRunDirectoryExists) {
 TEST(RunBinary, DivergingLossStopsWithAClearMessage) {
   std::string spec = Spec("nan",
                           "name: \"nan\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 "
-                          "num_heads: 2 }\ntask { sort_digits {} }\ntrain { steps: 200 optimizer { "
+                          "num_heads: 2 }\ntask { plugin: \"sort_digits\" }\ntrain { steps: 200 optimizer { "
                           "adamw { lr: 1e6 } } }\n");
   std::string out = TempDir() + "/nan_run";
   RunResult r = RunBinary(spec + " --output_dir " + out);

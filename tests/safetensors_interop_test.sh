@@ -7,7 +7,7 @@ DIR="$TEST_TMPDIR/interop"
 cat > "$TEST_TMPDIR/tiny.pbtxt" <<'SPEC'
 name: "interop"
 model { family: ENCODER_DECODER d_model: 16 num_layers: 1 num_heads: 2 }
-task { reverse { max_length: 4 } }
+task { plugin: "reverse" options { [type.googleapis.com/tvlab.ReverseOptions] { max_length: 4 } } }
 train { steps: 3 }
 eval { examples: 10 decode_examples: 2 }
 SPEC

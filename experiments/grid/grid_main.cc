@@ -14,15 +14,15 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
-#include "framework/report/results_table.h"
-#include "framework/spec/grid_loader.h"
+#include "experiments/grid/results_table.h"
+#include "experiments/spec/grid_loader.h"
 
 namespace tvlab {
 
 const char kGridUsage[] =
     "usage: bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
     "                                        [--report_only] [--dry_run] [--retry_failed]\n"
-    "  GRID.pbtxt       grid spec (framework/spec/grid.proto, docs/grids.md)\n"
+    "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n"
     "  --jobs N         runs trained at once, each in its own process (default 1)\n"
     "  --output_dir DIR where run directories go (default: the grid's output_dir,\n"
     "                   else runs/<grid name>)\n"

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "framework/spec/grid_loader.h"
+#include "experiments/spec/grid_loader.h"
 
 namespace tvlab {
 

@@ -25,7 +25,7 @@ ExpandedGrid TinyGrid(const std::string& values) {
   const std::string dir = std::string(getenv("TEST_TMPDIR")) + "/plan";
   Write(dir + "/base.pbtxt", R"pb(name: "tiny"
     model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
-    task { sort_digits {} } train { steps: 3 })pb");
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
   Write(dir + "/g.pbtxt", "base_spec: \"base.pbtxt\" output_dir: \"out\" seeds: [0, 1]\n"
                           "axis { field: \"model.num_layers\" values: [" + values + "] }\n");
   auto spec = ParseGridFile(dir + "/g.pbtxt");

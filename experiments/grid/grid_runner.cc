@@ -21,7 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "framework/report/run_dir.h"
-#include "framework/spec/spec_loader.h"
+#include "experiments/spec/spec_loader.h"
 #include "google/protobuf/text_format.h"
 
 namespace tvlab {

@@ -55,28 +55,28 @@ Batch PackEncoderDecoder(const std::vector<Example>& examples) {
   return b;
 }
 
-Batch SequencePairTask::Pack(const std::vector<Example>& examples) const {
+Batch SequencePairTaskBase::Pack(const std::vector<Example>& examples) const {
   return family_ == ModelSpec::ENCODER_DECODER ? PackEncoderDecoder(examples)
                                                : PackDecoderOnly(examples);
 }
 
-Batch SequencePairTask::TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const {
+Batch SequencePairTaskBase::TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const {
   std::vector<Example> examples;
   for (int64_t i = 0; i < batch_size; ++i) examples.push_back(TrainExample(seed, step * batch_size + i));
   return Pack(examples);
 }
 
-Batch SequencePairTask::EvalBatch(uint64_t eval_seed, int64_t first, int64_t count) const {
+Batch SequencePairTaskBase::EvalBatch(uint64_t eval_seed, int64_t first, int64_t count) const {
   std::vector<Example> examples;
   for (int64_t i = 0; i < count; ++i) examples.push_back(HeldOutExample(eval_seed, first + i));
   return Pack(examples);
 }
 
-Example SequencePairTask::EvalExample(uint64_t eval_seed, int64_t index) const {
+Example SequencePairTaskBase::EvalExample(uint64_t eval_seed, int64_t index) const {
   return HeldOutExample(eval_seed, index);
 }
 
-int64_t SequencePairTask::max_length() const {
+int64_t SequencePairTaskBase::max_length() const {
   if (family_ == ModelSpec::ENCODER_DECODER)
     return std::max(max_source_length(), max_target_length()) + 1;
   return max_source_length() + max_target_length() + 2;

@@ -13,19 +13,19 @@
 #include <vector>
 
 #include "framework/core/rng.h"
-#include "framework/data/task.h"
+#include "framework/interfaces/task.h"
 
 namespace tvlab {
 
 Batch PackDecoderOnly(const std::vector<Example>& examples);
 Batch PackEncoderDecoder(const std::vector<Example>& examples);
 
-// Base for sequence-pair tasks: subclasses produce examples; batching,
-// packing for the spec's family and the evaluation split are shared.
-class SequencePairTask : public Task {
+// Base for sequence-pair tasks made of examples: subclasses produce
+// examples; batching, packing for the spec's family and the evaluation split
+// are shared.
+class SequencePairTaskBase : public SequencePairTask {
  public:
-  explicit SequencePairTask(ModelSpec::Family family) : family_(family) {}
-  TaskKind kind() const override { return TaskKind::kSequencePair; }
+  explicit SequencePairTaskBase(ModelSpec::Family family) : family_(family) {}
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override;
   Batch EvalBatch(uint64_t eval_seed, int64_t first, int64_t count) const override;
   Example EvalExample(uint64_t eval_seed, int64_t index) const override;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "absl/strings/str_cat.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
 
@@ -161,6 +162,18 @@ void PromptFor(ModelSpec::Family family, const std::vector<int32_t>& source_toke
     prefix->insert(prefix->end(), source_tokens.begin(), source_tokens.end());
     prefix->push_back(kSep);
   }
+}
+
+void ValidateDecodingSpec(const DecodingSpec& d, const std::string& path, Problems* p) {
+  p->RequirePositive(path + ".max_new_tokens", d.max_new_tokens(), "e.g. 64");
+  p->RequirePositive(path + ".beam_size", d.beam_size(), "e.g. 4 (1 = greedy)");
+  if (!(d.temperature() > 0))
+    p->Add(absl::StrCat(path, ".temperature must be > 0 (got ", d.temperature(),
+                        "); use method GREEDY for argmax decoding"));
+  if (d.top_k() < 0)
+    p->Add(absl::StrCat(path, ".top_k must be >= 0 (got ", d.top_k(), "); 0 keeps every token"));
+  if (d.length_penalty() < 0)
+    p->Add(absl::StrCat(path, ".length_penalty must be >= 0 (got ", d.length_penalty(), ")"));
 }
 
 }  // namespace tvlab

@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "framework/core/problems.h"
 #include "framework/model/model.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 
@@ -28,6 +29,10 @@ std::vector<int32_t> Generate(const Model& model, const std::vector<int32_t>& so
 // model's family (see framework/data/sequence_pairs.h for the packing).
 void PromptFor(ModelSpec::Family family, const std::vector<int32_t>& source_tokens,
                std::vector<int32_t>* source, std::vector<int32_t>* prefix);
+
+// Adds every problem of a DecodingSpec found at `path` (e.g.
+// "eval.decoding") to `problems`.
+void ValidateDecodingSpec(const DecodingSpec& spec, const std::string& path, Problems* problems);
 
 }  // namespace tvlab
 

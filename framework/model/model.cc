@@ -8,23 +8,28 @@
 #include "framework/core/status_macros.h"
 #include "framework/model/attention_core.h"
 #include "framework/model/families.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/interfaces/plugin_kinds.h"
+#include "framework/model/model_spec.h"
 
 namespace tvlab {
 namespace {
 
+// The registry entry and unpacked options of the plugin `spec` names for the
+// kind `id` of the kind table.
 template <typename Entry>
-const Entry* Lookup(const Registry<Entry>& registry, const std::string& name) {
-  return *registry.Get(name);  // validated before
-}
+struct Chosen {
+  const Entry* entry = nullptr;
+  std::shared_ptr<google::protobuf::Message> options;
+};
 
 template <typename Entry>
-std::shared_ptr<google::protobuf::Message> Options(const Entry* entry,
-                                                   const google::protobuf::Any& any,
-                                                   const std::string& plugin,
-                                                   const std::string& path) {
-  return std::shared_ptr<google::protobuf::Message>(
-      *UnpackOptions(any, *entry->default_options, plugin, path));
+absl::StatusOr<Chosen<Entry>> Choose(const Experiment& spec, const char* id,
+                                     const Registry<Entry>& registry) {
+  const PluginKind& kind = PluginKindById(id);
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<google::protobuf::Message> options,
+                         UnpackPluginOptions(spec, kind));
+  TVLAB_ASSIGN_OR_RETURN(const Entry* entry, registry.Get(PluginNameIn(spec, kind)));
+  return Chosen<Entry>{entry, std::move(options)};
 }
 
 }  // namespace
@@ -73,37 +78,27 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   const ModelSpec& m = spec.model();
   if (output_size == 0) output_size = vocab_size;
   const ModelDims dims = ModelDimsFromSpec(spec);
-  const auto& a = m.attention();
-  const auto* score = Lookup(AttentionScoreRegistry(), a.score());
-  const auto* layout = Lookup(AttentionLayoutRegistry(), a.layout());
-  const auto* ffn = Lookup(FfnRegistry(), m.ffn().plugin());
-  const auto* norm = Lookup(NormalizationRegistry(), m.norm().plugin());
-  const auto* placement = Lookup(NormPlacementRegistry(), m.norm().placement());
-  const auto* position = Lookup(PositionEncodingRegistry(), m.position().plugin());
-
-  auto score_options = Options(score, a.score_options(), a.score(), "model.attention.score_options");
-  auto layout_options = Options(layout, a.layout_options(), a.layout(), "model.attention.layout_options");
-  auto ffn_options = Options(ffn, m.ffn().options(), m.ffn().plugin(), "model.ffn.options");
-  auto norm_options = Options(norm, m.norm().options(), m.norm().plugin(), "model.norm.options");
-  auto placement_options = Options(placement, m.norm().placement_options(), m.norm().placement(),
-                                   "model.norm.placement_options");
-  auto position_options = Options(position, m.position().options(), m.position().plugin(),
-                                  "model.position.options");
+  TVLAB_ASSIGN_OR_RETURN(auto score, Choose(spec, "attention_score", AttentionScoreRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto layout, Choose(spec, "attention_layout", AttentionLayoutRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto position, Choose(spec, "position", PositionEncodingRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto norm, Choose(spec, "normalization", NormalizationRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto placement, Choose(spec, "placement", NormPlacementRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto ffn, Choose(spec, "ffn", FfnRegistry()));
 
   PlacementArgs placement_args;
   placement_args.dims = dims;
-  placement_args.make_norm = [norm, norm_options, dims] { return norm->create(*norm_options, dims); };
+  placement_args.make_norm = [norm, dims] { return norm.entry->create(*norm.options, dims); };
   std::shared_ptr<NormPlacement> placement_instance =
-      placement->create(*placement_options, placement_args);
+      placement.entry->create(*placement.options, placement_args);
 
   BlockFactory factory;
-  factory.make_layout = [=] { return layout->create(*layout_options, dims); };
-  factory.make_score = [=] { return score->create(*score_options, dims); };
-  factory.make_ffn = [=] { return ffn->create(*ffn_options, dims); };
+  factory.make_layout = [=] { return layout.entry->create(*layout.options, dims); };
+  factory.make_score = [=] { return score.entry->create(*score.options, dims); };
+  factory.make_ffn = [=] { return ffn.entry->create(*ffn.options, dims); };
   factory.make_norm = placement_args.make_norm;
   factory.placement = placement_instance.get();
 
-  auto position_instance = position->create(*position_options, dims);
+  auto position_instance = position.entry->create(*position.options, dims);
   std::unique_ptr<Model> model;
   switch (m.family()) {
     case ModelSpec::ENCODER_ONLY:

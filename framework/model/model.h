@@ -16,11 +16,11 @@
 
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
-#include "framework/data/task.h"
+#include "framework/interfaces/task.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/kv_cache.h"
 #include "framework/nn/module.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 

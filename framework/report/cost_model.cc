@@ -2,9 +2,9 @@
 
 #include "absl/strings/match.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/task.h"
+#include "framework/data/load_task.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/model/model_spec.h"
 
 namespace tvlab {
 
@@ -28,10 +28,9 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
 }
 
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
-  TVLAB_ASSIGN_OR_RETURN(const TaskEntry* task_entry, TaskRegistry().Get(TaskName(resolved)));
-  std::unique_ptr<Task> task = task_entry->create(resolved);
+  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(resolved));
   TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                         BuildModel(resolved, task->vocab_size(), task->num_outputs()));
+                         BuildModel(resolved, task->vocab_size(), HeadOutputs(*task)));
   const ModelDims dims = ModelDimsFromSpec(resolved);
   CostModelInputs in;
   for (const auto& [name, var] : model->NamedParameters()) in.parameters.emplace_back(name, var.value().numel());

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 

@@ -12,6 +12,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/model/attention_core.h"
+#include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -22,8 +23,8 @@ using Pair = std::tuple<std::string, std::string>;  // (layout, score)
 
 std::vector<Pair> AllPairs() {
   std::vector<Pair> pairs;
-  for (const auto& layout : AttentionLayoutRegistry().Names())
-    for (const auto& score : AttentionScoreRegistry().Names()) pairs.emplace_back(layout, score);
+  for (const auto& layout : PluginsUnderTest("attention_layout"))
+    for (const auto& score : PluginsUnderTest("attention_score")) pairs.emplace_back(layout, score);
   return pairs;
 }
 

@@ -2,6 +2,7 @@
 
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
+#include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -58,7 +59,7 @@ TEST_P(FfnConformance, DeterministicDropoutAndBackendIndependent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, FfnConformance,
-                         ::testing::ValuesIn(FfnRegistry().Names()),
+                         ::testing::ValuesIn(PluginsUnderTest("ffn")),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
+#include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -62,7 +63,7 @@ TEST_P(NormalizationConformance, EveryBackendMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, NormalizationConformance,
-                         ::testing::ValuesIn(NormalizationRegistry().Names()),
+                         ::testing::ValuesIn(PluginsUnderTest("normalization")),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/nn/layers.h"
+#include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -14,8 +15,8 @@ using Pair = std::tuple<std::string, std::string>;  // (placement, norm)
 
 std::vector<Pair> AllPairs() {
   std::vector<Pair> pairs;
-  for (const auto& p : NormPlacementRegistry().Names())
-    for (const auto& n : NormalizationRegistry().Names()) pairs.emplace_back(p, n);
+  for (const auto& p : PluginsUnderTest("placement"))
+    for (const auto& n : PluginsUnderTest("normalization")) pairs.emplace_back(p, n);
   return pairs;
 }
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
+#include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -163,7 +164,7 @@ TEST_P(PositionConformance, DeterministicAndBackendIndependent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, PositionConformance,
-                         ::testing::ValuesIn(PositionEncodingRegistry().Names()),
+                         ::testing::ValuesIn(PluginsUnderTest("position")),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "framework/autograd/var.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 

@@ -49,7 +49,7 @@ void TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, R
 }
 
 // Exact match (and BLEU) of generated outputs on the first decode_examples.
-void Generated(const Model& model, const Task& task, const Experiment& spec, RunMetrics* m) {
+void Generated(const Model& model, const SequencePairTask& task, const Experiment& spec, RunMetrics* m) {
   const EvalSpec& eval = spec.eval();
   const int64_t n = task.NumEvalExamples(eval.decode_examples());
   if (n <= 0) return;
@@ -81,10 +81,12 @@ void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool
     case TaskKind::kLanguageModel:
       metrics->set_perplexity(std::exp(metrics->eval_loss()));
       metrics->set_bits_per_byte(metrics->eval_loss() / std::log(2.0));
-      if (full) metrics->set_unigram_perplexity(task.UnigramPerplexity());
+      if (full)
+        metrics->set_unigram_perplexity(
+            static_cast<const LanguageModelTask&>(task).UnigramPerplexity());
       break;
     case TaskKind::kSequencePair:
-      if (full) Generated(model, task, spec, metrics);
+      if (full) Generated(model, static_cast<const SequencePairTask&>(task), spec, metrics);
       break;
     case TaskKind::kTagging:
       break;

@@ -10,9 +10,9 @@
 //                   (and corpus BLEU where the task asks) of generated
 //                   outputs, decoded with spec.eval().decoding()
 
-#include "framework/data/task.h"
+#include "framework/interfaces/task.h"
 #include "framework/model/model.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
 
 namespace tvlab {

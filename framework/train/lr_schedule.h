@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 

@@ -14,9 +14,9 @@
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/task.h"
+#include "framework/data/load_task.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/schema/spec_text.h"
 #include "framework/train/adamw.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/evaluate.h"
@@ -87,10 +87,9 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   std::filesystem::create_directories(run_dir);
   TVLAB_RETURN_IF_ERROR(WriteFile(run_dir + "/spec.resolved.pbtxt", SpecToText(spec)));
 
-  TVLAB_ASSIGN_OR_RETURN(const TaskEntry* task_entry, TaskRegistry().Get(TaskName(spec)));
-  std::unique_ptr<Task> task = task_entry->create(spec);
+  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
   TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                         BuildModel(spec, task->vocab_size(), task->num_outputs()));
+                         BuildModel(spec, task->vocab_size(), HeadOutputs(*task)));
   auto params = model->NamedParameters();
   const TrainSpec& train = spec.train();
   AdamW optimizer(params, train.optimizer().adamw());

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "framework/spec/experiment.pb.h"
+#include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
 
 namespace tvlab {

@@ -7,7 +7,7 @@
 // KV cache per token per layer: k and v of every head, 2 * H * hs numbers.
 // Shares its code with gqa and mqa (framework/model/grouped_query_attention.h).
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   attention { layout: "mha" }
 
 #include "framework/interfaces/attention_layout.h"

@@ -4,7 +4,7 @@
 //           ~ 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (tanh_approximation)
 // F = model.d_ff, or 4 * d_model when it is 0. Parameter names match relu's.
 //
-// Example config:
+// Example config (configs/sort_digits_gelu.pbtxt):
 //   ffn { plugin: "gelu" options { [type.googleapis.com/tvlab.GeluFfnOptions] { tanh_approximation: true } } }
 
 #include "framework/autograd/ops.h"

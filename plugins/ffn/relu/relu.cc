@@ -2,7 +2,7 @@
 //   y = dropout(relu(x W_1 + b_1)) W_2 + b_2,   W_1 (F, C), W_2 (C, F)
 // F = model.d_ff, or 4 * d_model when it is 0.
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   ffn { plugin: "relu" }
 
 #include "framework/autograd/ops.h"

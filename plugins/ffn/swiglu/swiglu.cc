@@ -8,7 +8,7 @@
 // when that is 0, int(2 * 4 * d_model / 3) rounded up to options.multiple_of.
 // Biases follow model.bias (Llama: model { bias: false }).
 //
-// Example config:
+// Example config (configs/sort_digits_swiglu.pbtxt):
 //   ffn { plugin: "swiglu" options { [type.googleapis.com/tvlab.SwigluFfnOptions] { multiple_of: 4 } } }
 
 #include "absl/strings/str_cat.h"

@@ -2,7 +2,7 @@
 // over the model width, as torch.nn.LayerNorm. A fused kernel with its own
 // backward (Backend::Normalize).
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   norm { plugin: "layernorm" options { [type.googleapis.com/tvlab.LayerNormOptions] { eps: 1e-6 } } }
 
 #include "absl/strings/str_cat.h"

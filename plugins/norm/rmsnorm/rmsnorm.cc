@@ -3,7 +3,7 @@
 // only, as in T5 and Llama. The fused Backend::Normalize kernel with
 // subtract_mean = false, with its own backward.
 //
-// Example config:
+// Example config (configs/sort_digits_rmsnorm.pbtxt):
 //   norm { plugin: "rmsnorm" options { [type.googleapis.com/tvlab.RmsNormOptions] { eps: 1e-6 } } }
 
 #include "absl/strings/str_cat.h"

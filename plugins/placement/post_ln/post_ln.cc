@@ -2,7 +2,7 @@
 //   norm(x + f(x))
 // Every block ends normalized, so no final norm is needed.
 //
-// Example config:
+// Example config (configs/sort_digits_post_ln.pbtxt):
 //   norm { placement: "post_ln" }
 
 #include "framework/autograd/ops.h"

@@ -3,7 +3,7 @@
 // The residual stream itself is never normalized inside the stack, so the
 // model adds a final norm after the last block (NeedsFinalNorm).
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   norm { placement: "pre_ln" }
 
 #include "framework/autograd/ops.h"

@@ -11,7 +11,7 @@
 // paper's m (j - i); in a bidirectional encoder it is symmetric: it encodes
 // distance but not direction.
 //
-// Example config:
+// Example config (configs/sort_digits_alibi.pbtxt):
 //   position { plugin: "alibi" }
 
 #include <cmath>

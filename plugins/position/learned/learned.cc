@@ -5,7 +5,7 @@
 // the task's longest sequence, and validation rejects a max_seq_len shorter
 // than the task, so a position past the table never reaches Forward.
 //
-// Example config:
+// Example config (configs/sort_digits_learned.pbtxt):
 //   position { plugin: "learned" options { [type.googleapis.com/tvlab.LearnedPositionOptions] { init_std: 0.02 } } }
 
 #include "absl/strings/str_cat.h"

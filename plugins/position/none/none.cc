@@ -2,7 +2,7 @@
 // self-attention is permutation-equivariant, so an encoder cannot tell which
 // slot it is filling (seed lesson 000: sorting fails, token accuracy ~0.30).
 //
-// Example config:
+// Example config (configs/sort_digits_no_position.pbtxt):
 //   position { plugin: "none" }
 
 #include "framework/interfaces/position_encoding.h"

@@ -9,7 +9,7 @@
 // p * theta_i, so cached keys and a newly decoded token line up.
 // Nothing is added to the embeddings and there are no parameters.
 //
-// Example config:
+// Example config (configs/sort_digits_rope.pbtxt):
 //   position { plugin: "rope" options { [type.googleapis.com/tvlab.RopeOptions] { base: 10000 } } }
 
 #include <cmath>

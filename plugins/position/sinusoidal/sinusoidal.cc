@@ -3,7 +3,7 @@
 //   P[pos, 2i+1] = cos(pos / base^(2i / C))
 // Position 0 is (0, 1, 0, 1, ...). Needs an even d_model.
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   position { plugin: "sinusoidal" }
 
 #include <cmath>

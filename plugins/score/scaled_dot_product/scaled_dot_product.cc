@@ -2,7 +2,7 @@
 // Dividing by sqrt(hs) keeps logits at unit variance when q and k have unit
 // variance components, so softmax does not saturate as heads get wider.
 //
-// Example config:
+// Example config (configs/sort_digits.pbtxt):
 //   attention { score: "scaled_dot_product" }
 
 #include <cmath>

@@ -1,0 +1,70 @@
+#ifndef TVLAB_FRAMEWORK_REPORT_RESULTS_TABLE_H_
+#define TVLAB_FRAMEWORK_REPORT_RESULTS_TABLE_H_
+
+// A grid's results, read back from its run directories alone (so they can
+// be rebuilt after a crash), and written as:
+//   results.csv        one row per cell and seed, every metric and cost
+//   results.md         one row per cell: mean ± std over seeds, delta
+//                      against the baseline cell, cost columns, the plots
+//   loss_curves.svg    training loss of every cell on shared axes
+//   <main_metric>.svg  the main metric per cell with seed error bars
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "framework/report/cost_model.h"
+#include "framework/report/run_dir.h"
+#include "experiments/spec/grid_loader.h"
+#include "framework/train/metrics.pb.h"
+
+namespace tvlab {
+
+struct RunOutcome {
+  const GridRun* run = nullptr;
+  RunState state = RunState::kNotRun;
+  RunMetrics metrics;  // when finished
+  std::string error;   // when failed, or when metrics.json is unreadable
+  std::vector<std::pair<double, double>> loss_curve;  // (step, loss)
+};
+
+struct CellOutcome {
+  const GridCell* cell = nullptr;
+  std::vector<RunOutcome> runs;  // one per seed
+  std::optional<CostEstimate> cost;
+  std::string cost_error;  // why `cost` is missing for a valid cell
+  // Values of `metric` over the finished seeds.
+  std::vector<double> Values(const std::string& metric) const;
+  int finished() const;
+};
+
+struct GridResults {
+  const ExpandedGrid* grid = nullptr;
+  std::vector<CellOutcome> cells;  // parallel to grid->cells
+  int runs(RunState state) const;
+};
+
+// Reads every run directory of `grid` (which must outlive the result) and
+// estimates each valid cell's cost (framework/report/cost_model.h).
+GridResults CollectResults(const ExpandedGrid& grid);
+
+// OK when `name` is a metric the table and the bar chart can show.
+absl::Status ValidateMainMetric(const std::string& name);
+
+std::string ResultsCsv(const GridResults& results);
+std::string ResultsMarkdown(const GridResults& results);
+std::string LossCurvesSvg(const GridResults& results);
+std::string MainMetricSvg(const GridResults& results);
+
+// Writes the four files into grid->results_dir (created if needed); returns
+// their paths.
+absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results);
+
+// "1.23M", "45.6k", "789": three significant digits for cost columns.
+std::string FormatSi(double value);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_REPORT_RESULTS_TABLE_H_

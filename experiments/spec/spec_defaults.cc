@@ -1,0 +1,86 @@
+#include "experiments/spec/spec_defaults.h"
+
+#include "absl/strings/str_cat.h"
+#include "framework/interfaces/plugin_kinds.h"
+#include "google/protobuf/any.pb.h"
+
+namespace tvlab {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+bool IsAny(const FieldDescriptor* f) {
+  return f->message_type() != nullptr &&
+         f->message_type()->full_name() == google::protobuf::Any::descriptor()->full_name();
+}
+
+// Sets every unset singular scalar to its (schema) default and recurses into
+// singular messages (and the set member of each oneof). Any fields are left
+// to ResolvePluginOptions.
+void FillDefaults(Message* m) {
+  const Descriptor* d = m->GetDescriptor();
+  const Reflection* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated() || IsAny(f)) continue;
+    if (f->real_containing_oneof() != nullptr) {
+      if (f->message_type() != nullptr && r->HasField(*m, f)) FillDefaults(r->MutableMessage(m, f));
+      continue;
+    }
+    if (f->message_type() != nullptr) {
+      FillDefaults(r->MutableMessage(m, f));
+      continue;
+    }
+    if (r->HasField(*m, f)) continue;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: r->SetInt32(m, f, r->GetInt32(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_INT64: r->SetInt64(m, f, r->GetInt64(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_UINT32: r->SetUInt32(m, f, r->GetUInt32(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_UINT64: r->SetUInt64(m, f, r->GetUInt64(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_FLOAT: r->SetFloat(m, f, r->GetFloat(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_DOUBLE: r->SetDouble(m, f, r->GetDouble(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_BOOL: r->SetBool(m, f, r->GetBool(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_STRING: r->SetString(m, f, r->GetString(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_ENUM: r->SetEnum(m, f, r->GetEnum(*m, f)); break;
+      case FieldDescriptor::CPPTYPE_MESSAGE: break;
+    }
+  }
+}
+
+// Each kind's default plugin where the spec names none.
+void ResolvePluginNames(Experiment* spec) {
+  for (const PluginKind& kind : PluginKinds()) {
+    if (kind.default_plugin.empty() || !PluginNameIn(*spec, kind).empty()) continue;
+    Message* parent = MutableParentIn(spec, kind);
+    parent->GetReflection()->SetString(
+        parent, parent->GetDescriptor()->FindFieldByName(kind.name_field), kind.default_plugin);
+  }
+}
+
+// Every plugin's options Any holds its options type with defaults filled.
+void ResolvePluginOptions(Experiment* spec) {
+  for (const PluginKind& kind : PluginKinds()) {
+    auto options = UnpackPluginOptions(*spec, kind);
+    if (!options.ok()) continue;  // unknown plugin or wrong type: reported by validation
+    FillDefaults(options->get());
+    Message* parent = MutableParentIn(spec, kind);
+    static_cast<google::protobuf::Any*>(parent->GetReflection()->MutableMessage(
+        parent, parent->GetDescriptor()->FindFieldByName(kind.options_field)))
+        ->PackFrom(**options);
+  }
+}
+
+}  // namespace
+
+void ResolveDefaults(Experiment* spec) {
+  ResolvePluginNames(spec);
+  if (spec->train().optimizer().optimizer_case() == OptimizerSpec::OPTIMIZER_NOT_SET)
+    spec->mutable_train()->mutable_optimizer()->mutable_adamw();
+  FillDefaults(spec);
+  ResolvePluginOptions(spec);
+}
+
+}  // namespace tvlab

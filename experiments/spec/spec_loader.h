@@ -1,0 +1,50 @@
+#ifndef TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_
+#define TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_
+
+// From a text-format spec file plus --set overrides to a resolved, validated
+// Experiment: parse (spec_loader), --set (spec_overrides), defaults
+// (spec_defaults), then every subsystem validates its own part (model,
+// train, eval/decoding, runtime, task). Every error names where it is
+// (file:line:col for syntax, the field path for values), what is wrong and
+// how to fix it.
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "experiments/spec/spec_defaults.h"
+#include "experiments/spec/spec_overrides.h"
+#include "framework/schema/experiment.pb.h"
+#include "framework/schema/spec_text.h"
+
+namespace tvlab {
+
+// Parses text format. Errors read "<filename>:<line>:<col>: <what>"; a spec
+// written for tvlab's older task syntax (task { sort_digits { ... } }) gets
+// the rewrite to the task plugin syntax.
+absl::StatusOr<Experiment> ParseSpecText(const std::string& text, const std::string& filename);
+// Reads and parses a file; an unreadable file is an error naming the path.
+absl::StatusOr<Experiment> ParseSpecFile(const std::string& path);
+
+// Checks the whole spec, every plugin's options and the task (whose data
+// files are read here, once per process: data/load_task.h) included, before
+// anything is built. Returns all problems at once, one per line.
+absl::Status ValidateExperiment(const Experiment& spec);
+
+// Parse, resolve task paths against the file's directory, apply overrides,
+// resolve defaults, validate. `name` defaults to the file's stem.
+absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
+                                          const std::vector<std::string>& overrides);
+
+// LoadExperiment for a spec already parsed (a grid's base, possibly inline):
+// applies `overrides`, names it `default_name` if unnamed, resolves and
+// validates, and records the task's length as model.max_seq_len when it is
+// 0. Validation errors start with "<source>: invalid spec:".
+absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
+                                             const std::vector<std::string>& overrides,
+                                             const std::string& source,
+                                             const std::string& default_name);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_

@@ -1,0 +1,269 @@
+// Bad specs get messages that say where, what and how to fix; good specs
+// resolve every default. Each case feeds one mistake.
+
+#include "experiments/spec/spec_loader.h"
+
+#include <dirent.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/plugin_kinds.h"
+#include "google/protobuf/empty.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char kGood[] = R"pb(name: "t"
+model {
+  family: ENCODER_ONLY
+  d_model: 16
+  num_layers: 1
+  num_heads: 2
+}
+task { plugin: "sort_digits" }
+train { steps: 3 }
+)pb";
+
+std::string WriteTemp(const std::string& text) {
+  static int n = 0;
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/spec" + std::to_string(n++) + ".pbtxt";
+  std::ofstream(path) << text;
+  return path;
+}
+
+absl::Status Load(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return LoadExperiment(WriteTemp(text), overrides).status();
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return s.replace(at, from.size(), to);
+}
+
+TEST(SpecLoader, GoodSpecResolvesEveryDefault) {
+  auto spec = LoadExperiment(WriteTemp(kGood), {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->model().has_dropout());
+  EXPECT_FLOAT_EQ(spec->model().dropout(), 0.1f);
+  EXPECT_EQ(spec->model().attention().layout(), "mha");
+  EXPECT_EQ(spec->model().attention().layout_options().type_url(),
+            "type.googleapis.com/tvlab.MhaOptions");
+  EXPECT_TRUE(spec->train().optimizer().has_adamw());
+  EXPECT_FLOAT_EQ(spec->train().optimizer().adamw().lr(), 1e-3f);
+  EXPECT_EQ(spec->model().max_seq_len(), 8);  // from the task
+  std::string text = SpecToText(*spec);
+  EXPECT_THAT(text, HasSubstr("[type.googleapis.com/tvlab.SinusoidalOptions]"));
+  EXPECT_THAT(text, HasSubstr("base: 10000"));
+  // The resolved text parses back to the same spec.
+  auto again = ParseSpecText(text, "resolved");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->DebugString(), spec->DebugString());
+}
+
+TEST(SpecLoader, SyntaxErrorNamesFileLineAndColumn) {
+  std::string path = WriteTemp("name: \"t\"\nmodel {\n  d_model: 16\n  num_layers 1 }\n}\n");
+  absl::Status s = LoadExperiment(path, {}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr(path + ":4:"));
+}
+
+TEST(SpecLoader, UnknownFieldNamesLineAndSuggestsTheClosest) {
+  std::string path = WriteTemp(Replace(kGood, "  d_model: 16", "  d_modle: 16"));
+  absl::Status s = LoadExperiment(path, {}).status();
+  EXPECT_THAT(std::string(s.message()), HasSubstr(path + ":4:"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("Message type \"tvlab.ModelSpec\" has no field named \"d_modle\""));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("did you mean \"d_model\"?"));
+}
+
+TEST(SpecLoader, UnknownPluginListsRegisteredOnes) {
+  absl::Status s = Load(Replace(kGood, "  num_heads: 2\n", "  num_heads: 2\n  attention { layout: \"mhq\" }\n"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.attention.layout: unknown attention layout plugin 'mhq'; registered: "));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("did you mean 'mha'?"));
+}
+
+TEST(SpecLoader, HeadsMustDivideWidth) {
+  absl::Status s = Load(Replace(kGood, "num_heads: 2", "num_heads: 3"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.num_heads: d_model (16) must be divisible by num_heads (3); divisors of d_model: 1, 2, 4, 8, 16"));
+}
+
+TEST(SpecLoader, ZeroAndNegativeSizesAreRejectedWithTheFieldPath) {
+  EXPECT_THAT(std::string(Load(Replace(kGood, "num_layers: 1", "num_layers: 0")).message()),
+              HasSubstr("model.num_layers must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(Replace(kGood, "d_model: 16", "d_model: -4")).message()),
+              HasSubstr("model.d_model must be > 0 (got -4)"));
+  EXPECT_THAT(std::string(Load(Replace(kGood, "steps: 3", "steps: 0")).message()),
+              HasSubstr("train.steps must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"task.options.length=0"}).message()),
+              HasSubstr("task (sort_digits): task.options.length must be > 0 (got 0)"));
+}
+
+TEST(SpecLoader, MissingTaskAndFamilyAreRequired) {
+  absl::Status s = Load(Replace(Replace(kGood, "task { plugin: \"sort_digits\" }\n", ""), "family: ENCODER_ONLY\n", ""));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("task.plugin is required; e.g. task { plugin: \"sort_digits\" } (registered tasks: addition, classify_max, copy"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.family is required"));
+}
+
+TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
+  EXPECT_THAT(std::string(Load(kGood, {"train.grad_accumulation=0"}).message()),
+              HasSubstr("train.grad_accumulation must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.label_smoothing=1.5"}).message()),
+              HasSubstr("train.label_smoothing must be in [0, 1) (got 1.5)"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT"}).message()),
+              HasSubstr("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.clip_grad_norm=-1"}).message()),
+              HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
+}
+
+TEST(SpecLoader, DecodingFieldsAreChecked) {
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.beam_size=0"}).message()),
+              HasSubstr("eval.decoding.beam_size must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.temperature=0"}).message()),
+              HasSubstr("eval.decoding.temperature must be > 0 (got 0)"));
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decoding.top_k=-2"}).message()),
+              HasSubstr("eval.decoding.top_k must be >= 0 (got -2)"));
+}
+
+TEST(SpecLoader, AllProblemsAreReportedAtOnce) {
+  absl::Status s = Load(Replace(Replace(kGood, "num_layers: 1", "num_layers: 0"), "steps: 3", "steps: -1"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.num_layers"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("train.steps"));
+}
+
+TEST(SpecLoader, UnreadableFileIsNamed) {
+  absl::Status s = LoadExperiment("/nonexistent/spec.pbtxt", {}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("cannot read spec file '/nonexistent/spec.pbtxt': No such file or directory"));
+}
+
+TEST(SpecLoader, OverridesSetScalarsEnumsAndPluginOptions) {
+  auto spec = LoadExperiment(WriteTemp(kGood), {"model.num_heads=4", "model.position.options.base=500",
+                                                "model.norm.placement=post_ln", "seed=7"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->model().num_heads(), 4);
+  EXPECT_EQ(spec->seed(), 7u);
+  EXPECT_EQ(spec->model().norm().placement(), "post_ln");
+  EXPECT_THAT(SpecToText(*spec), HasSubstr("base: 500"));
+}
+
+TEST(SpecLoader, BadOverridesSayWhatIsWrong) {
+  EXPECT_THAT(std::string(Load(kGood, {"model.d_modle=3"}).message()),
+              HasSubstr("--set model.d_modle: tvlab.ModelSpec has no field 'd_modle'; its fields: family, d_model"));
+  EXPECT_THAT(std::string(Load(kGood, {"model.d_model=abc"}).message()),
+              HasSubstr("--set model.d_model=abc: 'abc' is not an integer (int32)"));
+  EXPECT_THAT(std::string(Load(kGood, {"model.family=DECODER"}).message()),
+              HasSubstr("is not one of FAMILY_UNSPECIFIED, ENCODER_ONLY, DECODER_ONLY, ENCODER_DECODER"));
+  EXPECT_THAT(std::string(Load(kGood, {"model.d_model"}).message()), HasSubstr("expected field.path=value"));
+  EXPECT_THAT(std::string(Load(kGood, {"model.position.options.nope=1"}).message()),
+              HasSubstr("tvlab.SinusoidalOptions has no field 'nope'; its fields: base"));
+}
+
+TEST(SpecLoader, OptionsOfTheWrongTypeNameBothTypes) {
+  absl::Status s = Load(Replace(kGood, "  num_heads: 2\n",
+                                "  num_heads: 2\n  position { plugin: \"sinusoidal\" options { "
+                                "[type.googleapis.com/tvlab.LayerNormOptions] { eps: 1 } } }\n"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.position.options: plugin 'sinusoidal' takes options of type tvlab.SinusoidalOptions, but tvlab.LayerNormOptions was given"));
+}
+
+TEST(SpecLoader, PluginValidationIsPrefixedWithItsFieldPath) {
+  absl::Status s = Load(kGood, {"model.position.options.base=0.5"});
+  EXPECT_THAT(std::string(s.message()), HasSubstr("model.position.options (sinusoidal): options.base must be > 1 (got 0.5)"));
+}
+
+TEST(SpecLoader, ChangingAPluginDropsTheOldPluginsOptions) {
+  std::string text = Replace(kGood, "  num_heads: 2\n",
+                             "  num_heads: 2\n  position { plugin: \"sinusoidal\" options { "
+                             "[type.googleapis.com/tvlab.SinusoidalOptions] { base: 100 } } }\n");
+  auto spec = LoadExperiment(WriteTemp(text), {"model.position.plugin=none"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(SpecToText(*spec), HasSubstr("tvlab.NoPositionOptions"));
+}
+
+TEST(SpecLoader, EveryShippedConfigValidates) {
+  // Every configs/*.pbtxt (the //configs:all glob), so a new config is
+  // checked without being listed here.
+  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  std::vector<std::string> names;
+  DIR* listing = opendir(dir.c_str());
+  ASSERT_NE(listing, nullptr) << dir;
+  while (const dirent* entry = readdir(listing)) {
+    std::string name = entry->d_name;
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".pbtxt") names.push_back(name);
+  }
+  closedir(listing);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"sort_digits.pbtxt", "sort_digits_rope.pbtxt"}));
+  for (const std::string& name : names) {
+    auto spec = LoadExperiment(dir + "/" + name, {});
+    EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
+  }
+}
+
+// A layout that declares no capabilities (as a new plugin written without
+// thinking about positions would), registered only in this test binary.
+class PlainLayout : public AttentionLayout {
+ public:
+  static std::unique_ptr<AttentionLayout> Create(const google::protobuf::Empty&, const ModelDims&) {
+    return std::make_unique<PlainLayout>();
+  }
+  Var Forward(const AttentionInput& in) const override { return in.x; }
+  int64_t KvCacheBytesPerToken(int64_t) const override { return 0; }
+};
+TVLAB_REGISTER_ATTENTION_LAYOUT("test_plain_layout", PlainLayout, google::protobuf::Empty);
+
+TEST(SpecLoader, PositionsALayoutCannotApplyAreRejectedWithTheReason) {
+  std::vector<std::string> layout = {"model.attention.layout=test_plain_layout"};
+  EXPECT_TRUE(LoadExperiment(WriteTemp(kGood), layout).ok());  // sinusoidal acts on embeddings
+  auto rope = layout;
+  rope.push_back("model.position.plugin=rope");
+  EXPECT_THAT(std::string(Load(kGood, rope).message()),
+              HasSubstr("model.position.plugin: 'rope' rotates queries and keys inside attention, "
+                        "but attention layout 'test_plain_layout' does not declare that it applies it"));
+  auto alibi = layout;
+  alibi.push_back("model.position.plugin=alibi");
+  EXPECT_THAT(std::string(Load(kGood, alibi).message()),
+              HasSubstr("'alibi' adds a bias to attention logits, but attention layout 'test_plain_layout'"));
+  // The shipped layouts apply both.
+  for (const char* l : {"mha", "gqa", "mqa", "mla"})
+    for (const char* p : {"rope", "alibi"})
+      EXPECT_TRUE(LoadExperiment(WriteTemp(kGood), {std::string("model.attention.layout=") + l,
+                                                    std::string("model.position.plugin=") + p})
+                      .ok())
+          << l << " + " << p;
+}
+
+TEST(PluginKinds, CoverEveryKindOnce) {
+  std::vector<std::string> kinds;
+  for (const PluginKind& kind : PluginKinds()) kinds.push_back(kind.id);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"attention_score", "attention_layout", "position",
+                                             "normalization", "placement", "ffn", "task"}));
+}
+
+TEST(SpecLoader, PluginDefaultsComeFromTheKindTable) {
+  auto spec = LoadExperiment(WriteTemp(kGood), {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  for (const PluginKind& kind : PluginKinds())
+    if (!kind.default_plugin.empty()) EXPECT_EQ(PluginNameIn(*spec, kind), kind.default_plugin) << kind.id;
+}
+
+TEST(SpecLoader, TheOldTaskSyntaxSaysHowToRewriteIt) {
+  absl::Status s = Load(Replace(kGood, "task { plugin: \"sort_digits\" }", "task { sort_digits { length: 6 } }"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("tasks are plugins now: rewrite task { sort_digits { ... } } as"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("task { plugin: \"sort_digits\" options { [type.googleapis.com/tvlab.SortDigitsOptions] { ... } } }"));
+}
+
+TEST(SpecLoader, TaskOptionsAreSetThroughTheAny) {
+  auto spec = LoadExperiment(WriteTemp(kGood), {"task.options.length=5"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->model().max_seq_len(), 5);
+  EXPECT_THAT(SpecToText(*spec), HasSubstr("length: 5"));
+}
+
+}  // namespace
+}  // namespace tvlab

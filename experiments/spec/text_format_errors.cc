@@ -1,0 +1,91 @@
+#include "experiments/spec/text_format_errors.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/core/registry.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/text_format.h"
+
+namespace tvlab {
+namespace {
+
+class CollectErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  explicit CollectErrors(std::string filename) : filename_(std::move(filename)) {}
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    errors_.push_back(absl::StrCat(filename_, ":", line + 1, ":", column + 1, ": ", message,
+                                   Hint(message)));
+  }
+  void AddWarning(int line, google::protobuf::io::ColumnNumber column,
+                  const std::string& message) override {
+    AddError(line, column, message);
+  }
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  // For 'Message type "tvlab.X" has no field named "y"': the closest field.
+  static std::string Hint(const std::string& message) {
+    const std::string marker = "has no field named \"";
+    size_t at = message.find(marker);
+    size_t type_start = message.find('"');
+    if (at == std::string::npos || type_start == std::string::npos) return "";
+    size_t type_end = message.find('"', type_start + 1);
+    std::string type = message.substr(type_start + 1, type_end - type_start - 1);
+    std::string field = message.substr(at + marker.size());
+    field = field.substr(0, field.find('"'));
+    const google::protobuf::Descriptor* d =
+        google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(type);
+    if (d == nullptr) return "";
+    std::vector<std::string> names;
+    std::string best;
+    int best_distance = 1 << 30;
+    for (int i = 0; i < d->field_count(); ++i) {
+      names.push_back(d->field(i)->name());
+      int dist = EditDistance(field, d->field(i)->name());
+      if (dist < best_distance) best_distance = dist, best = d->field(i)->name();
+    }
+    std::string hint = absl::StrCat(" (fields of ", type, ": ", absl::StrJoin(names, ", "), ")");
+    if (best_distance <= 3) hint = absl::StrCat(" (did you mean \"", best, "\"?)", hint);
+    return hint;
+  }
+
+  std::string filename_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+absl::Status ParseTextProto(const std::string& text, const std::string& filename,
+                            google::protobuf::Message* message) {
+  message->Clear();
+  CollectErrors errors(filename);
+  google::protobuf::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  if (parser.ParseFromString(text, message)) return absl::OkStatus();
+  std::vector<std::string> list = errors.errors();
+  if (list.empty()) list.push_back(absl::StrCat(filename, ": could not parse the file"));
+  return absl::InvalidArgumentError(absl::StrJoin(list, "\n"));
+}
+
+absl::Status ReadTextFile(const std::string& path, const std::string& what, std::string* text) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "': ", std::strerror(errno),
+                                            "; check the path (relative paths are resolved "
+                                            "against the directory you ran the command from)"));
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return absl::OkStatus();
+}
+
+}  // namespace tvlab

@@ -1,0 +1,16 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_RUNTIME_SPEC_H_
+#define TVLAB_FRAMEWORK_BACKEND_RUNTIME_SPEC_H_
+
+// Validation of spec.runtime: a registered backend that is usable on this
+// machine, and a thread count.
+
+#include "framework/core/problems.h"
+#include "framework/schema/experiment.pb.h"
+
+namespace tvlab {
+
+void ValidateRuntimeSpec(const RuntimeSpec& runtime, Problems* problems);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_RUNTIME_SPEC_H_

@@ -1,0 +1,93 @@
+#include "framework/data/load_task.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/interfaces/plugin_kinds.h"
+
+namespace tvlab {
+namespace {
+
+// Built tasks by (plugin, serialized options, family).
+struct TaskCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const Task>> tasks;
+};
+
+TaskCache& Cache() {
+  static auto* cache = new TaskCache();
+  return *cache;
+}
+
+// Rewrites relative "path" string fields of `m` (recursively) as base + path.
+void ResolvePaths(google::protobuf::Message* m, const std::string& base) {
+  const auto* d = m->GetDescriptor();
+  const auto* r = m->GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const auto* f = d->field(i);
+    if (f->is_repeated() || !r->HasField(*m, f)) continue;
+    if (f->message_type() != nullptr) {
+      ResolvePaths(r->MutableMessage(m, f), base);
+    } else if (f->name() == "path" && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
+      std::string value = r->GetString(*m, f);
+      if (!value.empty() && value[0] != '/') r->SetString(m, f, base + value);
+    }
+  }
+}
+
+}  // namespace
+
+void ResolveTaskPaths(Experiment* spec, const std::string& spec_path) {
+  const size_t slash = spec_path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? "" : spec_path.substr(0, slash + 1);
+  if (base.empty() || !spec->task().has_options()) return;
+  auto options = UnpackPluginOptions(*spec, PluginKindById("task"));
+  if (!options.ok()) return;
+  ResolvePaths(options->get(), base);
+  spec->mutable_task()->mutable_options()->PackFrom(**options);
+}
+
+absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
+  const PluginKind& kind = PluginKindById("task");
+  const std::string name = spec.task().plugin();
+  if (name.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task.plugin is required; e.g. task { plugin: \"sort_digits\" } (registered tasks: ",
+        absl::StrJoin(kind.names(), ", "), ")"));
+  }
+  auto entry = TaskRegistry().Get(name);
+  if (!entry.ok()) return absl::NotFoundError(absl::StrCat("task.plugin: ", entry.status().message()));
+  const ModelSpec::Family family = spec.model().family();
+  if (family != ModelSpec::FAMILY_UNSPECIFIED && !TaskFitsFamily((*entry)->kind, family)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task.plugin: '", name, "' is a ", TaskKindName((*entry)->kind), " task and needs a ",
+        FamiliesFor((*entry)->kind), " model, but model.family is ", ModelSpec::Family_Name(family)));
+  }
+  if ((*entry)->kind == TaskKind::kClassification && spec.model().pooling() == ModelSpec::NONE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task.plugin: '", name, "' labels whole sequences: set model.pooling to MEAN or FIRST_TOKEN"));
+  }
+  auto options = UnpackPluginOptions(spec, kind);
+  if (!options.ok()) return options.status();
+  TaskArgs args;
+  args.family = family;
+  absl::Status valid = (*entry)->validate(**options, args);
+  if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("task (", name, "): ", valid.message()));
+
+  const std::string key = absl::StrCat(name, "\n", ModelSpec::Family_Name(family), "\n",
+                                       (*options)->SerializeAsString());
+  TaskCache& cache = Cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  auto it = cache.tasks.find(key);
+  if (it != cache.tasks.end()) return it->second;
+  auto task = (*entry)->create(**options, args);
+  if (!task.ok()) return absl::Status(task.status().code(), absl::StrCat("task (", name, "): ", task.status().message()));
+  std::shared_ptr<const Task> shared(std::move(*task));
+  cache.tasks.emplace(key, shared);
+  return shared;
+}
+
+}  // namespace tvlab

@@ -1,0 +1,33 @@
+#ifndef TVLAB_FRAMEWORK_DATA_LOAD_TASK_H_
+#define TVLAB_FRAMEWORK_DATA_LOAD_TASK_H_
+
+// From a spec's `task { plugin options }` to a built Task. A task is built
+// (and its files read) once per process for a given plugin, options and
+// family: validation builds it, and the trainer, evaluation and tools get
+// the same instance back. Tasks are immutable after construction, so
+// sharing is safe.
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "framework/core/problems.h"
+#include "framework/interfaces/task.h"
+#include "framework/schema/experiment.pb.h"
+
+namespace tvlab {
+
+// On success, the task `spec` names. On failure, every problem with the
+// task part of the spec: no or an unknown plugin, a task that does not fit
+// model.family (or a classifier without model.pooling), bad options, an
+// unreadable or malformed data file. Messages name the field path.
+absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec);
+
+// Task options' string fields named "path" are files; a relative one is
+// resolved against the directory of `spec_path` (the spec file naming it),
+// so a resolved spec works from anywhere. Options of an unknown task are
+// left alone (validation reports them).
+void ResolveTaskPaths(Experiment* spec, const std::string& spec_path);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_DATA_LOAD_TASK_H_

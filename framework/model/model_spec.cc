@@ -1,0 +1,123 @@
+#include "framework/model/model_spec.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "framework/interfaces/capabilities.h"
+#include "framework/interfaces/plugin_entry.h"
+#include "framework/interfaces/plugin_kinds.h"
+
+namespace tvlab {
+namespace {
+
+std::string Divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n && out.size() < 12; ++i)
+    if (n % i == 0) out.push_back(i);
+  return absl::StrJoin(out, ", ");
+}
+
+// What the position plugin needs inside attention, the layout must provide
+// (framework/interfaces/capabilities.h).
+void CheckCapabilities(const Experiment& spec, Problems* problems) {
+  const PluginKind& position_kind = PluginKindById("position");
+  const PluginKind& layout_kind = PluginKindById("attention_layout");
+  const std::string position = PluginNameIn(spec, position_kind);
+  const std::string layout = PluginNameIn(spec, layout_kind);
+  const uint32_t needs = position_kind.capabilities(position);
+  const uint32_t provides = layout_kind.capabilities(layout);
+  struct Requirement {
+    uint32_t need, provide;
+    const char* what;
+  };
+  for (const Requirement& r : {Requirement{kRotatesQueriesAndKeys, kAppliesRotaryPositions,
+                                           "rotates queries and keys inside attention"},
+                               Requirement{kAddsLogitBias, kAppliesLogitBias,
+                                           "adds a bias to attention logits"}}) {
+    if ((needs & r.need) && !(provides & r.provide)) {
+      problems->Add(absl::StrCat(position_kind.name_path(), ": '", position, "' ", r.what,
+                                 ", but ", layout_kind.display, " '", layout,
+                                 "' does not declare that it applies it, so the positions would be "
+                                 "silently lost; choose another layout or position plugin"));
+    }
+  }
+}
+
+// Every model plugin kind's name and options, through the kind table.
+void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
+  PluginValidationArgs args;
+  args.dims = dims;
+  args.family = spec.model().family();
+  for (const PluginKind& kind : PluginKinds()) {
+    if (kind.id == "task") continue;  // the task validates itself (data/load_task.h)
+    auto options = UnpackPluginOptions(spec, kind);
+    if (!options.ok()) {
+      problems->Add(options.status());
+      continue;
+    }
+    const std::string name = PluginNameIn(spec, kind);
+    absl::Status valid = kind.validate(name, **options, args);
+    if (!valid.ok())
+      problems->Add(absl::StrCat(kind.options_path(), " (", name, "): ", valid.message()));
+  }
+  CheckCapabilities(spec, problems);
+}
+
+}  // namespace
+
+ModelDims ModelDimsFromSpec(const Experiment& spec) {
+  const ModelSpec& m = spec.model();
+  ModelDims d;
+  d.d_model = m.d_model();
+  d.num_heads = m.num_heads();
+  d.head_dim = m.num_heads() > 0 ? m.d_model() / m.num_heads() : 0;
+  d.d_ff = m.d_ff();
+  d.num_layers = m.num_layers();
+  d.max_seq_len = m.max_seq_len();
+  d.dropout = m.dropout();
+  d.bias = m.bias();
+  d.causal = m.family() == ModelSpec::DECODER_ONLY;
+  return d;
+}
+
+void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p) {
+  const ModelSpec& m = spec.model();
+  if (m.family() == ModelSpec::FAMILY_UNSPECIFIED) {
+    p->Add("model.family is required; set model { family: ENCODER_ONLY } (or DECODER_ONLY, "
+           "ENCODER_DECODER)");
+  }
+  if (m.pooling() != ModelSpec::NONE && m.family() != ModelSpec::ENCODER_ONLY)
+    p->Add("model.pooling applies to ENCODER_ONLY classifiers; remove it for this family");
+  if (m.num_decoder_layers() < 0 ||
+      (m.num_decoder_layers() > 0 && m.family() != ModelSpec::ENCODER_DECODER))
+    p->Add(absl::StrCat("model.num_decoder_layers (", m.num_decoder_layers(),
+                        ") is for ENCODER_DECODER models, >= 0 (0 = num_layers)"));
+  p->RequirePositive("model.d_model", m.d_model(), "the width of the model, e.g. 64");
+  p->RequirePositive("model.num_layers", m.num_layers(), "e.g. 2");
+  p->RequirePositive("model.num_heads", m.num_heads(), "e.g. 4");
+  if (m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() != 0) {
+    p->Add(absl::StrCat("model.num_heads: d_model (", m.d_model(),
+                        ") must be divisible by num_heads (", m.num_heads(),
+                        "); divisors of d_model: ", Divisors(m.d_model())));
+  }
+  if (m.d_ff() < 0)
+    p->Add(absl::StrCat("model.d_ff must be >= 0 (got ", m.d_ff(), "); 0 lets the FFN plugin choose"));
+  if (!(m.dropout() >= 0.0f && m.dropout() < 1.0f))
+    p->Add(absl::StrCat("model.dropout must be in [0, 1) (got ", m.dropout(), ")"));
+  if (m.max_seq_len() < 0)
+    p->Add(absl::StrCat("model.max_seq_len must be >= 0 (got ", m.max_seq_len(), "); 0 = the task's length"));
+  if (task_length > 0 && m.max_seq_len() > 0 && m.max_seq_len() < task_length)
+    p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
+                        ") is shorter than the task's sequences (", task_length,
+                        "); raise it or set 0"));
+
+  const bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
+                       m.num_layers() > 0;
+  if (dims_ok) {
+    ModelDims dims = ModelDimsFromSpec(spec);
+    // Plugins see the sequence length the model will be built for.
+    if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
+    ValidatePlugins(spec, dims, p);
+  }
+}
+
+}  // namespace tvlab

@@ -1,0 +1,26 @@
+#ifndef TVLAB_FRAMEWORK_MODEL_MODEL_SPEC_H_
+#define TVLAB_FRAMEWORK_MODEL_MODEL_SPEC_H_
+
+// The model part of a spec: its sizes as plugins see them, and its
+// validation (fields, every model plugin's options through the kind table,
+// and the capability pairing of position and layout plugins).
+
+#include <cstdint>
+
+#include "framework/core/problems.h"
+#include "framework/interfaces/model_dims.h"
+#include "framework/schema/experiment.pb.h"
+
+namespace tvlab {
+
+// The sizes plugins are built and validated against.
+ModelDims ModelDimsFromSpec(const Experiment& spec);
+
+// Adds every problem of spec.model() to `problems`. `task_length` is the
+// task's longest sequence (0 when the task did not validate): plugins are
+// validated at model.max_seq_len, or at the task's length when that is 0.
+void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* problems);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_MODEL_MODEL_SPEC_H_

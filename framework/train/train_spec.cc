@@ -1,0 +1,48 @@
+#include "framework/train/train_spec.h"
+
+#include "absl/strings/str_cat.h"
+#include "framework/model/decoding.h"
+
+namespace tvlab {
+
+void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
+  p->RequirePositive("train.steps", t.steps(), "the number of optimizer steps, e.g. 1001");
+  p->RequirePositive("train.batch_size", t.batch_size(), "e.g. 64");
+  p->RequirePositive("train.log_every", t.log_every(), "e.g. 100");
+  p->RequirePositive("train.grad_accumulation", t.grad_accumulation(), "1 = no accumulation");
+  if (t.clip_grad_norm() < 0)
+    p->Add(absl::StrCat("train.clip_grad_norm must be >= 0 (got ", t.clip_grad_norm(), "); 0 turns clipping off"));
+  if (!(t.label_smoothing() >= 0 && t.label_smoothing() < 1))
+    p->Add(absl::StrCat("train.label_smoothing must be in [0, 1) (got ", t.label_smoothing(), ")"));
+  if (t.eval_every() < 0) p->Add(absl::StrCat("train.eval_every must be >= 0 (got ", t.eval_every(), ")"));
+  if (t.checkpoint_every() < 0)
+    p->Add(absl::StrCat("train.checkpoint_every must be >= 0 (got ", t.checkpoint_every(), ")"));
+  const LrSchedule& schedule = t.lr_schedule();
+  if (schedule.warmup_steps() < 0)
+    p->Add(absl::StrCat("train.lr_schedule.warmup_steps must be >= 0 (got ", schedule.warmup_steps(), ")"));
+  if (schedule.kind() == LrSchedule::INVERSE_SQRT && schedule.warmup_steps() == 0)
+    p->Add("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT (it sets where the rate peaks), e.g. 4000");
+  if (!(schedule.min_lr_ratio() >= 0 && schedule.min_lr_ratio() <= 1))
+    p->Add(absl::StrCat("train.lr_schedule.min_lr_ratio must be in [0, 1] (got ", schedule.min_lr_ratio(), ")"));
+  if (t.optimizer().has_adamw()) {
+    const AdamWSpec& a = t.optimizer().adamw();
+    if (!(a.lr() > 0.0f)) p->Add(absl::StrCat("train.optimizer.adamw.lr must be > 0 (got ", a.lr(), "), e.g. 1e-3"));
+    if (!(a.beta1() >= 0.0f && a.beta1() < 1.0f))
+      p->Add(absl::StrCat("train.optimizer.adamw.beta1 must be in [0, 1) (got ", a.beta1(), ")"));
+    if (!(a.beta2() >= 0.0f && a.beta2() < 1.0f))
+      p->Add(absl::StrCat("train.optimizer.adamw.beta2 must be in [0, 1) (got ", a.beta2(), ")"));
+    if (!(a.eps() > 0.0f)) p->Add(absl::StrCat("train.optimizer.adamw.eps must be > 0 (got ", a.eps(), ")"));
+    if (!(a.weight_decay() >= 0.0f))
+      p->Add(absl::StrCat("train.optimizer.adamw.weight_decay must be >= 0 (got ", a.weight_decay(), ")"));
+  }
+}
+
+void ValidateEvalSpec(const EvalSpec& e, Problems* p) {
+  p->RequirePositive("eval.examples", e.examples(), "e.g. 1000");
+  p->RequirePositive("eval.batch_size", e.batch_size(), "e.g. 250");
+  if (e.decode_examples() < 0)
+    p->Add(absl::StrCat("eval.decode_examples must be >= 0 (got ", e.decode_examples(), "); 0 skips generation"));
+  ValidateDecodingSpec(e.decoding(), "eval.decoding", p);
+}
+
+}  // namespace tvlab

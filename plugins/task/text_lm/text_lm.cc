@@ -1,0 +1,111 @@
+// text_lm (language model): a byte-level causal language model on any text
+// file. Tokens are bytes (vocabulary 256). The last heldout_fraction of the
+// file is the evaluation split; training windows of context_length + 1 bytes
+// start at offsets drawn per (seed, step) inside the training split;
+// evaluation walks the held-out split in consecutive windows. The file is
+// read once, when the task is created.
+//
+// Example config: plugins/task/text_lm/example.pbtxt
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "framework/core/rng.h"
+#include "framework/data/text_file.h"
+#include "framework/interfaces/task.h"
+#include "plugins/task/text_lm/text_lm.pb.h"
+
+namespace tvlab {
+namespace {
+
+class TextLm : public LanguageModelTask {
+ public:
+  static absl::Status Validate(const TextLmOptions& o, const TaskArgs&) {
+    if (o.path().empty())
+      return absl::InvalidArgumentError("task.options.path is required: the text file to model");
+    if (o.context_length() < 2)
+      return absl::InvalidArgumentError(
+          absl::StrCat("task.options.context_length must be >= 2 (got ", o.context_length(), ")"));
+    if (!(o.heldout_fraction() > 0 && o.heldout_fraction() < 1))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
+    return absl::OkStatus();
+  }
+  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs&) {
+    auto text = ReadTextFile(o.path(), "task.options.path");
+    if (!text.ok()) return text.status();
+    const double heldout = text->size() * o.heldout_fraction();
+    if (text->size() * (1.0 - o.heldout_fraction()) < 2.0 * (o.context_length() + 1) ||
+        heldout < o.context_length() + 1)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task.options.path: '", o.path(), "' has ", text->size(),
+          " bytes, too few for windows of ", o.context_length(),
+          " bytes in both splits; use a longer file or a shorter context_length"));
+    return std::unique_ptr<Task>(new TextLm(*std::move(text), o));
+  }
+
+  TextLm(std::string text, const TextLmOptions& o) : context_(o.context_length()) {
+    const int64_t split = static_cast<int64_t>(text.size() * (1.0 - o.heldout_fraction()));
+    train_ = text.substr(0, split);
+    heldout_ = text.substr(split);
+  }
+
+  int64_t vocab_size() const override { return 256; }
+  int64_t max_length() const override { return context_; }
+
+  Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
+    RngStream rng(seed, RngPurpose::kTrainData, step);
+    const uint32_t starts = static_cast<uint32_t>(train_.size() - context_);
+    std::vector<int64_t> offsets;
+    for (int64_t r = 0; r < batch_size; ++r) offsets.push_back(rng.UniformInt(r, starts));
+    return Windows(train_, offsets);
+  }
+  Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
+    std::vector<int64_t> offsets;
+    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * context_);
+    return Windows(heldout_, offsets);
+  }
+  int64_t NumEvalExamples(int64_t requested) const override {
+    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / context_);
+  }
+  std::vector<int32_t> Tokenize(const std::string& text) const override {
+    return std::vector<int32_t>(text.begin(), text.end());
+  }
+  std::string Detokenize(const std::vector<int32_t>& tokens) const override {
+    std::string out;
+    for (int32_t t : tokens) out += static_cast<char>(t);
+    return out;
+  }
+  double UnigramPerplexity() const override {
+    // Add-one smoothed byte frequencies of the training split, scored on the
+    // held-out bytes that evaluation predicts.
+    std::vector<double> counts(256, 1.0);
+    for (unsigned char c : train_) counts[c] += 1.0;
+    const double total = static_cast<double>(train_.size()) + 256.0;
+    const int64_t n = NumEvalExamples(1 << 30) * context_;
+    double nll = 0;
+    for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[static_cast<unsigned char>(heldout_[i])] / total);
+    return std::exp(nll / std::max<int64_t>(n, 1));
+  }
+
+ private:
+  Batch Windows(const std::string& text, const std::vector<int64_t>& offsets) const {
+    Batch b;
+    b.batch = static_cast<int64_t>(offsets.size());
+    b.length = context_;
+    for (int64_t offset : offsets)
+      for (int64_t t = 0; t < context_; ++t) {
+        b.inputs.push_back(static_cast<unsigned char>(text[offset + t]));       // (B, T)
+        b.targets.push_back(static_cast<unsigned char>(text[offset + t + 1]));  // (B, T)
+      }
+    return b;
+  }
+
+  int64_t context_;
+  std::string train_, heldout_;
+};
+
+TVLAB_REGISTER_TASK("text_lm", TextLm, TextLmOptions);
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Checks tvlab's layering (docs/architecture.md), run by tools/test.sh:
+
+  * the Bazel package graph of //... has no cycle (test and testonly targets left out: a
+    plugin's conformance test links the default plugins of every kind, its
+    own package's among them);
+  * nothing under framework/ depends on plugins/, experiments/ or tests/;
+  * nothing under plugins/ depends on experiments/, tests/ or framework/model;
+  * the same holds for #include lines (no file under plugins/ includes
+    framework/model/, no file under framework/ includes plugins/ or
+    experiments/).
+
+Prints every violation and exits 1, or prints one summary line and exits 0.
+"""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FORBIDDEN = [  # (package prefix, forbidden dependency prefixes)
+    ("framework/", ("plugins", "experiments", "tests")),
+    ("plugins/", ("experiments", "tests", "framework/model")),
+]
+
+
+def package(label):
+    return label.split(":")[0].lstrip("/")
+
+
+def query_edges(expression):
+    out = subprocess.run(
+        ["bazel", "query", expression, "--output=graph", "--noimplicit_deps", "--notool_deps"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    edges = set()
+    for a, b in re.findall(r'"(//[^"]*)"\s*->\s*"([^"]*)"', out):
+        for src in a.split("\\n"):  # graph output may merge equivalent nodes
+            for dst in b.split("\\n"):
+                if dst.startswith("//"):
+                    pa, pb = package(src), package(dst)
+                    if pa != pb:
+                        edges.add((pa, pb))
+    return edges
+
+
+def find_cycle(edges):
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, []).append(b)
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in graph.get(n, []):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                found = visit(m)
+                if found:
+                    return found
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            found = visit(n)
+            if found:
+                return found
+    return None
+
+
+def under(path, prefix):
+    return path == prefix.rstrip("/") or path.startswith(prefix.rstrip("/") + "/")
+
+
+def main():
+    problems = []
+    edges = query_edges("deps(//...)")
+    cycle = find_cycle(query_edges("deps(//... except tests(//...) except attr(testonly, 1, //...))"))
+    if cycle:
+        problems.append("package cycle: " + " -> ".join(cycle))
+    for a, b in sorted(edges):
+        for prefix, bad in FORBIDDEN:
+            if under(a, prefix) and any(under(b, x) for x in bad):
+                problems.append(f"{a} depends on {b}")
+    include = re.compile(r'#include "([^"]+)"')
+    for top, bad in FORBIDDEN:
+        for dirpath, _, files in os.walk(os.path.join(ROOT, top)):
+            for f in files:
+                if not f.endswith((".cc", ".h", ".cu")):
+                    continue
+                path = os.path.join(dirpath, f)
+                for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+                    m = include.search(line)
+                    if m and any(under(m.group(1), x) for x in bad):
+                        problems.append(f"{os.path.relpath(path, ROOT)}:{n}: includes {m.group(1)}")
+    for p in problems:
+        print("layering: " + p)
+    if problems:
+        return 1
+    packages = {a for a, _ in edges} | {b for _, b in edges}
+    print(f"layering: {len(packages)} packages, {len(edges)} package edges, no cycle, no upward dependency")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
