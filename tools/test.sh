@@ -19,8 +19,15 @@ for a in "$@"; do [[ "$a" == -* ]] || patterns+=("$a"); done
 query="tests(${patterns[0]})"
 for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
 
+# The layering of docs/architecture.md: no package cycle, no upward
+# dependency or include (a violation counts as one failed test).
+python3 tools/check_layers.py
+layers=$?
+
 bazel test "$@"
 status=$?
+[ $status -ne 0 ] || [ $layers -eq 0 ] || status=1
+export TVLAB_LAYERS_FAILED=$(( layers != 0 ))
 
 # Count only the current test targets' results: bazel-testlogs keeps files
 # of targets (and shardings, --runs_per_test runs) that no longer exist.
@@ -31,6 +38,7 @@ bazel query "attr(shard_count, \"^([2-9]|[1-9][0-9]+)\$\", $query)" 2>/dev/null 
 python3 - <<'PY'
 import glob, os, xml.etree.ElementTree as ET
 passed = failed = skipped = 0
+failed += int(os.environ.get("TVLAB_LAYERS_FAILED", "0"))
 root = os.path.realpath("bazel-testlogs")
 sharded = set(open("bazel-testlogs-sharded.txt").read().split())
 paths = []
