@@ -9,7 +9,7 @@
 #include "framework/model/model.h"
 #include "framework/spec/spec_loader.h"
 #include "framework/testing/plugin_test_util.h"
-#include "framework/train/trainer.h"
+#include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {

@@ -1,0 +1,14 @@
+#ifndef TVLAB_EXPERIMENTS_LIST_PLUGINS_H_
+#define TVLAB_EXPERIMENTS_LIST_PLUGINS_H_
+
+#include <ostream>
+
+namespace tvlab {
+
+// `--list_plugins`: one line per plugin kind, naming the spec field that
+// selects it and the names registered in this binary.
+void ListPlugins(std::ostream& out);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_EXPERIMENTS_LIST_PLUGINS_H_
