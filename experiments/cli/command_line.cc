@@ -73,12 +73,18 @@ absl::Status Check(int argc, char** argv, CommandLine* line) {
   return absl::OkStatus();
 }
 
+// absl's own usage output (absl::ProgramUsageMessage, --helpfull-style
+// listings) shows the same flags as PrintHelp.
 void ConfigureUsage(const std::string& usage) {
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = IsProjectFile;
-  config.contains_helpshort_flags = IsProjectFile;
-  absl::SetFlagsUsageConfig(config);
-  absl::SetProgramUsageMessage(usage);
+  static const bool configured = [&] {
+    absl::FlagsUsageConfig config;
+    config.contains_help_flags = IsProjectFile;
+    config.contains_helpshort_flags = IsProjectFile;
+    absl::SetFlagsUsageConfig(config);
+    absl::SetProgramUsageMessage(usage);  // fatal if called twice
+    return true;
+  }();
+  (void)configured;
 }
 
 }  // namespace
