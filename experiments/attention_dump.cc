@@ -149,7 +149,7 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
 int Main(int argc, char** argv) {
   auto flags = ParseCommandLine(argc, argv);
   if (!flags.ok()) {
-    std::cerr << "error: " << flags.status().message() << "\n\n" << kUsage;
+    PrintUsageError(std::cerr, flags.status(), kUsage);
     return 2;
   }
   if (flags->help) {

@@ -65,7 +65,7 @@ int Fail(const std::string& message) {
 int main(int argc, char** argv) {
   auto line = tvlab::ParseFlags(argc, argv, kUsage);
   if (!line.ok()) {
-    std::cerr << "error: " << line.status().message() << "\n\n" << kUsage;
+    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
     return 2;
   }
   if (line->help) {
@@ -73,13 +73,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!line->positional.empty()) {
-    std::cerr << "error: unexpected argument '" << line->positional[0] << "'\n\n" << kUsage;
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"),
+        kUsage);
     return 2;
   }
   std::string run_dir = absl::GetFlag(FLAGS_run_dir);
   const std::string prompt = absl::GetFlag(FLAGS_prompt);
   if (run_dir.empty() || !line->Has("prompt")) {
-    std::cerr << "error: --run_dir and --prompt are required\n\n" << kUsage;
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("--run_dir and --prompt are required"), kUsage);
     return 2;
   }
   // The text as typed (the spec loader parses and checks it as it does --set).

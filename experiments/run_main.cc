@@ -32,7 +32,7 @@ std::string Timestamp() {
 }
 
 int UsageError(const absl::Status& status, const char* usage) {
-  std::cerr << "error: " << status.message() << "\n\n" << usage;
+  PrintUsageError(std::cerr, status, usage);
   return 2;
 }
 

@@ -44,6 +44,7 @@ TEST(RunBinary, BadFlagsPrintUsage) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("error: unknown flag '--frobnicate'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("usage:"), std::string::npos);
+  EXPECT_NE(r.output.find("--help lists every flag"), std::string::npos);
   EXPECT_EQ(RunBinary("").exit_code, 2);
   RunResult no_value = RunBinary(Spec("a", kSpec) + " --set");
   EXPECT_EQ(no_value.exit_code, 2);

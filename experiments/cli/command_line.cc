@@ -120,4 +120,8 @@ void PrintHelp(std::ostream& out, const std::string& usage) {
   }
 }
 
+void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage) {
+  out << "error: " << error.message() << "\n\n" << usage << "--help lists every flag.\n";
+}
+
 }  // namespace tvlab

@@ -44,8 +44,12 @@ struct CommandLine {
 // then exit: flags before the mistake may be set).
 absl::StatusOr<CommandLine> ParseFlags(int argc, char** argv, const std::string& usage);
 
-// `usage`, then every flag of this project (name, help text, default).
+// `usage`, then every flag of this project with its help text.
 void PrintHelp(std::ostream& out, const std::string& usage);
+
+// A command-line mistake: "error: <message>", the usage, and where the flags
+// are explained. The binary then exits with 2.
+void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage);
 
 }  // namespace tvlab
 
