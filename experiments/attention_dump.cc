@@ -15,16 +15,24 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "experiments/cli/command_line.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/model.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
+
+ABSL_FLAG(std::string, input, "",
+          "IDS: token ids separated by spaces or commas (default: an evaluation example of the "
+          "run's task)");
+ABSL_FLAG(int64_t, example, 0, "N: which evaluation example when --input is not given (default 0)");
+ABSL_FLAG(std::string, output_dir, "", "DIR: where to write (default RUN_DIR/attention)");
 
 namespace tvlab {
 namespace {
@@ -32,12 +40,7 @@ namespace {
 const char kUsage[] =
     "usage: bazel run //experiments:attention_dump -- RUN_DIR [--input \"3 1 4 1\"] "
     "[--example N] [--output_dir DIR]\n"
-    "  RUN_DIR          a finished run of //experiments:run (spec.resolved.pbtxt,\n"
-    "                   model.safetensors)\n"
-    "  --input IDS      token ids separated by spaces or commas (default: an\n"
-    "                   evaluation example of the run's task)\n"
-    "  --example N      which evaluation example when --input is not given (default 0)\n"
-    "  --output_dir DIR where to write (default RUN_DIR/attention)\n"
+    "  RUN_DIR  a finished run of //experiments:run (spec.resolved.pbtxt, model.safetensors)\n"
     "Writes DIR/attention.json and DIR/<layer>.head<h>.csv for every layer and head.\n";
 
 struct Flags {
@@ -53,37 +56,23 @@ std::string UserPath(const std::string& path) {
   return std::string(cwd) + "/" + path;
 }
 
-absl::StatusOr<Flags> ParseFlags(int argc, char** argv) {
+absl::StatusOr<Flags> ParseCommandLine(int argc, char** argv) {
+  auto line = ParseFlags(argc, argv, kUsage);
+  if (!line.ok()) return line.status();
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> absl::StatusOr<std::string> {
-      size_t eq = a.find('=');
-      if (eq != std::string::npos) return a.substr(eq + 1);
-      if (i + 1 >= argc) return absl::InvalidArgumentError(absl::StrCat(a, " needs a value"));
-      return std::string(argv[++i]);
-    };
-    const std::string name = a.substr(0, a.find('='));
-    if (a == "--help" || a == "-h") {
-      f.help = true;
-    } else if (name == "--input" || name == "--output_dir" || name == "--example") {
-      auto v = value();
-      if (!v.ok()) return v.status();
-      if (name == "--input") f.input = *v;
-      if (name == "--output_dir") f.output_dir = *v;
-      if (name == "--example" && (!absl::SimpleAtoi(*v, &f.example) || f.example < 0))
-        return absl::InvalidArgumentError(
-            absl::StrCat("--example '", *v, "' is not a non-negative integer"));
-    } else if (a.rfind("-", 0) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
-    } else if (f.run_dir.empty()) {
-      f.run_dir = a;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a,
-                                                     "': give one run directory"));
-    }
-  }
-  if (!f.help && f.run_dir.empty()) return absl::InvalidArgumentError("no run directory given");
+  f.help = line->help;
+  if (f.help) return f;
+  if (line->positional.size() > 1)
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", line->positional[1],
+                                                   "': give one run directory"));
+  if (line->positional.empty()) return absl::InvalidArgumentError("no run directory given");
+  f.run_dir = line->positional[0];
+  f.input = absl::GetFlag(FLAGS_input);
+  f.output_dir = absl::GetFlag(FLAGS_output_dir);
+  f.example = absl::GetFlag(FLAGS_example);
+  if (f.example < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--example '", f.example, "' is not a non-negative integer"));
   return f;
 }
 
@@ -158,13 +147,13 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
 }
 
 int Main(int argc, char** argv) {
-  auto flags = ParseFlags(argc, argv);
+  auto flags = ParseCommandLine(argc, argv);
   if (!flags.ok()) {
-    std::cerr << "error: " << flags.status().message() << "\n\n" << kUsage;
+    PrintUsageError(std::cerr, flags.status(), kUsage);
     return 2;
   }
   if (flags->help) {
-    std::cout << kUsage;
+    PrintHelp(std::cout, kUsage);
     return 0;
   }
   const std::string run_dir = UserPath(flags->run_dir);

@@ -8,19 +8,34 @@
 // model it is the text to continue. Decoding defaults come from the run's
 // eval.decoding; flags override them. Exit codes: 0 ok, 2 bad input.
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "experiments/cli/command_line.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/train/checkpoint.h"
+
+ABSL_FLAG(std::string, run_dir, "", "DIR: the run to generate with (required)");
+ABSL_FLAG(std::string, prompt, "",
+          "TEXT: the source of a sequence-pair task, or the text a language model continues "
+          "(required)");
+// The decoding flags override the run's eval.decoding; unset, the run's values apply.
+ABSL_FLAG(std::string, method, "", "greedy|sample|beam (default: the run's eval.decoding)");
+ABSL_FLAG(int, max_new_tokens, 0, "N: tokens to generate at most (default: the run's)");
+ABSL_FLAG(double, temperature, 0, "T: sampling temperature (default: the run's)");
+ABSL_FLAG(int, top_k, 0, "K: sample from the K likeliest tokens, 0 = all (default: the run's)");
+ABSL_FLAG(int, beam_size, 0, "B: hypotheses kept by beam search (default: the run's)");
+ABSL_FLAG(double, length_penalty, 0, "A: beam search length penalty (default: the run's)");
+ABSL_FLAG(uint64_t, seed, 0, "S: sampling seed (default: the run's)");
+ABSL_FLAG(bool, no_cache, false, "recompute the prefix every step instead of using the KV cache");
 
 namespace {
 
@@ -29,6 +44,10 @@ constexpr char kUsage[] =
     "greedy|sample|beam]\n"
     "         [--max_new_tokens N] [--temperature T] [--top_k K] [--beam_size B]\n"
     "         [--length_penalty A] [--seed S] [--no_cache]\n";
+
+// The decoding flags given, in eval.decoding's field names.
+constexpr const char* kDecodingFlags[] = {"method",    "max_new_tokens", "temperature", "top_k",
+                                          "beam_size", "length_penalty", "seed"};
 
 std::string UserPath(const std::string& path) {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -44,44 +63,39 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string run_dir, prompt;
-  bool have_prompt = false;
-  std::vector<std::pair<std::string, std::string>> sets;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return 0;
-    } else if (a == "--run_dir") {
-      if (!value(&run_dir)) return Fail("--run_dir needs a value");
-    } else if (a == "--prompt") {
-      if (!value(&prompt)) return Fail("--prompt needs a value");
-      have_prompt = true;
-    } else if (a == "--no_cache") {
-      sets.emplace_back("use_kv_cache", "false");
-    } else if (a == "--method" || a == "--max_new_tokens" || a == "--temperature" ||
-               a == "--top_k" || a == "--beam_size" || a == "--length_penalty" || a == "--seed") {
-      if (!value(&v)) return Fail(a + " needs a value");
-      std::string field = a.substr(2);
-      if (field == "method") {
-        for (char& c : v) c = static_cast<char>(std::toupper(c));
-      }
-      sets.emplace_back(field, v);
-    } else {
-      std::cerr << "error: unknown argument '" << a << "'\n\n" << kUsage;
-      return 2;
-    }
-  }
-  if (run_dir.empty() || !have_prompt) {
-    std::cerr << "error: --run_dir and --prompt are required\n\n" << kUsage;
+  auto line = tvlab::ParseFlags(argc, argv, kUsage);
+  if (!line.ok()) {
+    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
     return 2;
   }
+  if (line->help) {
+    tvlab::PrintHelp(std::cout, kUsage);
+    return 0;
+  }
+  if (!line->positional.empty()) {
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"),
+        kUsage);
+    return 2;
+  }
+  std::string run_dir = absl::GetFlag(FLAGS_run_dir);
+  const std::string prompt = absl::GetFlag(FLAGS_prompt);
+  if (run_dir.empty() || !line->Has("prompt")) {
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("--run_dir and --prompt are required"), kUsage);
+    return 2;
+  }
+  // The text as typed (the spec loader parses and checks it as it does --set).
+  std::vector<std::pair<std::string, std::string>> sets;
+  for (const char* field : kDecodingFlags) {
+    if (!line->Has(field)) continue;
+    std::string v = line->values.at(field).back();
+    if (std::string(field) == "method") {
+      for (char& c : v) c = static_cast<char>(std::toupper(c));
+    }
+    sets.emplace_back(field, v);
+  }
+  if (absl::GetFlag(FLAGS_no_cache)) sets.emplace_back("use_kv_cache", "false");
   run_dir = UserPath(run_dir);
   std::vector<std::string> overrides;
   for (const auto& [field, val] : sets) overrides.push_back("eval.decoding." + field + "=" + val);

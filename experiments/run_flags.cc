@@ -1,84 +1,113 @@
 #include "experiments/run_flags.h"
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+
+// A single run.
+ABSL_FLAG(std::string, set, "",
+          "FIELD=VALUE: override one spec field, e.g. --set model.num_heads=8 (repeatable; "
+          "applied in order)");
+ABSL_FLAG(std::string, output_dir, "",
+          "DIR: the run directory (default runs/<name>/<timestamp>); for a grid, where its run "
+          "directories go (default: the grid's output_dir, else runs/<grid name>)");
+ABSL_FLAG(std::string, resume, "",
+          "RUN_DIR: continue an interrupted run from its latest checkpoint (no SPEC: the run's "
+          "spec.resolved.pbtxt is used)");
+ABSL_FLAG(std::string, init_from, "",
+          "PATH: start from these weights (run dir, checkpoint dir or .safetensors)");
+ABSL_FLAG(bool, eval_only, false, "evaluate the --init_from weights without training");
+ABSL_FLAG(bool, list_plugins, false, "print the registered plugins by kind");
+// A grid (docs/grids.md).
+ABSL_FLAG(int, jobs, 1, "N: grid only: runs trained at once, each in its own process (default 1)");
+ABSL_FLAG(bool, report_only, false,
+          "grid only: rebuild results.csv, results.md and the plots from the run directories; "
+          "train nothing");
+ABSL_FLAG(bool, dry_run, false,
+          "grid only: list the cells, their validity and what would run; train nothing");
+ABSL_FLAG(bool, retry_failed, false,
+          "grid only: run again the runs that failed before (default: keep them)");
 
 namespace tvlab {
 
 const char kRunUsage[] =
     "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
     "[--output_dir DIR]\n"
+    "       bazel run //experiments:run -- --resume RUN_DIR\n"
     "       bazel run //experiments:run -- --list_plugins\n"
-    "       bazel run //experiments:run -- GRID.pbtxt [--jobs N] ...  (an ablation grid; "
-    "--help with it, docs/grids.md)\n"
-    "  SPEC.pbtxt        experiment spec in protobuf text format (see configs/)\n"
-    "  --set a.b=v       override one field, e.g. --set model.num_heads=8 (repeatable)\n"
-    "  --output_dir DIR  run directory (default runs/<name>/<timestamp>)\n"
-    "  --resume RUN_DIR  continue an interrupted run from its latest checkpoint\n"
-    "                    (no SPEC: the run's spec.resolved.pbtxt is used)\n"
-    "  --init_from PATH  start from these weights (run dir, checkpoint dir or .safetensors)\n"
-    "  --eval_only       evaluate the --init_from weights without training\n"
-    "  --list_plugins    print the registered plugins by kind\n"
+    "       bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
+    "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n"
+    "  SPEC.pbtxt  experiment spec in protobuf text format (see configs/)\n"
+    "  GRID.pbtxt  grid spec (framework/schema/grid.proto, docs/grids.md)\n"
     "Relative paths resolve against the directory you ran bazel from.\n";
 
-absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args) {
+namespace {
+
+constexpr const char* kGridOnly[] = {"--jobs", "--report_only", "--dry_run", "--retry_failed"};
+constexpr const char* kRunOnly[] = {"--set", "--resume", "--init_from", "--eval_only",
+                                    "--list_plugins"};
+
+}  // namespace
+
+absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line) {
   RunFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const std::string& name) -> absl::StatusOr<std::string> {
-      if (absl::StartsWith(a, name + "=")) return a.substr(name.size() + 1);
-      if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      flags.help = true;
-    } else if (a == "--list_plugins") {
-      flags.list_plugins = true;
-    } else if (a == "--set" || absl::StartsWith(a, "--set=")) {
-      auto v = value("--set");
-      if (!v.ok()) return v.status();
-      flags.overrides.push_back(*v);
-    } else if (a == "--output_dir" || absl::StartsWith(a, "--output_dir=")) {
-      auto v = value("--output_dir");
-      if (!v.ok()) return v.status();
-      flags.output_dir = *v;
-    } else if (a == "--resume" || absl::StartsWith(a, "--resume=")) {
-      auto v = value("--resume");
-      if (!v.ok()) return v.status();
-      flags.resume_dir = *v;
-    } else if (a == "--init_from" || absl::StartsWith(a, "--init_from=")) {
-      auto v = value("--init_from");
-      if (!v.ok()) return v.status();
-      flags.init_from = *v;
-    } else if (a == "--eval_only") {
-      flags.eval_only = true;
-    } else if (a == "--debug_crash_after_step" || absl::StartsWith(a, "--debug_crash_after_step=")) {
-      auto v = value("--debug_crash_after_step");
-      if (!v.ok()) return v.status();
-      if (!absl::SimpleAtoi(*v, &flags.crash_after_step))
-        return absl::InvalidArgumentError(absl::StrCat("--debug_crash_after_step: '", *v, "' is not a step"));
-    } else if (absl::StartsWith(a, "-")) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag '", a, "'"));
-    } else if (flags.spec_path.empty()) {
-      flags.spec_path = a;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a,
-                                                     "': only one spec file per run"));
+  if (line.positional.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument '", line.positional[1], "': only one spec file per run"));
+  }
+  for (const char* grid_flag : kGridOnly) {
+    if (line.Given().count(grid_flag) > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(grid_flag, " is a grid flag, and no grid spec was given (docs/grids.md)"));
     }
   }
+  if (!line.positional.empty()) flags.spec_path = line.positional[0];
+  // absl keeps the last --set only; overrides apply in order.
+  if (line.Has("set")) flags.overrides = line.values.at("set");
+  flags.output_dir = absl::GetFlag(FLAGS_output_dir);
+  flags.resume_dir = absl::GetFlag(FLAGS_resume);
+  flags.init_from = absl::GetFlag(FLAGS_init_from);
+  flags.eval_only = absl::GetFlag(FLAGS_eval_only);
+  flags.list_plugins = absl::GetFlag(FLAGS_list_plugins);
+
   if (!flags.resume_dir.empty()) {
     if (!flags.spec_path.empty())
       return absl::InvalidArgumentError(
           "--resume takes its spec from the run directory; drop the spec file argument");
     if (!flags.overrides.empty() || !flags.init_from.empty() || flags.eval_only)
       return absl::InvalidArgumentError("--resume cannot be combined with --set, --init_from or --eval_only");
-  } else if (!flags.help && !flags.list_plugins && flags.spec_path.empty()) {
+  } else if (!flags.list_plugins && flags.spec_path.empty()) {
     return absl::InvalidArgumentError("no spec file given");
   }
   if (flags.eval_only && flags.init_from.empty())
     return absl::InvalidArgumentError("--eval_only needs --init_from with the weights to evaluate");
+  return flags;
+}
+
+absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line) {
+  GridFlags flags;
+  if (line.positional.size() > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", line.positional[1], "': one grid file at a time"));
+  }
+  for (const char* run_flag : kRunOnly) {
+    if (line.Given().count(run_flag) > 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag '", run_flag, "' for a grid",
+          std::string(run_flag) == "--set" ? "; put overrides in the grid's `set` list" : ""));
+    }
+  }
+  flags.grid_path = line.positional[0];
+  flags.output_dir = absl::GetFlag(FLAGS_output_dir);
+  flags.jobs = absl::GetFlag(FLAGS_jobs);
+  flags.report_only = absl::GetFlag(FLAGS_report_only);
+  flags.dry_run = absl::GetFlag(FLAGS_dry_run);
+  flags.retry_failed = absl::GetFlag(FLAGS_retry_failed);
+  if (flags.jobs < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jobs: '", flags.jobs, "' is not a number of processes >= 1"));
+  }
+  if (flags.report_only && flags.dry_run)
+    return absl::InvalidArgumentError("--report_only and --dry_run exclude each other");
   return flags;
 }
 

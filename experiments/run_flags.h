@@ -1,14 +1,16 @@
 #ifndef TVLAB_EXPERIMENTS_RUN_FLAGS_H_
 #define TVLAB_EXPERIMENTS_RUN_FLAGS_H_
 
-// Command line of //experiments:run. Hand-parsed because --set repeats
-// (absl flags keep only the last value of a repeated flag).
+// The flags of //experiments:run (ABSL_FLAG in run_flags.cc), for a single
+// run and for a grid, and their checks: which flags go together, what is
+// required. Exit code 2 for every error returned here.
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/grid/grid_main.h"
 
 namespace tvlab {
 
@@ -19,12 +21,14 @@ struct RunFlags {
   std::string resume_dir;  // --resume RUN_DIR
   std::string init_from;   // --init_from PATH
   bool eval_only = false;
-  int64_t crash_after_step = -1;  // --debug_crash_after_step (tests)
   bool list_plugins = false;
-  bool help = false;
 };
 
-absl::StatusOr<RunFlags> ParseRunFlags(const std::vector<std::string>& args);
+// REQUIRES: `line` came from ParseFlags (the absl flags are set).
+absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line);
+absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line);
+
+// The synopsis; --help adds every flag with its help text.
 extern const char kRunUsage[];
 
 }  // namespace tvlab

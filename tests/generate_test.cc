@@ -51,5 +51,21 @@ TEST(Generate, FromATrainedRun) {
   EXPECT_NE(method.output.find("is not one of GREEDY, SAMPLE, BEAM"), std::string::npos) << method.output;
 }
 
+TEST(Generate, CommandLineMistakesExitTwoAndHelpListsEveryFlag) {
+  RunResult help = Generate("--help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  for (const char* flag : {"--run_dir ", "--prompt ", "--method ", "--max_new_tokens ",
+                           "--temperature ", "--top_k ", "--beam_size ", "--length_penalty ",
+                           "--seed ", "--no_cache "}) {
+    EXPECT_NE(help.output.find(std::string("\n  ") + flag), std::string::npos) << flag;
+  }
+  RunResult unknown = Generate("--run_dir x --prompt 1 --bogus");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("error: unknown flag '--bogus'"), std::string::npos) << unknown.output;
+  RunResult required = Generate("--prompt 1");
+  EXPECT_EQ(required.exit_code, 2);
+  EXPECT_NE(required.output.find("--run_dir and --prompt are required"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tvlab

@@ -10,7 +10,7 @@
 #include "experiments/spec/spec_loader.h"
 #include "framework/data/load_task.h"
 #include "framework/testing/plugin_test_util.h"
-#include "framework/train/trainer.h"
+#include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {

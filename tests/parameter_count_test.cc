@@ -7,7 +7,7 @@
 
 #include "framework/model/model.h"
 #include "experiments/spec/spec_loader.h"
-#include "framework/train/trainer.h"
+#include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"
 

@@ -41,7 +41,9 @@ TEST(Resume, KilledAndResumedRunEqualsUninterruptedRunBitForBit) {
   RunResult a = RunBinary(SpecFile() + " --output_dir " + whole);
   ASSERT_EQ(a.exit_code, 0) << a.output;
 
-  RunResult killed = RunBinary(SpecFile() + " --output_dir " + broken + " --debug_crash_after_step 24");
+  // The same run binary with a trainer hook that exits abruptly after step 24.
+  RunResult killed = RunProgram("tests/run_with_crash_hook",
+                                SpecFile() + " --output_dir " + broken + " --crash_after_step 24");
   ASSERT_EQ(killed.exit_code, 137) << killed.output;
   EXPECT_FALSE(std::filesystem::exists(broken + "/metrics.json"));
   // Steps 20..24 were logged after the last checkpoint (step 20) and are redone.

@@ -45,8 +45,53 @@ TEST(RunBinary, BadFlagsPrintUsage) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("error: unknown flag '--frobnicate'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("usage:"), std::string::npos);
+  EXPECT_NE(r.output.find("--help lists every flag"), std::string::npos);
   EXPECT_EQ(RunBinary("").exit_code, 2);
-  EXPECT_EQ(RunBinary(Spec("a", kSpec) + " --set").exit_code, 2);
+  RunResult no_value = RunBinary(Spec("a", kSpec) + " --set");
+  EXPECT_EQ(no_value.exit_code, 2);
+  EXPECT_NE(no_value.output.find("error: --set needs a value"), std::string::npos) << no_value.output;
+  RunResult not_int = RunBinary(Spec("a", kSpec) + " --jobs x");
+  EXPECT_EQ(not_int.exit_code, 2);
+  EXPECT_NE(not_int.output.find("--jobs: 'x' is not an integer"), std::string::npos) << not_int.output;
+  RunResult grid_flag = RunBinary(Spec("a", kSpec) + " --jobs 2");
+  EXPECT_EQ(grid_flag.exit_code, 2);
+  EXPECT_NE(grid_flag.output.find("--jobs is a grid flag"), std::string::npos) << grid_flag.output;
+}
+
+// The crash hook of the resume tests lives in a test-only binary
+// (//tests:run_with_crash_hook), not in the production command line.
+TEST(RunBinary, HasNoTestOnlyFlags) {
+  for (const char* flag : {"--debug_crash_after_step", "--crash_after_step"}) {
+    RunResult r = RunBinary(Spec("a", kSpec) + " " + flag + " 1");
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.output.find(std::string("error: unknown flag '") + flag + "'"), std::string::npos)
+        << r.output;
+  }
+}
+
+TEST(RunBinary, HelpListsEveryFlagWithItsHelpText) {
+  RunResult r = RunBinary("--help");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("usage: bazel run //experiments:run -- SPEC.pbtxt"), std::string::npos)
+      << r.output;
+  for (const char* flag : {"--set ", "--output_dir ", "--resume ", "--init_from ", "--eval_only ",
+                           "--list_plugins ", "--jobs ", "--report_only ", "--dry_run ",
+                           "--retry_failed "}) {
+    EXPECT_NE(r.output.find(std::string("\n  ") + flag), std::string::npos) << flag << " in " << r.output;
+  }
+  EXPECT_NE(r.output.find("override one spec field"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("flagfile"), std::string::npos) << r.output;  // absl's own flags
+  EXPECT_EQ(r.output.find("crash"), std::string::npos) << r.output;
+}
+
+// absl keeps only the last value of a repeated flag; every --set applies, in order.
+TEST(RunBinary, EverySetAppliesInOrder) {
+  RunResult first = RunBinary(Spec("a", kSpec) + " --set model.num_heads=3 --set train.steps=1");
+  EXPECT_EQ(first.exit_code, 2);
+  EXPECT_NE(first.output.find("must be divisible by num_heads (3)"), std::string::npos) << first.output;
+  RunResult last = RunBinary(Spec("a", kSpec) + " --set model.num_heads=2 --set=model.num_heads=3");
+  EXPECT_EQ(last.exit_code, 2);
+  EXPECT_NE(last.output.find("must be divisible by num_heads (3)"), std::string::npos) << last.output;
 }
 
 TEST(RunBinary, BadSpecIsRejectedBeforeAnyRunDirectoryExists) {

@@ -15,8 +15,10 @@ std::string Runfile(const std::string& path) {
 
 std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
 
-RunResult RunBinary(const std::string& args) {
-  std::string command = Runfile("experiments/run") + " " + args + " 2>&1";
+RunResult RunBinary(const std::string& args) { return RunProgram("experiments/run", args); }
+
+RunResult RunProgram(const std::string& runfile, const std::string& args) {
+  std::string command = Runfile(runfile) + " " + args + " 2>&1";
   RunResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

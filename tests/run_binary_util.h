@@ -1,7 +1,8 @@
 #ifndef TVLAB_TESTS_RUN_BINARY_UTIL_H_
 #define TVLAB_TESTS_RUN_BINARY_UTIL_H_
 
-// Runs //experiments:run as a user would, capturing exit code and output.
+// Runs //experiments:run (or another binary) as a user would, capturing exit
+// code and output.
 
 #include <string>
 
@@ -14,6 +15,9 @@ struct RunResult {
 
 // `args` is appended to the binary's path as a shell command line.
 RunResult RunBinary(const std::string& args);
+// The same for the binary at `runfile` (a path inside the workspace, e.g.
+// "tests/run_with_crash_hook").
+RunResult RunProgram(const std::string& runfile, const std::string& args);
 std::string Runfile(const std::string& path);  // path inside the workspace
 std::string TempDir();
 std::string ReadFile(const std::string& path);

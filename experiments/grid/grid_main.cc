@@ -9,8 +9,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
@@ -22,27 +20,9 @@ namespace tvlab {
 const char kGridUsage[] =
     "usage: bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
     "                                        [--report_only] [--dry_run] [--retry_failed]\n"
-    "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n"
-    "  --jobs N         runs trained at once, each in its own process (default 1)\n"
-    "  --output_dir DIR where run directories go (default: the grid's output_dir,\n"
-    "                   else runs/<grid name>)\n"
-    "  --report_only    rebuild results.csv, results.md and the plots from the run\n"
-    "                   directories; train nothing\n"
-    "  --dry_run        list the cells, their validity and what would run; train nothing\n"
-    "  --retry_failed   run again the runs that failed before (default: keep them)\n"
-    "Relative paths resolve against the directory you ran bazel from.\n";
+    "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n";
 
 namespace {
-
-struct GridFlags {
-  std::string grid_path;
-  std::string output_dir;
-  int jobs = 1;
-  bool report_only = false;
-  bool dry_run = false;
-  bool retry_failed = false;
-  bool help = false;
-};
 
 std::string UserPath(const std::string& path) {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -53,46 +33,6 @@ std::string UserPath(const std::string& path) {
 std::string WorkingDir() {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
   return cwd != nullptr ? cwd : std::filesystem::current_path().string();
-}
-
-absl::StatusOr<GridFlags> ParseGridFlags(const std::vector<std::string>& args) {
-  GridFlags flags;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const std::string& name) -> absl::StatusOr<std::string> {
-      if (absl::StartsWith(a, name + "=")) return a.substr(name.size() + 1);
-      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
-      return args[++i];
-    };
-    if (a == "--help" || a == "-h") {
-      flags.help = true;
-    } else if (a == "--report_only") {
-      flags.report_only = true;
-    } else if (a == "--dry_run") {
-      flags.dry_run = true;
-    } else if (a == "--retry_failed") {
-      flags.retry_failed = true;
-    } else if (a == "--jobs" || absl::StartsWith(a, "--jobs=")) {
-      auto v = value("--jobs");
-      if (!v.ok()) return v.status();
-      if (!absl::SimpleAtoi(*v, &flags.jobs) || flags.jobs < 1)
-        return absl::InvalidArgumentError(absl::StrCat("--jobs: '", *v, "' is not a number of processes >= 1"));
-    } else if (a == "--output_dir" || absl::StartsWith(a, "--output_dir=")) {
-      auto v = value("--output_dir");
-      if (!v.ok()) return v.status();
-      flags.output_dir = *v;
-    } else if (absl::StartsWith(a, "-")) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag '", a, "' for a grid", a == "--set" ? "; put overrides in the grid's `set` list" : ""));
-    } else if (flags.grid_path.empty()) {
-      flags.grid_path = a;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", a, "': one grid file at a time"));
-    }
-  }
-  if (flags.report_only && flags.dry_run)
-    return absl::InvalidArgumentError("--report_only and --dry_run exclude each other");
-  return flags;
 }
 
 // Holds an exclusive lock on <dir>/.grid.lock while a grid trains there, so
@@ -139,9 +79,8 @@ int Report(const ExpandedGrid& grid) {
 
 }  // namespace
 
-bool IsGridCommand(const std::vector<std::string>& args) {
-  for (const std::string& a : args) {
-    if (a.empty() || a[0] == '-') continue;
+bool IsGridCommand(const std::vector<std::string>& positional) {
+  for (const std::string& a : positional) {
     std::ifstream in(UserPath(a));
     if (!in) continue;
     std::stringstream text;
@@ -151,25 +90,16 @@ bool IsGridCommand(const std::vector<std::string>& args) {
   return false;
 }
 
-int GridMain(const std::vector<std::string>& args, const std::string& run_binary) {
-  auto flags = ParseGridFlags(args);
-  if (!flags.ok()) {
-    std::cerr << "error: " << flags.status().message() << "\n\n" << kGridUsage;
-    return 2;
-  }
-  if (flags->help) {
-    std::cout << kGridUsage;
-    return 0;
-  }
+int GridMain(const GridFlags& flags, const std::string& run_binary) {
   // Absolute, so every path derived from it (output and run directories)
   // means the same to the run processes.
-  const std::string grid_path = std::filesystem::absolute(UserPath(flags->grid_path)).lexically_normal();
+  const std::string grid_path = std::filesystem::absolute(UserPath(flags.grid_path)).lexically_normal();
   auto spec = ParseGridFile(grid_path);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  if (!flags->output_dir.empty()) spec->set_output_dir(std::filesystem::absolute(UserPath(flags->output_dir)));
+  if (!flags.output_dir.empty()) spec->set_output_dir(std::filesystem::absolute(UserPath(flags.output_dir)));
   absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
   if (!metric_ok.ok()) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
@@ -186,19 +116,19 @@ int GridMain(const std::vector<std::string>& args, const std::string& run_binary
 
   const std::string invalid = InvalidCellsReport(*grid);
   if (!invalid.empty()) std::cerr << invalid;
-  if (flags->report_only) return Report(*grid);
+  if (flags.report_only) return Report(*grid);
   const bool stop = !invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP;
   if (stop) {
     std::cerr << "Nothing was trained. Fix these cells in the grid, or set `invalid_cells: SKIP` to "
                  "train the valid ones and list the invalid ones in the results.\n";
-    if (!flags->dry_run) return 2;
+    if (!flags.dry_run) return 2;
   } else if (!invalid.empty()) {
     std::cerr << "invalid_cells: SKIP: training the valid cells only.\n";
   }
 
-  GridPlan plan = PlanGrid(*grid, flags->retry_failed);
+  GridPlan plan = PlanGrid(*grid, flags.retry_failed);
   std::cerr << DescribePlan(plan) << "\n";
-  if (flags->dry_run) {
+  if (flags.dry_run) {
     for (const PlannedRun& p : plan.to_run)
       std::cout << (p.resume ? "resume " : "run    ") << p.run->key << "  " << p.cell->label << " seed "
                 << p.run->seed << "\n";
@@ -212,7 +142,7 @@ int GridMain(const std::vector<std::string>& args, const std::string& run_binary
   }
   GridRunnerOptions options;
   options.run_binary = run_binary;
-  options.jobs = flags->jobs;
+  options.jobs = flags.jobs;
   options.progress = &std::cerr;
   options.interactive = isatty(STDERR_FILENO) == 1;
   GridRunSummary summary = RunGrid(plan, options);

@@ -4,8 +4,9 @@
 // The grid command of //experiments:run:
 //   bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]
 //       [--report_only] [--dry_run] [--retry_failed]
-// The run binary hands its command line here when an argument is a grid
-// spec (LooksLikeGridSpec). Exit codes: 0 every run finished, 1 some run
+// The run binary parses the command line (experiments/run_flags.h) and hands
+// it here when the positional argument is a grid spec (LooksLikeGridSpec).
+// Exit codes: 0 every run finished, 1 some run
 // failed or the grid was interrupted, 2 bad command line, bad grid or
 // invalid cells with invalid_cells: STOP.
 
@@ -14,12 +15,23 @@
 
 namespace tvlab {
 
-// True when a positional argument names a readable file holding a grid spec.
-bool IsGridCommand(const std::vector<std::string>& args);
+struct GridFlags {
+  std::string grid_path;   // as typed: relative to the user's directory
+  std::string output_dir;  // --output_dir; empty: the grid's own
+  int jobs = 1;
+  bool report_only = false;
+  bool dry_run = false;
+  bool retry_failed = false;
+};
+
+// True when one of the positional arguments names a readable file holding a
+// grid spec.
+bool IsGridCommand(const std::vector<std::string>& positional);
 
 // `run_binary` is started once per run (normally /proc/self/exe).
-int GridMain(const std::vector<std::string>& args, const std::string& run_binary);
+int GridMain(const GridFlags& flags, const std::string& run_binary);
 
+// The grid command's synopsis (the flags' help texts are absl's).
 extern const char kGridUsage[];
 
 }  // namespace tvlab

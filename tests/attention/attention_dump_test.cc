@@ -119,6 +119,17 @@ TEST_F(AttentionDump, RejectsWeightsOfAnotherSpec) {
   EXPECT_NE(out.find("but the model expects"), std::string::npos) << out;
 }
 
+TEST_F(AttentionDump, CommandLineMistakesExitTwoAndHelpListsEveryFlag) {
+  std::string help, unknown, bad_value;
+  EXPECT_EQ(RunTool("experiments/attention_dump", "--help", &help), 0) << help;
+  for (const char* flag : {"--input ", "--example ", "--output_dir "})
+    EXPECT_NE(help.find(std::string("\n  ") + flag), std::string::npos) << flag << " in " << help;
+  EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("run") + " --frobnicate", &unknown), 2);
+  EXPECT_NE(unknown.find("error: unknown flag '--frobnicate'"), std::string::npos) << unknown;
+  EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("run") + " --example x", &bad_value), 2);
+  EXPECT_NE(bad_value.find("--example: 'x' is not an integer"), std::string::npos) << bad_value;
+}
+
 TEST_F(AttentionDump, ADirectoryThatIsNotARunIsNamed) {
   std::string out;
   EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("nowhere"), &out), 2);

@@ -1,0 +1,106 @@
+#include "experiments/run_main.h"
+
+#include <malloc.h>
+
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "experiments/cli/command_line.h"
+#include "experiments/grid/grid_main.h"
+#include "experiments/list_plugins.h"
+#include "experiments/run_flags.h"
+#include "experiments/spec/spec_loader.h"
+#include "framework/train/run_experiment.h"
+
+namespace tvlab {
+namespace {
+
+// Paths typed by the user are relative to where they ran `bazel run`.
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+std::string Timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", std::localtime(&now));
+  return buf;
+}
+
+int UsageError(const absl::Status& status, const char* usage) {
+  PrintUsageError(std::cerr, status, usage);
+  return 2;
+}
+
+// One spec trained (or resumed) into its run directory.
+int TrainOne(const RunFlags& flags, TrainerHooks* hooks) {
+  const bool resume = !flags.resume_dir.empty();
+  const std::string spec_path =
+      resume ? UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : UserPath(flags.spec_path);
+  auto spec = LoadExperiment(spec_path, flags.overrides);
+  if (!spec.ok()) {
+    std::cerr << "error: " << spec.status().message() << "\n";
+    return 2;
+  }
+  const std::string run_dir = resume ? UserPath(flags.resume_dir)
+                              : flags.output_dir.empty()
+                                  ? UserPath("runs/" + spec->name() + "/" + Timestamp())
+                                  : UserPath(flags.output_dir);
+  if (std::filesystem::exists(run_dir + "/metrics.json")) {
+    std::cerr << "error: " << run_dir
+              << " already holds a finished run (metrics.json); "
+              << (resume ? "there is nothing to resume" : "choose another --output_dir") << "\n";
+    return 2;
+  }
+  RunOptions options;
+  options.resume = resume;
+  options.init_from = flags.init_from.empty() ? "" : UserPath(flags.init_from);
+  options.eval_only = flags.eval_only;
+  options.hooks = hooks;
+  auto metrics = RunExperiment(*spec, run_dir, std::cerr, options);
+  if (!metrics.ok()) {
+    std::cerr << "error: " << metrics.status().message() << "\n";
+    return 1;
+  }
+  std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"
+            << "sequence_accuracy " << metrics->sequence_accuracy() << "\n"
+            << "final_train_loss " << metrics->final_train_loss() << "\n"
+            << "parameters " << metrics->parameters() << "\n"
+            << "train_seconds " << metrics->train_seconds() << "\n"
+            << "run directory: " << run_dir << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int RunMain(int argc, char** argv, TrainerHooks* hooks) {
+  // Training allocates and frees the same large activation buffers every
+  // step; keep them in the heap instead of mmap/munmap (page faults) per step.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  auto line = ParseFlags(argc, argv, kRunUsage);
+  if (!line.ok()) return UsageError(line.status(), kRunUsage);
+  if (line->help) {
+    PrintHelp(std::cout, kRunUsage);
+    return 0;
+  }
+  // A grid spec trains many runs, each by this same binary in its own process.
+  if (IsGridCommand(line->positional)) {
+    auto grid = GridFlagsFrom(*line);
+    if (!grid.ok()) return UsageError(grid.status(), kGridUsage);
+    return GridMain(*grid, std::filesystem::read_symlink("/proc/self/exe"));
+  }
+  auto flags = RunFlagsFrom(*line);
+  if (!flags.ok()) return UsageError(flags.status(), kRunUsage);
+  if (flags->list_plugins) {
+    ListPlugins(std::cout);
+    return 0;
+  }
+  return TrainOne(*flags, hooks);
+}
+
+}  // namespace tvlab

@@ -1,0 +1,97 @@
+#include "framework/train/run_directory.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/schema/spec_text.h"
+#include "framework/train/safetensors.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace tvlab {
+namespace {
+
+constexpr char kLogHeader[] =
+    "step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,eval_loss,eval_token_accuracy\n";
+
+// Writes to `path`.tmp, then renames: readers never see half a file.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "'"));
+  }
+  std::filesystem::rename(tmp, path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunDirectory::Create() {
+  std::error_code error;
+  std::filesystem::create_directories(path_, error);
+  if (error) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create run directory '", path_, "': ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunDirectory::WriteResolvedSpec(const Experiment& spec) {
+  return WriteFileAtomically(path_ + "/spec.resolved.pbtxt", SpecToText(spec));
+}
+
+absl::Status RunDirectory::StartLog() {
+  if (absl::Status s = WriteFileAtomically(LogPath(), kLogHeader); !s.ok()) return s;
+  return OpenLogForAppend();
+}
+
+absl::Status RunDirectory::ContinueLog(int64_t next_step) {
+  std::string kept = kLogHeader;
+  {
+    std::ifstream in(LogPath());
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      if (std::stoll(line.substr(0, line.find(','))) < next_step) kept += line + "\n";
+    }
+  }
+  if (absl::Status s = WriteFileAtomically(LogPath(), kept); !s.ok()) return s;
+  return OpenLogForAppend();
+}
+
+absl::Status RunDirectory::OpenLogForAppend() {
+  log_.open(LogPath(), std::ios::app);
+  if (!log_) return absl::PermissionDeniedError(absl::StrCat("cannot open '", LogPath(), "'"));
+  return absl::OkStatus();
+}
+
+absl::Status RunDirectory::AppendLogRow(const TrainLogRow& row) {
+  const std::string eval_columns =
+      row.has_eval ? absl::StrFormat("%.6f,%.6f", row.eval_loss, row.eval_token_accuracy) : ",";
+  log_ << absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s\n", row.step, row.loss, row.lr,
+                          row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns);
+  log_.flush();
+  if (!log_) return absl::PermissionDeniedError(absl::StrCat("cannot write '", LogPath(), "'"));
+  return absl::OkStatus();
+}
+
+absl::Status RunDirectory::WriteWeights(const NamedVars& params) const {
+  return WriteSafetensors(path_ + "/model.safetensors", params);
+}
+
+absl::Status RunDirectory::WriteMetrics(const RunMetrics& metrics) const {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  auto printed = google::protobuf::util::MessageToJsonString(metrics, &json, options);
+  if (!printed.ok()) return absl::InternalError(std::string(printed.message()));
+  return WriteFileAtomically(path_ + "/metrics.json", json);
+}
+
+}  // namespace tvlab

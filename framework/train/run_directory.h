@@ -1,0 +1,58 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_RUN_DIRECTORY_H_
+#define TVLAB_FRAMEWORK_TRAIN_RUN_DIRECTORY_H_
+
+// The files of one run directory (checkpoints/ is framework/train/checkpoint.h's):
+//   spec.resolved.pbtxt  the spec with every default written out
+//   train_log.csv        step, loss, lr, grad_norm, tokens_per_sec, elapsed_sec,
+//                        eval_loss, eval_token_accuracy (the eval columns are
+//                        empty on rows without a periodic evaluation)
+//   metrics.json         RunMetrics (framework/train/metrics.proto)
+//   model.safetensors    final weights under their parameter names
+// Whole files are written to a temporary name and renamed, so a crash never
+// leaves half a file; log rows are flushed as they are appended.
+//
+// Not thread-safe: one writer per run directory.
+
+#include <fstream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "framework/schema/experiment.pb.h"
+#include "framework/train/checkpoint.h"
+#include "framework/train/metrics.pb.h"
+#include "framework/train/train_log_row.h"
+
+namespace tvlab {
+
+class RunDirectory {
+ public:
+  explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+
+  const std::string& path() const { return path_; }
+
+  // Creates the directory (and its parents) if missing.
+  absl::Status Create();
+  absl::Status WriteResolvedSpec(const Experiment& spec);
+
+  // A new run: train_log.csv holds the header only.
+  absl::Status StartLog();
+  // A resumed run: keeps the rows of steps before `next_step` (the resumed
+  // run redoes the rest, bit for bit) and appends after them.
+  absl::Status ContinueLog(int64_t next_step);
+  // REQUIRES: StartLog or ContinueLog succeeded.
+  absl::Status AppendLogRow(const TrainLogRow& row);
+
+  absl::Status WriteWeights(const NamedVars& params) const;
+  absl::Status WriteMetrics(const RunMetrics& metrics) const;
+
+ private:
+  std::string LogPath() const { return path_ + "/train_log.csv"; }
+  absl::Status OpenLogForAppend();
+
+  std::string path_;
+  std::ofstream log_;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_RUN_DIRECTORY_H_

@@ -1,0 +1,87 @@
+// RunDirectory: the train_log.csv format, truncation on resume, atomic files.
+
+#include "framework/train/run_directory.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string NewDir(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name + "/nested";
+}
+
+constexpr char kHeader[] =
+    "step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,eval_loss,eval_token_accuracy\n";
+
+TrainLogRow Row(int64_t step) {
+  TrainLogRow row;
+  row.step = step;
+  row.loss = 2.5;
+  row.lr = 0.001f;
+  row.grad_norm = 0.75;
+  row.tokens_per_sec = 1234.56;
+  row.elapsed_sec = 1.5;
+  return row;
+}
+
+TEST(RunDirectory, WritesTheLogHeaderAndRows) {
+  RunDirectory dir(NewDir("log"));
+  ASSERT_TRUE(dir.Create().ok());
+  ASSERT_TRUE(dir.StartLog().ok());
+  ASSERT_TRUE(dir.AppendLogRow(Row(0)).ok());
+  TrainLogRow evaluated = Row(1);
+  evaluated.has_eval = true;
+  evaluated.eval_loss = 1.25;
+  evaluated.eval_token_accuracy = 0.5;
+  ASSERT_TRUE(dir.AppendLogRow(evaluated).ok());
+  EXPECT_EQ(Read(dir.path() + "/train_log.csv"),
+            std::string(kHeader) +
+                "0,2.500000,0.001,0.750000,1234.6,1.500,,\n"
+                "1,2.500000,0.001,0.750000,1234.6,1.500,1.250000,0.500000\n");
+}
+
+TEST(RunDirectory, ContinueLogDropsTheStepsToRedo) {
+  const std::string path = NewDir("resume");
+  {
+    RunDirectory first(path);
+    ASSERT_TRUE(first.Create().ok());
+    ASSERT_TRUE(first.StartLog().ok());
+    for (int64_t step = 0; step < 5; ++step) ASSERT_TRUE(first.AppendLogRow(Row(step)).ok());
+  }
+  RunDirectory resumed(path);
+  ASSERT_TRUE(resumed.ContinueLog(3).ok());
+  ASSERT_TRUE(resumed.AppendLogRow(Row(3)).ok());
+  EXPECT_EQ(Read(path + "/train_log.csv"), std::string(kHeader) +
+                                               "0,2.500000,0.001,0.750000,1234.6,1.500,,\n"
+                                               "1,2.500000,0.001,0.750000,1234.6,1.500,,\n"
+                                               "2,2.500000,0.001,0.750000,1234.6,1.500,,\n"
+                                               "3,2.500000,0.001,0.750000,1234.6,1.500,,\n");
+}
+
+TEST(RunDirectory, WritesMetricsAsJsonWithoutTemporaryFiles) {
+  RunDirectory dir(NewDir("metrics"));
+  ASSERT_TRUE(dir.Create().ok());
+  RunMetrics metrics;
+  metrics.set_token_accuracy(0.5);
+  ASSERT_TRUE(dir.WriteMetrics(metrics).ok());
+  const std::string json = Read(dir.path() + "/metrics.json");
+  EXPECT_NE(json.find("\"token_accuracy\": 0.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"steps\": "), std::string::npos) << json;  // zero fields too
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/metrics.json.tmp"));
+}
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,96 @@
+#include "framework/train/run_experiment.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "framework/backend/backend.h"
+#include "framework/core/status_macros.h"
+#include "framework/data/load_task.h"
+#include "framework/model/model.h"
+#include "framework/schema/spec_text.h"
+#include "framework/train/adamw.h"
+#include "framework/train/checkpoint.h"
+#include "framework/train/evaluate.h"
+#include "framework/train/run_directory.h"
+#include "framework/train/train_loop.h"
+
+namespace tvlab {
+namespace {
+
+// The final evaluation plus what the run cost.
+RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
+                        const TrainLoopResult& trained, bool eval_only) {
+  RunMetrics metrics;
+  Evaluate(model, task, spec, /*full=*/true, &metrics);
+  metrics.set_final_train_loss(trained.last_loss);
+  metrics.set_parameters(model.NumParameters());
+  metrics.set_train_seconds(eval_only ? 0 : trained.train_seconds);
+  metrics.set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
+  metrics.set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
+  metrics.set_steps(eval_only ? 0 : spec.train().steps());
+  metrics.set_backend(spec.runtime().backend());
+  metrics.set_threads(spec.runtime().threads());
+  return metrics;
+}
+
+}  // namespace
+
+absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
+                                         std::ostream& progress, const RunOptions& options) {
+  if (options.eval_only && options.init_from.empty()) {
+    return absl::InvalidArgumentError("--eval_only needs --init_from with the weights to evaluate");
+  }
+  TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
+  omp_set_num_threads(spec.runtime().threads());
+  RunDirectory dir(run_dir);
+  TVLAB_RETURN_IF_ERROR(dir.Create());
+  TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+
+  // The task validation built (data files are read once per process).
+  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
+                         BuildModel(spec, task->vocab_size(), HeadOutputs(*task)));
+  const NamedVars params = model->NamedParameters();
+  AdamW optimizer(params, spec.train().optimizer().adamw());
+
+  TrainState state;
+  if (options.resume) {
+    TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
+    TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
+    TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
+    progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
+             << "\n";
+  } else {
+    if (!options.init_from.empty()) TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
+    TVLAB_RETURN_IF_ERROR(dir.StartLog());
+  }
+  progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)\n",
+                              spec.name(), model->NumParameters(), spec.train().steps(),
+                              spec.train().batch_size() * spec.train().grad_accumulation(),
+                              spec.runtime().backend(), spec.runtime().threads());
+
+  TrainLoopCallbacks callbacks;
+  callbacks.evaluate = [&] {
+    RunMetrics periodic;
+    Evaluate(*model, *task, spec, /*full=*/false, &periodic);
+    return periodic;
+  };
+  callbacks.log = [&](const TrainLogRow& row) { return dir.AppendLogRow(row); };
+  const std::string spec_text = SpecToText(spec);
+  callbacks.checkpoint = [&](const TrainState& at) {
+    return SaveCheckpoint(run_dir, at, params, optimizer, spec_text);
+  };
+  callbacks.hooks = options.hooks;
+  TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,
+                         RunTrainLoop(spec, *model, *task, params, optimizer, state,
+                                      options.eval_only, progress, callbacks));
+
+  RunMetrics metrics = FinalMetrics(spec, *model, *task, trained, options.eval_only);
+  TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));
+  TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
+  return metrics;
+}
+
+}  // namespace tvlab

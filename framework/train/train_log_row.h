@@ -1,0 +1,26 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_TRAIN_LOG_ROW_H_
+#define TVLAB_FRAMEWORK_TRAIN_TRAIN_LOG_ROW_H_
+
+// One row of a run's train_log.csv, produced by the training loop
+// (train_loop.h) and written by RunDirectory (run_directory.h).
+
+#include <cstdint>
+
+namespace tvlab {
+
+struct TrainLogRow {
+  int64_t step = 0;
+  double loss = 0;  // mean over the step's micro-batches
+  float lr = 0;
+  double grad_norm = 0;  // before clipping
+  double tokens_per_sec = 0;
+  double elapsed_sec = 0;
+  // Filled on the steps with a periodic evaluation (train.eval_every).
+  bool has_eval = false;
+  double eval_loss = 0;
+  double eval_token_accuracy = 0;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_TRAIN_LOG_ROW_H_

@@ -1,0 +1,58 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_TRAIN_LOOP_H_
+#define TVLAB_FRAMEWORK_TRAIN_TRAIN_LOOP_H_
+
+// The AdamW training loop of one run: per step, train.grad_accumulation
+// micro-batches (data and dropout keyed by step * accumulation + micro),
+// gradient clipping, the learning-rate schedule, a stop on a non-finite loss.
+// What happens around the steps is the caller's, through callbacks: the log
+// rows (every train.log_every steps and the last), periodic evaluation
+// (train.eval_every), checkpoints (train.checkpoint_every and the last step).
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "framework/interfaces/task.h"
+#include "framework/model/model.h"
+#include "framework/schema/experiment.pb.h"
+#include "framework/train/adamw.h"
+#include "framework/train/checkpoint.h"
+#include "framework/train/checkpoint.pb.h"
+#include "framework/train/metrics.pb.h"
+#include "framework/train/train_log_row.h"
+#include "framework/train/trainer_hooks.h"
+
+namespace tvlab {
+
+struct TrainLoopCallbacks {
+  // The periodic evaluation (eval_loss and token_accuracy are read).
+  std::function<RunMetrics()> evaluate;
+  // Each log row, as the progress line for it is printed.
+  std::function<absl::Status(const TrainLogRow&)> log;
+  // A checkpoint is due; `state` says where training stands after the step.
+  std::function<absl::Status(const TrainState&)> checkpoint;
+  // Optional (tests only).
+  TrainerHooks* hooks = nullptr;
+};
+
+struct TrainLoopResult {
+  int64_t tokens_seen = 0;
+  double last_loss = 0;      // mean loss of the last step
+  double train_seconds = 0;  // including the time before a resume
+};
+
+// Trains from `state` (a fresh TrainState or a restored checkpoint's) up to
+// train.steps; `skip_training` runs no step (evaluation of given weights).
+// `progress` gets one line per log row. Fails with Aborted when the loss is
+// not finite, or with a callback's error.
+absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model& model, const Task& task,
+                                             const NamedVars& params, AdamW& optimizer,
+                                             const TrainState& state, bool skip_training,
+                                             std::ostream& progress,
+                                             const TrainLoopCallbacks& callbacks);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_TRAIN_LOOP_H_
