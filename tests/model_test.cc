@@ -1,7 +1,9 @@
 // Whole-model properties: the oneDNN backend matches the reference through a
 // full encoder forward and backward, training is bitwise deterministic, the
 // encoder is permutation-equivariant without positions, and weights are saved
-// under their stable names.
+// under their stable names, and a learned position table is sized from the
+// task (a model-level property of the learned plugin, kept here so that
+// plugins/ never depends on framework/model).
 
 #include <fstream>
 
@@ -93,6 +95,19 @@ TEST(Model, SavesWeightsUnderStableNames) {
     EXPECT_NE(header.find(std::string("\"") + name + "\""), std::string::npos) << name << " in " << header;
   }
   EXPECT_NE(header.find("\"head.weight\":{\"dtype\":\"F32\",\"shape\":[10,16]"), std::string::npos);
+}
+
+TEST(Model, LearnedPositionTableIsSizedFromTheTaskWhenMaxSeqLenIsZero) {
+  Experiment spec = TinySpec({"model.position.plugin=learned", "model.num_layers=1"});
+  auto model = BuildModel(spec, 10);
+  ASSERT_TRUE(model.ok()) << model.status();
+  bool found = false;
+  for (auto& [name, var] : (*model)->NamedParameters()) {
+    if (name != "position.weight") continue;
+    found = true;
+    EXPECT_EQ(var.shape(), (Shape{8, 16}));  // (max_seq_len = task length, C)
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
 // Learned positions: the rows of the table are what gets added, an offset
-// picks later rows, the table is sized from model.max_seq_len (or the task),
-// and a sequence longer than the table is a validation error, not a read past
-// the end.
+// picks later rows, and a sequence longer than the table is a validation
+// error, not a read past the end. (That the table is sized from the task when
+// model.max_seq_len is 0 is checked with the whole model, tests/model_test.cc.)
 
 #include <cmath>
 #include <fstream>
 
-#include "framework/model/model.h"
 #include "framework/spec/spec_loader.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gmock/gmock.h"
@@ -57,20 +56,6 @@ std::string WriteSpec(const std::string& model_extra) {
                          "num_heads: 2 position { plugin: \"learned\" } "
                       << model_extra << " }\ntask { sort_digits { length: 8 } }\ntrain { steps: 1 }\n";
   return path;
-}
-
-TEST(LearnedPosition, TableIsSizedFromTheTaskWhenMaxSeqLenIsZero) {
-  auto spec = LoadExperiment(WriteSpec(""), {});
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  auto model = BuildModel(*spec, 10);
-  ASSERT_TRUE(model.ok()) << model.status();
-  bool found = false;
-  for (auto& [name, var] : (*model)->NamedParameters()) {
-    if (name != "position.weight") continue;
-    found = true;
-    EXPECT_EQ(var.shape(), (Shape{8, 16}));
-  }
-  EXPECT_TRUE(found);
 }
 
 TEST(LearnedPosition, SequencesLongerThanTheTableAreRejectedAtValidation) {
