@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/backend/attention_mask.h"
 #include "framework/tensor/tensor.h"
 
 namespace tvlab {
@@ -75,6 +76,13 @@ class Backend {
   // dx = y * (dy - sum(dy * y)) per row.
   virtual void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                                int64_t cols) = 0;
+
+  // The additive bias of `mask` (attention_mask.h) for T queries and S keys:
+  // out is (R, 1, T, S) with R = mask.key_lengths.size(), or 1 when empty;
+  // 0 keeps a key, -inf hides it. The unfused attention path adds it to the
+  // logits (broadcast over heads) before the softmax.
+  virtual void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s,
+                                 float* out) = 0;
 
   // y = (x - mean) * rstd * gamma + beta over the last dimension; gamma and
   // beta may be null (no affine / no bias). mean and rstd (rows) are saved

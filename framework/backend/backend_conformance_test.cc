@@ -125,6 +125,34 @@ TEST_P(BackendConformance, SoftmaxWithMaskedRows) {
   ExpectClose(dx_be, dx_ref, 1e-5f, "softmax backward");
 }
 
+TEST_P(BackendConformance, AttentionMaskBiasCausalPaddingAndBoth) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t t = 3, s = 5;
+  AttentionMask causal = CausalMask(/*offset=*/2);  // queries at 2, 3, 4
+  AttentionMask padding = KeyPaddingMask({5, 2, 0});
+  AttentionMask both = padding;
+  both.causal = true, both.causal_offset = 1;
+  for (const AttentionMask& mask : {causal, padding, both}) {
+    const int64_t rows = mask.key_lengths.empty() ? 1 : mask.key_lengths.size();
+    std::vector<float> got(rows * t * s, 7.0f), want(rows * t * s, 7.0f);  // (R, 1, T, S)
+    be_->AttentionMaskBias(mask, t, s, got.data());
+    ref_->AttentionMaskBias(mask, t, s, want.data());
+    EXPECT_EQ(got, want);
+  }
+  // The reference itself, against the definition: causal row i sees keys
+  // j <= offset + i; padding hides keys j >= length of the row.
+  std::vector<float> c(t * s), p(3 * t * s);
+  ref_->AttentionMaskBias(causal, t, s, c.data());
+  EXPECT_EQ(c, std::vector<float>({0, 0, 0, -inf, -inf, 0, 0, 0, 0, -inf, 0, 0, 0, 0, 0}));
+  ref_->AttentionMaskBias(both, t, s, p.data());
+  EXPECT_EQ(std::vector<float>(p.begin() + t * s, p.begin() + 2 * t * s),  // row 1: length 2
+            std::vector<float>({0, 0, -inf, -inf, -inf, 0, 0, -inf, -inf, -inf,
+                                0, 0, -inf, -inf, -inf}));
+  EXPECT_EQ(p[0 * s + 2], -inf);  // row 0, query 0 at position 1: key 2 is its future
+  EXPECT_EQ(p[0 * s + 1], 0.0f);
+  for (int64_t i = 2 * t * s; i < 3 * t * s; ++i) EXPECT_EQ(p[i], -inf);  // row 2: no keys
+}
+
 TEST_P(BackendConformance, NormalizeLayerAndRms) {
   const int64_t rows = 5, cols = 16;
   auto x = Random(rows * cols, 11), gamma = Random(cols, 12), beta = Random(cols, 13);

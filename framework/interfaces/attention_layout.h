@@ -5,13 +5,16 @@
 // key/value heads, GQA G < H shared by groups of queries, MQA one, MLA a
 // compressed latent. A layout owns its projections and works with any
 // AttentionScore and PositionEncoding, for self- and cross-attention, with
-// or without a KV cache (the contract is in kv_cache.h).
+// or without a KV cache (the contract is in framework/attention/kv_cache.h).
+// Layouts are written with the attention kit (framework/attention/): heads,
+// the KV cache, and Attend(), the one place scores, biases, masks, softmax,
+// dropout and the weighted sum of values are composed.
 
 #include <functional>
 
 #include "framework/autograd/var.h"
 #include "framework/interfaces/attention_score.h"
-#include "framework/interfaces/kv_cache.h"
+#include "framework/backend/attention_mask.h"
 #include "framework/interfaces/model_dims.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/position_encoding.h"
@@ -19,15 +22,19 @@
 
 namespace tvlab {
 
+// Defined by the attention kit (framework/attention/kv_cache.h), which sits
+// above this layer; the contracts only pass a pointer through.
+class KvCache;
+
 // Receives attention weights (B, H, T, S) per layer when inspection is on.
 using AttentionProbe = std::function<void(const std::string& layer_path, const Tensor& weights)>;
 
 struct AttentionInput {
   Var x;       // (B, T, C) the queries' sequence
   Var memory;  // (B, S, C) keys/values for cross-attention; undefined = self
-  // Additive mask (B or 1, 1, T, S): 0 keeps a key, -inf hides it. Undefined
-  // = every key visible. Causal and padding masks are both expressed here.
-  Tensor mask_bias;
+  // Which keys each query sees (causal, key padding), as a description
+  // (framework/backend/attention_mask.h); default = every key visible.
+  AttentionMask mask;
   int64_t position_offset = 0;  // position of x's first token
   const AttentionScore* score = nullptr;
   const PositionEncoding* position = nullptr;

@@ -15,6 +15,10 @@ namespace tvlab {
 class AttentionScore : public Module {
  public:
   // q (B, H, T, hs), k (B, H, S, hs) -> logits (B, H, T, S).
+  // Contract: dim 1 is a batch of heads (parameters, if any, shared by all)
+  // and the logit of query row i depends only on that row and the keys.
+  // Grouped layouts rely on it: Attend (framework/attention/attend.h) calls
+  // this with q viewed as (B, G, (H/G)*T, hs) against G key heads.
   virtual Var Logits(const Var& q, const Var& k) const = 0;
 };
 

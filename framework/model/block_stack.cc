@@ -22,13 +22,13 @@ void TransformerBlock::AddAttention(const std::string& name, const BlockFactory&
 }
 
 Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& in,
-                             const Var& memory, const Tensor& mask, KvCache* cache,
+                             const Var& memory, const AttentionMask& mask, KvCache* cache,
                              int64_t offset) const {
   return s.residual->Forward(x, [&](const Var& h) {
     AttentionInput a;
     a.x = h;  // (B, T, C)
     a.memory = memory;
-    a.mask_bias = mask;
+    a.mask = mask;
     a.position_offset = offset;
     a.score = s.score;
     a.position = in.position;

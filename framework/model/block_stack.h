@@ -10,10 +10,11 @@
 #include <memory>
 #include <vector>
 
+#include "framework/attention/kv_cache.h"
+#include "framework/backend/attention_mask.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/attention_score.h"
 #include "framework/interfaces/ffn.h"
-#include "framework/interfaces/kv_cache.h"
 #include "framework/interfaces/norm_placement.h"
 #include "framework/interfaces/normalization.h"
 #include "framework/interfaces/position_encoding.h"
@@ -33,14 +34,14 @@ struct BlockFactory {
 
 // What one pass through a stack sees besides its input.
 struct StackInput {
-  Tensor self_mask;                 // (B or 1, 1, T, T_total) additive
+  AttentionMask self_mask;          // over T_total keys (cached ones included)
   const PositionEncoding* position = nullptr;
   ForwardContext ctx;
   const AttentionProbe* probe = nullptr;
   int64_t position_offset = 0;      // position of the input's first token
   std::vector<KvCache>* self_caches = nullptr;   // one per layer, or null
   Var memory;                       // (B, S, C) encoder output, or undefined
-  Tensor cross_mask;                // (B or 1, 1, T, S) additive
+  AttentionMask cross_mask;         // over the S source keys
   std::vector<KvCache>* cross_caches = nullptr;  // one per layer, or null
 };
 
@@ -61,7 +62,7 @@ class TransformerBlock : public Module {
   void AddAttention(const std::string& name, const BlockFactory& factory, float dropout,
                     Sublayer* out);
   Var Attend(const Sublayer& s, const Var& x, const StackInput& in, const Var& memory,
-             const Tensor& mask, KvCache* cache, int64_t offset) const;
+             const AttentionMask& mask, KvCache* cache, int64_t offset) const;
 
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent

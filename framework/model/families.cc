@@ -4,17 +4,16 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
-#include "framework/model/attention_core.h"
 
 namespace tvlab {
 namespace {
 
-// Causal mask for T new queries at [offset, offset + T) over offset + T
-// keys, with key padding when rows have lengths.
-Tensor DecoderMask(int64_t t, int64_t offset, const std::vector<int64_t>& lengths) {
-  Tensor causal = CausalMaskBias(t, offset + t, offset);
-  if (lengths.empty()) return causal;
-  return KeyPaddingMaskBias(lengths, t, offset + t, causal);
+// Causal mask for new queries at [offset, offset + T) over offset + T keys,
+// with key padding when rows have lengths.
+AttentionMask DecoderMask(int64_t offset, const std::vector<int64_t>& lengths) {
+  AttentionMask mask = CausalMask(offset);
+  mask.key_lengths = lengths;
+  return mask;
 }
 
 // Base of the three families: owns the "embedding" and "position" children
@@ -48,8 +47,7 @@ class EncoderOnlyModel : public FamilyModel {
               const AttentionProbe* probe) const override {
     Var x = embedding_.Forward(batch.inputs, batch.batch, batch.length, 0);  // (B, T, C)
     StackInput in;
-    if (!batch.lengths.empty())
-      in.self_mask = KeyPaddingMaskBias(batch.lengths, batch.length, batch.length, Tensor());
+    in.self_mask = KeyPaddingMask(batch.lengths);  // every key visible without lengths
     in.position = embedding_.position;
     in.ctx = ctx;
     in.probe = probe;
@@ -94,7 +92,7 @@ struct CausalDecoder {
   Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
               const std::vector<int64_t>& lengths, StackInput in) const {
     Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
-    in.self_mask = DecoderMask(t, offset, lengths);
+    in.self_mask = DecoderMask(offset, lengths);
     in.position = embedder.position;
     in.position_offset = offset;
     return head->Forward(stack->Forward(x, in));  // (B, T, V)
@@ -131,10 +129,7 @@ Var StepDecoder(const CausalDecoder& decoder, DecodeState* state, const std::vec
                 all.begin() + r * total + state->offset);
     }
     state->history = all;
-    if (in.memory.defined())
-      in.cross_mask = state->source_lengths.empty()
-                          ? Tensor()
-                          : KeyPaddingMaskBias(state->source_lengths, total, in.memory.dim(1), Tensor());
+    if (in.memory.defined()) in.cross_mask = KeyPaddingMask(state->source_lengths);
     Var full = decoder.Forward(all, b, total, 0, {}, in);  // (B, total, V)
     logits = Slice(full, 1, state->offset, t_new);
   }
@@ -193,8 +188,7 @@ class EncoderDecoderModel : public FamilyModel {
     in.ctx = ctx;
     in.probe = probe;
     in.memory = Encode(batch, ctx, probe);  // (B, S, C)
-    if (!batch.source_lengths.empty())
-      in.cross_mask = KeyPaddingMaskBias(batch.source_lengths, batch.length, batch.source_length, Tensor());
+    in.cross_mask = KeyPaddingMask(batch.source_lengths);  // (empty: every source key)
     return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in);
   }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
@@ -210,8 +204,7 @@ class EncoderDecoderModel : public FamilyModel {
   Var DecodeStep(DecodeState* state, const std::vector<int32_t>& tokens, int64_t t_new) const override {
     StackInput in;
     in.memory = state->memory;
-    if (!state->source_lengths.empty())
-      in.cross_mask = KeyPaddingMaskBias(state->source_lengths, t_new, state->memory.dim(1), Tensor());
+    in.cross_mask = KeyPaddingMask(state->source_lengths);
     return StepDecoder(decoder_, state, tokens, t_new, in);
   }
 
@@ -219,8 +212,7 @@ class EncoderDecoderModel : public FamilyModel {
   Var Encode(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
     Var x = decoder_.embedder.Forward(batch.source, batch.batch, batch.source_length, 0);  // (B, S, C)
     StackInput in;
-    if (!batch.source_lengths.empty())
-      in.self_mask = KeyPaddingMaskBias(batch.source_lengths, batch.source_length, batch.source_length, Tensor());
+    in.self_mask = KeyPaddingMask(batch.source_lengths);
     in.position = decoder_.embedder.position;
     in.ctx = ctx;
     in.probe = probe;

@@ -6,7 +6,6 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/status_macros.h"
-#include "framework/model/attention_core.h"
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"

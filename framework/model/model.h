@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/attention/kv_cache.h"
 #include "framework/autograd/var.h"
 #include "framework/interfaces/task.h"
 #include "framework/interfaces/attention_layout.h"
-#include "framework/interfaces/kv_cache.h"
 #include "framework/nn/module.h"
 #include "framework/schema/experiment.pb.h"
 

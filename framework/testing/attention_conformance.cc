@@ -11,7 +11,7 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/capabilities.h"
-#include "framework/model/attention_core.h"
+#include "framework/attention/kv_cache.h"
 #include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
@@ -35,10 +35,10 @@ class AttentionConformance : public ::testing::TestWithParam<Pair> {
     layout_ = MakeAttentionLayout(std::get<0>(GetParam()), dims_);
     score_ = MakeAttentionScore(std::get<1>(GetParam()), dims_);
   }
-  AttentionInput Input(const Var& x, const Tensor& mask = Tensor()) const {
+  AttentionInput Input(const Var& x, const AttentionMask& mask = AttentionMask()) const {
     AttentionInput in;
     in.x = x;
-    in.mask_bias = mask;
+    in.mask = mask;
     in.score = score_.get();
     return in;
   }
@@ -57,7 +57,8 @@ TEST_P(AttentionConformance, ShapesForSelfAndCrossAttention) {
 
 TEST_P(AttentionConformance, WeightRowsSumToOneAndMaskedEntriesAreZero) {
   Var x = RandomVar({2, 5, 8}, 3);
-  Tensor mask = KeyPaddingMaskBias({5, 3}, 5, 5, CausalMaskBias(5, 5, 0));
+  AttentionMask mask = CausalMask(0);
+  mask.key_lengths = {5, 3};
   std::vector<Tensor> seen;
   AttentionProbe probe = [&](const std::string&, const Tensor& w) { seen.push_back(w.Clone()); };
   AttentionInput in = Input(x, mask);
@@ -86,7 +87,7 @@ TEST_P(AttentionConformance, WeightRowsSumToOneAndMaskedEntriesAreZero) {
 TEST_P(AttentionConformance, CausalOutputsIgnoreTheFutureBitForBit) {
   const int64_t t = 6;
   Tensor base = RandomTensor({1, t, 8}, 4);
-  Tensor mask = CausalMaskBias(t, t, 0);
+  AttentionMask mask = CausalMask(0);
   Tensor before = layout_->Forward(Input(Var(base), mask)).value();
   for (int64_t cut = 1; cut < t; ++cut) {
     Tensor changed = base.Clone();
@@ -101,7 +102,7 @@ TEST_P(AttentionConformance, CausalOutputsIgnoreTheFutureBitForBit) {
 TEST_P(AttentionConformance, PaddedSequenceMatchesTheSequenceAlone) {
   // Sequence 0 has 3 real tokens padded to 5 and shares a batch with another.
   Tensor batch = RandomTensor({2, 5, 8}, 5);
-  Tensor mask = KeyPaddingMaskBias({3, 5}, 5, 5, Tensor());
+  AttentionMask mask = KeyPaddingMask({3, 5});
   Tensor padded = layout_->Forward(Input(Var(batch), mask)).value();
   Tensor alone_in = Tensor::Zeros({1, 3, 8});
   std::copy(batch.data(), batch.data() + 24, alone_in.data());
@@ -116,7 +117,7 @@ TEST_P(AttentionConformance, PaddedSequenceMatchesTheSequenceAlone) {
 
 TEST_P(AttentionConformance, GradientsMatchFiniteDifferences) {
   Var x = RandomVar({1, 4, 8}, 6);
-  Tensor mask = CausalMaskBias(4, 4, 0);
+  AttentionMask mask = CausalMask(0);
   std::vector<Var> inputs = {x};
   for (Var& p : ParameterVars(*layout_)) inputs.push_back(p);
   for (Var& p : ParameterVars(*score_)) inputs.push_back(p);
@@ -141,7 +142,7 @@ TEST_P(AttentionConformance, DeterministicIncludingDropout) {
 
 TEST_P(AttentionConformance, EveryBackendMatchesReference) {
   Var x = RandomVar({2, 5, 8}, 8);
-  Tensor mask = CausalMaskBias(5, 5, 0);
+  AttentionMask mask = CausalMask(0);
   Tensor want;
   {
     ScopedBackend ref("reference");
@@ -166,7 +167,7 @@ TEST_P(AttentionConformance, IncrementalSelfAttentionMatchesFullRecompute) {
   Tensor x = RandomTensor({2, t, c}, 9);
   for (const std::string& position_name : PositionEncodingRegistry().Names()) {
     auto position = MakePositionEncoding(position_name, dims_);
-    AttentionInput full = Input(Var(x), CausalMaskBias(t, t, 0));
+    AttentionInput full = Input(Var(x), CausalMask(0));
     full.position = position.get();
     Tensor want = layout_->Forward(full).value();  // (B, T, C)
     KvCache cache;
@@ -174,7 +175,7 @@ TEST_P(AttentionConformance, IncrementalSelfAttentionMatchesFullRecompute) {
     int64_t offset = 0;
     for (int64_t chunk : {2, 1, 2, 1}) {
       AttentionInput step =
-          Input(Rows(x, offset, chunk), CausalMaskBias(chunk, offset + chunk, offset));
+          Input(Rows(x, offset, chunk), CausalMask(offset));
       step.position = position.get();
       step.position_offset = offset;
       step.cache = &cache;
@@ -206,12 +207,12 @@ TEST_P(AttentionConformance, IncrementalCrossAttentionMatchesFullRecompute) {
   const int64_t t = 4, s = 7, c = 8;
   Tensor x = RandomTensor({2, t, c}, 10);
   Var memory = RandomVar({2, s, c}, 11);
-  AttentionInput full = Input(Var(x), KeyPaddingMaskBias({s, 4}, t, s, Tensor()));
+  AttentionInput full = Input(Var(x), KeyPaddingMask({s, 4}));
   full.memory = memory;
   Tensor want = layout_->Forward(full).value();  // (B, T, C)
   KvCache cache;
   for (int64_t i = 0; i < t; ++i) {
-    AttentionInput step = Input(Rows(x, i, 1), KeyPaddingMaskBias({s, 4}, 1, s, Tensor()));
+    AttentionInput step = Input(Rows(x, i, 1), KeyPaddingMask({s, 4}));
     step.memory = i == 0 ? memory : Var(Tensor::Zeros({2, s, c}));
     step.position_offset = i;
     step.cache = &cache;
@@ -267,7 +268,7 @@ TEST_P(AttentionConformance, KvCacheHoldsWhatTheLayoutReports) {
   const int64_t b = 2, t = 3, s = 5;
   KvCache self_cache;
   for (int64_t i = 0; i < t; ++i) {
-    AttentionInput step = Input(RandomVar({b, 1, 8}, 20 + i), CausalMaskBias(1, i + 1, i));
+    AttentionInput step = Input(RandomVar({b, 1, 8}, 20 + i), CausalMask(i));
     step.position_offset = i;
     step.cache = &self_cache;
     layout_->Forward(step);

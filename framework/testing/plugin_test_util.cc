@@ -5,7 +5,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
-#include "framework/model/attention_core.h"
+#include "framework/attention/attend.h"
 
 namespace tvlab {
 namespace {
@@ -89,12 +89,13 @@ SeedAttentionExample RunSeedAttentionExample(const std::string& score_name) {
   Var v(Tensor::FromVector({1, 1, 3, 2}, {2, 0, 0, 2, 2, 2}));   // (B, H, S, hs)
   SeedAttentionExample result;
   AttentionProbe probe = [&](const std::string&, const Tensor& w) { result.weights = w.ToVector(); };
-  AttentionInput in;
-  in.score = score.get();
-  in.mask_bias = CausalMaskBias(3, 3, 0);
-  in.probe = &probe;
   Module owner;
-  result.output = Attend(q, k, v, in, owner, 0.0f).value().ToVector();
+  AttentionContext context;
+  context.score = score.get();
+  context.mask = CausalMask(0);
+  context.probe = &probe;
+  context.owner = &owner;
+  result.output = Attend(q, k, v, context).value().ToVector();  // (B, H, T, hs)
   return result;
 }
 

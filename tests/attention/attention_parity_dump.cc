@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
-#include "framework/model/attention_core.h"
+#include "framework/attention/mask.h"
 #include "framework/testing/plugin_test_util.h"
 #include "framework/train/safetensors.h"
 #include "google/protobuf/text_format.h"
@@ -77,12 +77,13 @@ absl::Status DumpCase(const Case& c, const std::string& dir, uint64_t salt) {
   Var memory = c.cross ? RandomVar({b, s, width}, salt + 3) : Var();
   // Causal and padded (sequence 1 has 3 real tokens) for self-attention;
   // padded source (sequence 1 has 4 real tokens) for cross-attention.
-  Tensor mask = c.cross ? KeyPaddingMaskBias({s, 4}, t, s, Tensor())
-                        : KeyPaddingMaskBias({t, 3}, t, s, CausalMaskBias(t, s, 0));
+  AttentionMask mask = c.cross ? KeyPaddingMask({s, 4}) : KeyPaddingMask({t, 3});
+  mask.causal = !c.cross;
+  const Tensor mask_bias = MaskBias(mask, b, t, s);  // (B, 1, T, S), what PyTorch adds
   AttentionInput in;
   in.x = x;
   in.memory = memory;
-  in.mask_bias = mask;
+  in.mask = mask;
   in.score = score.get();
   in.position = position.get();
   Var y = layout->Forward(in);  // (B, T, C)
@@ -90,7 +91,7 @@ absl::Status DumpCase(const Case& c, const std::string& dir, uint64_t salt) {
   Backward(Sum(Mul(y, r)));
 
   std::vector<std::pair<std::string, Var>> out = {
-      {"x", Var(x.value())}, {"mask", Var(mask)}, {"r", r}, {"y", Var(y.value())},
+      {"x", Var(x.value())}, {"mask", Var(mask_bias)}, {"r", r}, {"y", Var(y.value())},
       {"grad.x", Var(x.grad())}};
   if (c.cross) {
     out.push_back({"memory", Var(memory.value())});

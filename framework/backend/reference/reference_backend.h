@@ -23,6 +23,7 @@ class ReferenceBackend : public Backend {
   void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
   void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                        int64_t cols) override;
+  void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s, float* out) override;
   void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                  float* rstd, int64_t rows, int64_t cols, float eps,
                  bool subtract_mean) override;

@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/interfaces/attention_layout.h"
-#include "framework/model/grouped_query_attention.h"
+#include "plugins/attention/gqa/grouped_query_attention.h"
 #include "plugins/attention/gqa/gqa.pb.h"
 
 namespace tvlab {

@@ -2,7 +2,7 @@
 // của MHA, GQA và MQA"), the query-head-to-group mapping, and validation.
 
 #include "framework/autograd/ops.h"
-#include "framework/model/attention_core.h"
+#include "framework/attention/kv_cache.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 #include "plugins/attention/gqa/gqa.pb.h"
@@ -42,7 +42,7 @@ int64_t CachedBytes(const std::vector<const AttentionLayout*>& layers, int64_t t
     for (size_t l = 0; l < layers.size(); ++l) {
       AttentionInput in;
       in.x = RandomVar({1, 1, 8}, 40 + i);
-      in.mask_bias = CausalMaskBias(1, i + 1, i);
+      in.mask = CausalMask(i);
       in.position_offset = i;
       in.score = score.get();
       in.cache = &caches[l];
@@ -100,7 +100,7 @@ TEST(Gqa, QueryHeadsReadTheirGroupsKeyValueHead) {
   auto score = MakeAttentionScore("scaled_dot_product", dims);
   AttentionInput in;
   in.x = RandomVar({2, 5, 8}, 50);
-  in.mask_bias = CausalMaskBias(5, 5, 0);
+  in.mask = CausalMask(0);
   in.score = score.get();
   EXPECT_LE(MaxAbsDiff(gqa->Forward(in).value(), mha->Forward(in).value()), 1e-6f);
 }

@@ -5,13 +5,13 @@
 //   out = concat_h(attend(q_h, k_h, v_h)) W_o  cross-attention)
 //
 // KV cache per token per layer: k and v of every head, 2 * H * hs numbers.
-// Shares its code with gqa and mqa (framework/model/grouped_query_attention.h).
+// Shares its code with gqa and mqa (plugins/attention/gqa/grouped_query_attention.h).
 //
 // Example config (configs/sort_digits.pbtxt):
 //   attention { layout: "mha" }
 
 #include "framework/interfaces/attention_layout.h"
-#include "framework/model/grouped_query_attention.h"
+#include "plugins/attention/gqa/grouped_query_attention.h"
 #include "plugins/attention/mha/mha.pb.h"
 
 namespace tvlab {

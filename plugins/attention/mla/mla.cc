@@ -23,6 +23,11 @@
 // RotateQueryOrKey on the d_r-wide parts; with position "none" or
 // "sinusoidal" that is the identity and k_R is simply a shared key part.
 //
+// Built from the attention kit (framework/attention/): MLA caches and
+// rotates by itself (KeyState, SelfAttentionPosition), since what it caches
+// is not the keys Attend sees, then calls Attend with the context's rotation
+// and cache cleared; Attend still adds the position logit bias and the mask.
+//
 // KV cache per token per layer: d_c + d_r numbers.
 //
 // Example config (configs/sort_digits_mla.pbtxt):
@@ -33,8 +38,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
+#include "framework/attention/attend.h"
+#include "framework/attention/heads.h"
+#include "framework/attention/key_state.h"
 #include "framework/interfaces/attention_layout.h"
-#include "framework/model/attention_core.h"
 #include "framework/nn/layers.h"
 #include "plugins/attention/mla/mla.pb.h"
 
@@ -104,9 +111,8 @@ class Mla : public AttentionLayout {
 
   Var Forward(const AttentionInput& in) const override {
     const int64_t h = dims_.num_heads;
-    const bool self = !in.memory.defined();
-    const Var& source = self ? in.x : in.memory;  // (B, S, C); new tokens only with a self cache
-    const bool rotate = self && in.position != nullptr;
+    const Var& source = in.memory.defined() ? in.memory : in.x;  // (B, S, C); new tokens only with a self cache
+    const PositionEncoding* rotation = SelfAttentionPosition(in);  // nullptr for cross-attention
     Var cq = w_dq_ != nullptr ? w_dq_->Forward(in.x) : in.x;  // (B, T, d_cq or C)
     Var q = SplitHeads(w_uq_->Forward(cq), h);                // (B, H, T, d_n)
     Var latent = KeyState(in, "latent", /*token_dim=*/1, [&] {
@@ -116,16 +122,19 @@ class Mla : public AttentionLayout {
     Var v = SplitHeads(w_uv_->Forward(latent), h);  // (B, H, S, hs)
     if (sizes_.rope > 0) {
       Var q_rope = SplitHeads(w_qr_->Forward(cq), h);  // (B, H, T, d_r)
-      if (rotate) q_rope = in.position->RotateQueryOrKey(q_rope, in.position_offset);
+      if (rotation) q_rope = rotation->RotateQueryOrKey(q_rope, in.position_offset);
       Var k_rope = KeyState(in, "rope_key", /*token_dim=*/2, [&] {
         Var fresh = SplitHeads(w_kr_->Forward(source), 1);  // (B, 1, S, d_r)
-        return rotate ? in.position->RotateQueryOrKey(fresh, in.position_offset) : fresh;
+        return rotation ? rotation->RotateQueryOrKey(fresh, in.position_offset) : fresh;
       });                                            // (B, 1, S, d_r) over every key
       q = Concat({q, q_rope}, 3);                    // (B, H, T, hs)
       k = Concat({k, RepeatHeads(k_rope, h)}, 3);    // (B, H, S, hs)
     }
-    Var heads = Attend(q, k, v, in, *this, dims_.dropout);  // (B, H, T, hs)
-    return w_o_->Forward(MergeHeads(heads));                // (B, T, C)
+    AttentionContext context = ContextFor(in, *this, dims_.dropout);
+    context.rotation = nullptr;  // the decoupled parts are rotated above
+    context.cache = nullptr;     // the latent and rope key are cached above
+    Var heads = Attend(q, k, v, context);     // (B, H, T, hs)
+    return w_o_->Forward(MergeHeads(heads));  // (B, T, C)
   }
 
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {

@@ -2,7 +2,7 @@
 // key, not per-head keys and values), the sizes its options imply, and
 // validation of those options.
 
-#include "framework/model/attention_core.h"
+#include "framework/attention/kv_cache.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 #include "plugins/attention/mla/mla.pb.h"
@@ -41,7 +41,7 @@ TEST(Mla, CachesTheLatentAndOneSharedRopeKeyPerToken) {
   for (int64_t i = 0; i < 3; ++i) {
     AttentionInput in;
     in.x = RandomVar({2, 1, 64}, 60 + i);
-    in.mask_bias = CausalMaskBias(1, i + 1, i);
+    in.mask = CausalMask(i);
     in.position_offset = i;
     in.score = score.get();
     in.cache = &cache;

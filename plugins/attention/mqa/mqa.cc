@@ -12,7 +12,7 @@
 //   attention { layout: "mqa" }
 
 #include "framework/interfaces/attention_layout.h"
-#include "framework/model/grouped_query_attention.h"
+#include "plugins/attention/gqa/grouped_query_attention.h"
 #include "plugins/attention/mqa/mqa.pb.h"
 
 namespace tvlab {

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "framework/autograd/ops.h"
-#include "framework/model/attention_core.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 

@@ -2,7 +2,6 @@
 // mask, Q = [1, 0] at every position, K = [0,1], [1,0], [0,-1],
 // V = [2,0], [0,2], [2,2], head size 2.
 
-#include "framework/model/attention_core.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 

@@ -1,4 +1,4 @@
-#include "framework/interfaces/kv_cache.h"
+#include "framework/attention/kv_cache.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // cache serves one kind of attention only. (Every layout's use of it is in
 // the attention conformance suite.)
 
-#include "framework/interfaces/kv_cache.h"
+#include "framework/attention/kv_cache.h"
 
 #include "framework/autograd/ops.h"
 #include "gtest/gtest.h"

@@ -1,5 +1,5 @@
-#ifndef TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
-#define TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
+#ifndef TVLAB_FRAMEWORK_ATTENTION_KV_CACHE_H_
+#define TVLAB_FRAMEWORK_ATTENTION_KV_CACHE_H_
 
 // KvCache: one attention sublayer's state for incremental decoding.
 //
@@ -13,16 +13,17 @@
 //    position_offset must equal length(), the tokens already cached. The
 //    layout computes the per-token state of the new tokens only (e.g. k and v
 //    after RoPE), appends it, and attends over all length() + T tokens. The
-//    caller's mask_bias is (1 or B, 1, T, length() + T), e.g.
-//    CausalMaskBias(T, offset + T, offset). The first call is the prefill
+//    caller's mask is described over those keys, e.g. CausalMask(offset)
+//    (framework/backend/attention_mask.h). The first call is the prefill
 //    (T = prompt length), later calls decode (usually T = 1). The result
 //    equals running the whole sequence at once with a causal mask.
 //  - Cross-attention (memory defined). The first call computes the source's
 //    state from memory and stores it; later calls reuse it, so memory is
 //    projected once per source. memory must stay set on every call (it marks
-//    the call as cross-attention); mask_bias is (1 or B, 1, T, S).
-//  - What is stored is the layout's choice, under names it picks (mha: "k",
-//    "v"; mla: "latent", "rope_key"). Bytes() measures it, and equals
+//    the call as cross-attention); the mask covers the S source keys.
+//  - What is stored is the layout's choice, under names it picks (Attend in
+//    framework/attention/attend.h stores "k" and "v" for mha/gqa/mqa; mla
+//    stores "latent" and "rope_key" through KeyState, key_state.h). Bytes() measures it, and equals
 //    B * length() * KvCacheBytesPerToken() of the layout (the conformance
 //    suite checks this for every layout).
 //  - Stored state is plain values, not part of the autograd tape: only the
@@ -90,4 +91,4 @@ class KvCache {
 
 }  // namespace tvlab
 
-#endif  // TVLAB_FRAMEWORK_INTERFACES_KV_CACHE_H_
+#endif  // TVLAB_FRAMEWORK_ATTENTION_KV_CACHE_H_

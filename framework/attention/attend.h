@@ -1,0 +1,84 @@
+#ifndef TVLAB_FRAMEWORK_ATTENTION_ATTEND_H_
+#define TVLAB_FRAMEWORK_ATTENTION_ATTEND_H_
+
+// Attend: the one entry point of attention. Every layout projects its
+// queries, keys and values and calls it; Attend is the single place where
+//
+//   rotate q and the new keys (RoPE) -> KV cache -> score(q, k)
+//   -> + position logit bias -> + mask -> softmax -> probe -> dropout -> @ v
+//
+// is composed. A fused attention kernel will plug in here (when the score
+// declares itself fusable and the backend implements it), with this
+// unfused composition as its oracle; that is why the mask arrives as a
+// description (AttentionMask) and not as a table.
+//
+// Grouped heads. q has H heads; k and v may have G heads, G dividing H:
+// query head h reads key/value head h / (H / G) (torch repeat_interleave,
+// Llama's repeat_kv). Shared heads are never copied: q (B, H, T, hs) is
+// contiguous as (B, G, (H/G) * T, hs), so the logits of group g are one
+// batched product with its key head, and logits and weights move between
+// (B, G, (H/G) * T, S) and (B, H, T, S) by free reshapes. G = H (MHA) runs
+// exactly the ungrouped composition. Score plugins must therefore treat
+// dim 1 as a batch of heads and dim 2 as independent query rows (every
+// score in plugins/score does; see attention_score.h).
+//
+// Dimension legend: B batch, H query heads, G key/value heads, T queries,
+// S keys (cached ones included), hs head size (v's may differ from q's).
+
+#include <cstdint>
+#include <functional>
+
+#include "framework/attention/kv_cache.h"
+#include "framework/autograd/var.h"
+#include "framework/backend/attention_mask.h"
+#include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/attention_score.h"
+#include "framework/interfaces/position_encoding.h"
+#include "framework/nn/module.h"
+
+namespace tvlab {
+
+// Everything Attend needs besides q, k and v.
+struct AttentionContext {
+  const AttentionScore* score = nullptr;  // required
+  AttentionMask mask;                     // default: every key visible
+  // Self-attention only; leave null for cross-attention (SelfAttentionPosition).
+  //   rotation:   RotateQueryOrKey on q and on the new keys, before caching;
+  //   logit_bias: LogitBias(H, position_offset, T, S) added to the logits.
+  const PositionEncoding* rotation = nullptr;
+  const PositionEncoding* logit_bias = nullptr;
+  int64_t position_offset = 0;  // position of the first query and first new key
+  // Incremental decoding (contract in kv_cache.h): Attend stores the new keys
+  // (rotated) as "k" and the values as "v", tokens along dim 2. nullptr =
+  // no caching.
+  KvCache* cache = nullptr;
+  bool cross_attention = false;  // the cache holds a source (computed once)
+  float dropout = 0.0f;          // on the attention weights, in training
+  ForwardContext ctx;
+  const AttentionProbe* probe = nullptr;  // receives weights (B, H, T, S)
+  const Module* owner = nullptr;  // required: keys the dropout mask, names the probe's layer
+};
+
+// The context of a layout's call: score, mask, offset, cache and probe from
+// `in`; rotation and logit bias from the position plugin for self-attention
+// only. A layout that rotates or caches by itself (MLA) clears `rotation`
+// or `cache` afterwards.
+AttentionContext ContextFor(const AttentionInput& in, const Module& owner, float dropout);
+
+// Keys or values of the tokens this call brings, (B, G, S_new, hs). Called
+// at most once each, and not at all when a cross-attention cache already
+// holds the source (so memory is projected once per source).
+using NewKeysOrValues = std::function<Var()>;
+
+// q (B, H, T, hs); new keys (B, G, S_new, hs), new values (B, G, S_new, hs_v)
+// -> (B, H, T, hs_v). With a self-attention cache, S = cached + S_new keys;
+// without one S = S_new.
+// REQUIRES: c.score and c.owner set; G divides H; k and v agree in G and S.
+Var Attend(const Var& q, const NewKeysOrValues& new_keys, const NewKeysOrValues& new_values,
+           const AttentionContext& c);
+// The same with keys and values already computed.
+Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_ATTENTION_ATTEND_H_
