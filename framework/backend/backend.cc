@@ -30,6 +30,13 @@ bool RegisterBackend(const std::string& name, BackendFactory factory) {
 
 std::vector<std::string> RegisteredBackends() { return Backends().Names(); }
 
+std::vector<std::string> UsableBackends() {
+  std::vector<std::string> usable;
+  for (const std::string& name : RegisteredBackends())
+    if (MakeBackend(name).ok()) usable.push_back(name);
+  return usable;
+}
+
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
   auto entry = Backends().Get(name);
   if (!entry.ok()) return entry.status();

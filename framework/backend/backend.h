@@ -129,6 +129,10 @@ Backend& CurrentBackend();
 // Selects a registered backend by name; NotFound lists the registered ones.
 absl::Status SetBackend(const std::string& name);
 std::vector<std::string> RegisteredBackends();
+// The registered backends whose device is present here (e.g. gpu_cuda only
+// on a machine with a GPU). Tests run over these and skip the others,
+// saying so.
+std::vector<std::string> UsableBackends();
 // Creates a fresh instance of a registered backend (tests compare two).
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name);
 
