@@ -13,6 +13,7 @@
 #include "framework/data/task.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_entry.h"
+#include "framework/limits/size_limits.h"
 #include "framework/spec/plugin_slots.h"
 #include "framework/spec/text_format_errors.h"
 #include "google/protobuf/any.pb.h"
@@ -497,6 +498,7 @@ absl::Status ValidateExperiment(const Experiment& spec) {
     if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
     ValidatePlugins(spec, dims, &p);
   }
+  p.Add(CheckSizeLimits(spec));  // upper bounds and the memory estimate
   return p.ToStatus();
 }
 
