@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
+#include "framework/train/safetensors_parse.h"
 
 namespace tvlab {
 
@@ -34,15 +35,6 @@ absl::Status WriteSafetensors(const std::string& path,
 //     the shape, overlap, or leave bytes of the data unclaimed,
 //   * a NaN or infinite value.
 absl::StatusOr<std::map<std::string, Tensor>> ReadSafetensors(const std::string& path);
-
-// The same checks on a whole file already in memory; `source` names it in
-// messages. This is the fuzzers' entry point.
-absl::StatusOr<std::map<std::string, Tensor>> ParseSafetensors(const char* data, size_t size,
-                                                               const std::string& source);
-
-// Headers larger than this are refused before anything is allocated (the
-// `safetensors` package uses the same bound).
-constexpr uint64_t kMaxSafetensorsHeaderBytes = 100 << 20;
 
 // Copies `tensors` into `params` by name, strictly (as PyTorch's
 // load_state_dict(strict=True)): a missing, unexpected or mis-shaped tensor is
