@@ -81,6 +81,12 @@ int Report(const ExpandedGrid& grid) {
 
 bool IsGridCommand(const std::vector<std::string>& positional) {
   for (const std::string& a : positional) {
+    // Only a regular file small enough to be a spec (not /dev/zero, which
+    // never ends).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(UserPath(a), ec) ||
+        std::filesystem::file_size(UserPath(a), ec) > (64 << 20))
+      continue;
     std::ifstream in(UserPath(a));
     if (!in) continue;
     std::stringstream text;

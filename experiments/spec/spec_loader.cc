@@ -9,6 +9,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/limits/size_limits.h"
 #include "framework/model/model_spec.h"
 #include "framework/train/train_spec.h"
 
@@ -56,6 +57,7 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);
+  p.Add(CheckSizeLimits(spec));  // upper bounds and the memory estimate
   return p.ToStatus();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -82,6 +83,10 @@ absl::Status ReadTextFile(const std::string& path, const std::string& what, std:
                                             "; check the path (relative paths are resolved "
                                             "against the directory you ran the command from)"));
   }
+  // Never read a device (/dev/zero never ends) or a huge file as text.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (64 << 20))
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", path, "' is not a regular text file of at most 64 MiB"));
   std::stringstream s;
   s << in.rdbuf();
   *text = s.str();

@@ -86,9 +86,15 @@ absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
     return absl::DataLossError(absl::StrCat(state_path, " is missing: incomplete checkpoint"));
   if (!google::protobuf::util::JsonStringToMessage(ReadText(state_path), &state).ok())
     return absl::DataLossError(absl::StrCat(state_path, " does not parse"));
-  TVLAB_RETURN_IF_ERROR(LoadWeights(checkpoint_dir + "/model.safetensors", params));
+  // Read and check both files before modifying anything, so a corrupt
+  // optimizer file cannot leave the model half-loaded.
+  const std::string model_path = checkpoint_dir + "/model.safetensors";
   const std::string opt_path = checkpoint_dir + "/optimizer.safetensors";
+  TVLAB_ASSIGN_OR_RETURN(auto weights, ReadSafetensors(model_path));
   TVLAB_ASSIGN_OR_RETURN(auto moments, ReadSafetensors(opt_path));
+  TVLAB_RETURN_IF_ERROR(CheckMatches(weights, params, model_path));
+  TVLAB_RETURN_IF_ERROR(CheckMatches(moments, optimizer->StateTensors(), opt_path));
+  TVLAB_RETURN_IF_ERROR(AssignByName(weights, params, model_path));
   TVLAB_RETURN_IF_ERROR(AssignByName(moments, optimizer->StateTensors(), opt_path));
   optimizer->set_steps_taken(state.next_step());
   return state;

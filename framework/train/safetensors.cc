@@ -1,10 +1,18 @@
 #include "framework/train/safetensors.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/core/status_macros.h"
+#include "framework/train/safetensors_parse.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -45,61 +53,46 @@ absl::Status WriteSafetensors(const std::string& path,
   return absl::OkStatus();
 }
 
+using safetensors_internal::Bad;
+using safetensors_internal::CheckFinite;
+using safetensors_internal::CheckHeaderLength;
+using safetensors_internal::Entry;
+using safetensors_internal::HeaderLength;
+using safetensors_internal::ParseHeader;
+
 absl::StatusOr<std::map<std::string, Tensor>> ReadSafetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    return absl::NotFoundError(absl::StrCat("cannot read '", path, "': ", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path, "' is not a regular file", S_ISDIR(st.st_mode) ? " but a directory" : "",
+        "; give a .safetensors file written by tvlab"));
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
-  const int64_t size = in.tellg();
-  in.seekg(0);
-  auto bad = [&](const std::string& what) {
-    return absl::DataLossError(absl::StrCat(path, ": not a valid safetensors file: ", what));
-  };
-  if (size < 8) return bad(absl::StrCat("only ", size, " bytes"));
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < 8) return Bad(path, absl::StrCat("only ", size, " bytes"));
   unsigned char len[8];
   in.read(reinterpret_cast<char*>(len), 8);
-  uint64_t header_len = 0;
-  for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(len[i]) << (8 * i);
-  if (header_len > static_cast<uint64_t>(size - 8))
-    return bad(absl::StrCat("header of ", header_len, " bytes in a file of ", size, " (truncated?)"));
+  const uint64_t header_len = HeaderLength(len);
+  TVLAB_RETURN_IF_ERROR(CheckHeaderLength(header_len, size, path));
   std::string header(header_len, '\0');
   in.read(header.data(), header_len);
-  google::protobuf::Struct json;
-  if (!google::protobuf::util::JsonStringToMessage(header, &json).ok())
-    return bad("the JSON header does not parse");
-  const int64_t data_size = size - 8 - static_cast<int64_t>(header_len);
+  if (!in) return Bad(path, "short read of the header (did the file change while reading?)");
+  TVLAB_ASSIGN_OR_RETURN(std::vector<Entry> entries, ParseHeader(header, size - 8 - header_len, path));
   std::map<std::string, Tensor> out;
-  for (const auto& [name, value] : json.fields()) {
-    if (name == "__metadata__") continue;
-    const auto& f = value.struct_value().fields();
-    auto field = [&](const char* key) -> const google::protobuf::Value* {
-      auto it = f.find(key);
-      return it == f.end() ? nullptr : &it->second;
-    };
-    const auto* dtype = field("dtype");
-    const auto* shape = field("shape");
-    const auto* offsets = field("data_offsets");
-    if (!dtype || !shape || !offsets || offsets->list_value().values_size() != 2)
-      return bad(absl::StrCat("tensor '", name, "' lacks dtype, shape or data_offsets"));
-    if (dtype->string_value() != "F32")
-      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", name, "' has dtype ",
-                                                     dtype->string_value(), "; tvlab reads F32"));
-    Shape dims;
-    for (const auto& d : shape->list_value().values()) dims.push_back(static_cast<int64_t>(d.number_value()));
-    const int64_t begin = static_cast<int64_t>(offsets->list_value().values(0).number_value());
-    const int64_t end = static_cast<int64_t>(offsets->list_value().values(1).number_value());
-    if (begin < 0 || end > data_size || end - begin != NumElements(dims) * 4)
-      return bad(absl::StrCat("tensor '", name, "' has offsets [", begin, ", ", end,
-                              ") that do not fit shape ", ShapeToString(dims), " in ", data_size,
-                              " data bytes (truncated?)"));
-    Tensor t = Tensor::Empty(dims);
-    in.seekg(8 + static_cast<int64_t>(header_len) + begin);
-    in.read(reinterpret_cast<char*>(t.data()), end - begin);
-    if (!in) return bad(absl::StrCat("short read of tensor '", name, "'"));
-    out.emplace(name, std::move(t));
+  for (const Entry& e : entries) {
+    Tensor t = Tensor::Empty(e.shape);
+    in.seekg(static_cast<std::streamoff>(8 + header_len + e.begin));
+    in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(e.end - e.begin));
+    if (!in) return Bad(path, absl::StrCat("short read of tensor '", e.name, "' (did the file change?)"));
+    TVLAB_RETURN_IF_ERROR(CheckFinite(t, e.name, path));
+    out.emplace(e.name, std::move(t));
   }
   return out;
 }
 
-absl::Status AssignByName(const std::map<std::string, Tensor>& tensors,
+absl::Status CheckMatches(const std::map<std::string, Tensor>& tensors,
                           const std::vector<std::pair<std::string, Var>>& params,
                           const std::string& source) {
   for (const auto& [name, var] : params) {
@@ -123,6 +116,13 @@ absl::Status AssignByName(const std::map<std::string, Tensor>& tensors,
             "another spec?"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status AssignByName(const std::map<std::string, Tensor>& tensors,
+                          const std::vector<std::pair<std::string, Var>>& params,
+                          const std::string& source) {
+  TVLAB_RETURN_IF_ERROR(CheckMatches(tensors, params, source));
   for (const auto& [name, var] : params) {
     const Tensor& src = tensors.at(name);
     Tensor& dst = const_cast<Var&>(var).mutable_value();

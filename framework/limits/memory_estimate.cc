@@ -1,0 +1,237 @@
+#include "framework/limits/memory_estimate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "framework/data/load_task.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
+
+namespace tvlab {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+constexpr double kFloat = 4;  // bytes per element
+
+std::string Field(const std::string& name, double value) {
+  return absl::StrFormat("%s = %.0f", name, value);
+}
+
+// Reads "<key>: <n> kB" from /proc/meminfo; -1 if absent.
+int64_t MemInfoBytes(const std::string& key) {
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) != 0) continue;
+    std::istringstream s(line.substr(key.size() + 1));
+    int64_t kb = -1;
+    s >> kb;
+    return kb < 0 ? -1 : kb * 1024;
+  }
+  return -1;
+}
+
+int64_t CgroupLimitBytes() {
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    std::string text;
+    if (!(in >> text) || text == "max") continue;
+    char* end = nullptr;
+    long long v = std::strtoll(text.c_str(), &end, 10);
+    if (end != text.c_str() && v > 0 && v < (int64_t{1} << 60)) return v;
+  }
+  return -1;
+}
+
+void Collect(const Message& m, const std::string& path, bool in_plugin, bool score,
+             std::vector<IntegerField>* out) {
+  const auto* reflection = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(m, &fields);
+  for (const FieldDescriptor* f : fields) {
+    if (f->is_repeated()) continue;
+    const std::string field_path = path.empty() ? f->name() : absl::StrCat(path, ".", f->name());
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      const Message& sub = reflection->GetMessage(m, f);
+      const auto* d = sub.GetDescriptor();
+      if (d->full_name() != "google.protobuf.Any") {
+        Collect(sub, field_path, in_plugin, score, out);
+        continue;
+      }
+      const std::string url = sub.GetReflection()->GetString(sub, d->FindFieldByName("type_url"));
+      const auto* type = google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(
+          url.substr(url.find_last_of('/') + 1));
+      if (type == nullptr) continue;  // plugin not linked in; validation says so
+      const Message* prototype = google::protobuf::MessageFactory::generated_factory()->GetPrototype(type);
+      if (prototype == nullptr) continue;
+      std::unique_ptr<Message> options(prototype->New());
+      if (!options->ParseFromString(sub.GetReflection()->GetString(sub, d->FindFieldByName("value"))))
+        continue;
+      Collect(*options, field_path, true, field_path == "model.attention.score_options", out);
+      continue;
+    }
+    double v = 0;
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_INT32: v = reflection->GetInt32(m, f); break;
+      case FieldDescriptor::CPPTYPE_INT64: v = static_cast<double>(reflection->GetInt64(m, f)); break;
+      case FieldDescriptor::CPPTYPE_UINT32: v = reflection->GetUInt32(m, f); break;
+      case FieldDescriptor::CPPTYPE_UINT64: v = static_cast<double>(reflection->GetUInt64(m, f)); break;
+      default: continue;
+    }
+    out->push_back({field_path, v, in_plugin, score});
+  }
+}
+
+}  // namespace
+
+std::vector<IntegerField> IntegerFields(const Experiment& spec) {
+  std::vector<IntegerField> out;
+  Collect(spec, "", false, false, &out);
+  return out;
+}
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) {
+    bytes /= 1024;
+    ++u;
+  }
+  if (u == 0) return absl::StrFormat("%.0f bytes", bytes);
+  if (bytes >= 1e6) return absl::StrFormat("%.3g %s", bytes, units[u]);
+  return absl::StrFormat("%.1f %s", bytes, units[u]);
+}
+
+MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
+  const ModelSpec& m = spec.model();
+  const double C = m.d_model(), H = m.num_heads();
+  const double F = m.d_ff() > 0 ? m.d_ff() : 4.0 * C;
+  const double V = static_cast<double>(task.vocab), out = static_cast<double>(task.outputs);
+  const double T = static_cast<double>(task.max_length);
+  const double P = std::max<double>(T, m.max_seq_len());
+  const bool enc_dec = m.family() == ModelSpec::ENCODER_DECODER;
+  const double L_enc = m.num_layers();
+  const double L_dec = enc_dec ? (m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers()) : 0;
+  const double blocks = L_enc + L_dec;
+  const double attention = L_enc + 2 * L_dec;  // self-attention sublayers + cross
+  std::vector<IntegerField> widths;
+  for (const IntegerField& f : IntegerFields(spec))
+    if (f.in_plugin && f.value > 0) widths.push_back(f);
+
+  const std::string layers_field =
+      L_dec > L_enc ? Field("model.num_decoder_layers", L_dec) : Field("model.num_layers", L_enc);
+  const std::string width_field = Field("model.d_model", C);
+  const std::string length_field =
+      m.max_seq_len() > T ? Field("model.max_seq_len", m.max_seq_len())
+                          : absl::StrFormat("the task's sequence length (task %s) = %.0f", spec.task().plugin(), T);
+  const std::string vocab_field = absl::StrFormat("the task's vocabulary (task %s) = %.0f", spec.task().plugin(), V);
+
+  MemoryEstimate e;
+  std::vector<MemoryPart> params;  // in elements, turned into bytes below
+  auto param = [&](const std::string& what, const std::string& field, double n) {
+    params.push_back({what, field, n});
+  };
+  param("token embedding (V x C)", V >= C ? vocab_field : width_field, V * C);
+  param("position table (T x C)", P >= C ? length_field : width_field, P * C);
+  param("attention weights (4 x C x C per sublayer)", C >= attention ? width_field : layers_field,
+        attention * (4 * C * C + 4 * C));
+  param("FFN weights (2 x C x F per block)",
+        m.d_ff() > 0 && m.d_ff() > C ? Field("model.d_ff", m.d_ff()) : (C >= blocks ? width_field : layers_field),
+        blocks * (2 * C * F + F + C));
+  param("norms", width_field, (2 * blocks + 2) * 2 * C);
+  param("output head (outputs x C)", out >= C ? vocab_field : width_field, out * C + out);
+  for (const IntegerField& w : widths)
+    param(absl::StrCat("plugin width ", w.path, " (3 x C x w per sublayer)"), Field(w.path, w.value),
+          attention * 3 * C * w.value);
+  for (const MemoryPart& p : params) e.parameters += p.bytes;
+  for (MemoryPart p : params) {
+    p.bytes *= 4 * kFloat;  // weights, gradients, two AdamW moments
+    p.what += ", with gradients and AdamW moments";
+    e.static_bytes += p.bytes;
+    e.parts.push_back(p);
+  }
+
+  // Activations of one forward pass over `B` sequences.
+  auto activations = [&](double B, const std::string& batch_field, double factor, const std::string& pass) {
+    std::vector<MemoryPart> parts;
+    const std::string bt = B * T >= C ? batch_field : width_field;
+    parts.push_back({pass + " layer activations (12 x B x T x C per sublayer)", bt,
+                     factor * kFloat * attention * 12 * B * T * C});
+    parts.push_back({pass + " attention scores (3 x B x H x T x T per sublayer)",
+                     T >= B ? length_field : batch_field, factor * kFloat * attention * 3 * B * H * T * T});
+    parts.push_back({pass + " FFN hidden (3 x B x T x F per block)",
+                     m.d_ff() > 0 && m.d_ff() > B * T ? Field("model.d_ff", m.d_ff()) : bt,
+                     factor * kFloat * blocks * 3 * B * T * F});
+    parts.push_back({pass + " output logits (3 x B x T x outputs)", out >= B * T ? vocab_field : batch_field,
+                     factor * kFloat * 3 * B * T * out});
+    for (const IntegerField& w : widths) {
+      parts.push_back({absl::StrCat(pass, " activations of ", w.path), Field(w.path, w.value),
+                       factor * kFloat * attention * 4 * B * T * w.value});
+      if (w.score)
+        parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
+                         Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
+    }
+    return parts;
+  };
+  auto train = activations(spec.train().batch_size(), Field("train.batch_size", spec.train().batch_size()), 2,
+                           "training");
+  const double eval_batch = std::min<double>(spec.eval().batch_size(), std::max(1, spec.eval().examples()));
+  auto eval = activations(eval_batch, Field("eval.batch_size", spec.eval().batch_size()), 1, "evaluation");
+  double train_total = 0, eval_total = 0;
+  for (const auto& p : train) train_total += p.bytes;
+  for (const auto& p : eval) eval_total += p.bytes;
+  const auto& used = train_total >= eval_total ? train : eval;
+  e.activation_bytes = std::max(train_total, eval_total);
+  e.parts.insert(e.parts.end(), used.begin(), used.end());
+  e.total_bytes = e.static_bytes + e.activation_bytes;
+  return e;
+}
+
+int64_t AvailableMemoryBytes() {
+  if (const char* env = std::getenv("TVLAB_MEMORY_LIMIT_BYTES")) {
+    char* end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (end != env && v > 0) return v;
+  }
+  int64_t available = MemInfoBytes("MemAvailable");
+  if (available < 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    available = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : int64_t{1} << 62;
+  }
+  const int64_t cgroup = CgroupLimitBytes();
+  return cgroup > 0 ? std::min(available, cgroup) : available;
+}
+
+absl::Status CheckFitsInMemory(const Experiment& spec, int64_t available_bytes) {
+  const ModelSpec& m = spec.model();
+  if (m.d_model() <= 0 || m.num_layers() <= 0 || m.num_heads() <= 0 || spec.train().batch_size() <= 0 ||
+      spec.eval().batch_size() <= 0)
+    return absl::OkStatus();
+  auto task = LoadTask(spec);  // built once per process; an invalid task is reported elsewhere
+  if (!task.ok()) return absl::OkStatus();
+  TaskSizes sizes{(*task)->vocab_size(), HeadOutputs(**task), (*task)->max_length()};
+  MemoryEstimate e = EstimateMemory(spec, sizes);
+  if (e.total_bytes <= static_cast<double>(available_bytes)) return absl::OkStatus();
+  const MemoryPart* largest = &e.parts.front();
+  for (const MemoryPart& p : e.parts)
+    if (p.bytes > largest->bytes) largest = &p;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the spec needs about ", HumanBytes(e.total_bytes), " of memory to train (",
+      absl::StrFormat("%.3g", e.parameters), " parameters: ", HumanBytes(e.static_bytes),
+      " with gradients and AdamW moments; activations ", HumanBytes(e.activation_bytes),
+      "), more than the ", HumanBytes(static_cast<double>(available_bytes)),
+      " available; the largest part is the ", largest->what, ", ", HumanBytes(largest->bytes),
+      ", driven by ", largest->field, ": lower it (limit from /proc/meminfo MemAvailable; set "
+      "TVLAB_MEMORY_LIMIT_BYTES to override)"));
+}
+
+}  // namespace tvlab

@@ -1,0 +1,139 @@
+// Sizes have upper bounds: every huge value a user could type is a clean
+// validation error naming the field (never bad_alloc, OOM or SIGSEGV), and
+// every checked-in config still validates.
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "framework/limits/memory_estimate.h"
+#include "framework/limits/size_limits.h"
+#include "framework/model/model.h"
+#include "experiments/spec/spec_loader.h"
+#include "framework/data/load_task.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using ::testing::HasSubstr;
+
+const char kSpec[] =
+    "name: \"tiny\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
+    "task { plugin: \"sort_digits\" }\ntrain { steps: 2 }\neval { examples: 10 }\n";
+
+std::string WriteSpec(const std::string& text) {
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/spec.pbtxt";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string LoadError(const std::vector<std::string>& overrides) {
+  auto r = LoadExperiment(WriteSpec(kSpec), overrides);
+  EXPECT_FALSE(r.ok()) << testing::PrintToString(overrides);
+  return r.ok() ? "" : std::string(r.status().message());
+}
+
+TEST(SizeLimits, EveryHugeValueIsAValidationErrorNamingTheField) {
+  struct Case {
+    std::vector<std::string> overrides;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"model.d_model=1000000000"}, "model.d_model (1000000000) is above 1048576"},
+      {{"model.num_layers=1000000"}, "model.num_layers (1000000) is above 10000"},
+      {{"task.options.vocab_size=2147483647"}, "task.options.vocab_size (2147483647) is above 16777216"},
+      {{"train.batch_size=1000000000"}, "train.batch_size (1000000000) is above"},
+      {{"eval.batch_size=1000000000"}, "eval.batch_size (1000000000) is above"},
+      {{"eval.examples=1000000000"}, "eval.examples (1000000000) is above 10000000"},
+      {{"task.options.length=10000000"}, "the task's sequence length (task sort_digits) = 10000000"},
+      {{"model.attention.layout=mla", "model.attention.layout_options.kv_latent_dim=1000000000"},
+       "model.attention.layout_options.kv_latent_dim (1000000000) is above 16777216"},
+      {{"model.attention.layout=mla", "model.attention.layout_options.kv_latent_dim=10000000"},
+       "driven by model.attention.layout_options.kv_latent_dim = 10000000"},
+      {{"runtime.threads=100000"}, "runtime.threads (100000) is above"},
+      {{"model.d_model=65536", "model.num_layers=1000"}, "more than the"},
+  };
+  for (const Case& c : cases) {
+    std::string m = LoadError(c.overrides);
+    EXPECT_THAT(m, HasSubstr(c.expected)) << testing::PrintToString(c.overrides);
+  }
+}
+
+TEST(SizeLimits, MemoryMessageGivesEstimateDriverAndLimit) {
+  auto spec = LoadExperiment(WriteSpec(kSpec), {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(CheckFitsInMemory(*spec, int64_t{1} << 30).ok());
+  absl::Status s = CheckFitsInMemory(*spec, 1 << 20);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("more than the 1.0 MiB available"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("driven by train.batch_size = 64"));
+  Experiment big = *spec;
+  big.mutable_model()->set_d_model(8192);
+  big.mutable_model()->set_num_layers(200);
+  s = CheckFitsInMemory(big, int64_t{16} << 30);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("more than the 16.0 GiB available"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("driven by model.d_model = 8192"));
+}
+
+TEST(SizeLimits, ThreadsAreBoundedByTheHardware) {
+  auto spec = LoadExperiment(WriteSpec(kSpec), {});
+  ASSERT_TRUE(spec.ok());
+  spec->mutable_runtime()->set_threads(9);
+  EXPECT_THAT(std::string(CheckSizeLimits(*spec, int64_t{1} << 40, 2).message()),
+              HasSubstr("runtime.threads (9) is above 8 (4 x the 2 hardware threads"));
+  EXPECT_TRUE(CheckSizeLimits(*spec, int64_t{1} << 40, 4).ok());
+}
+
+TEST(MemoryEstimate, MaximalInt32SizesStayFinite) {
+  Experiment spec;
+  ModelSpec* m = spec.mutable_model();
+  m->set_family(ModelSpec::ENCODER_DECODER);
+  m->set_d_model(INT32_MAX);
+  m->set_d_ff(INT32_MAX);
+  m->set_num_layers(INT32_MAX);
+  m->set_num_decoder_layers(INT32_MAX);
+  m->set_num_heads(INT32_MAX);
+  m->set_max_seq_len(INT32_MAX);
+  spec.mutable_train()->set_batch_size(INT32_MAX);
+  spec.mutable_eval()->set_batch_size(INT32_MAX);
+  MemoryEstimate e = EstimateMemory(spec, {INT32_MAX, INT32_MAX, INT32_MAX});
+  EXPECT_TRUE(std::isfinite(e.total_bytes));
+  EXPECT_GT(e.total_bytes, 1e40);
+}
+
+TEST(MemoryEstimate, ParameterCountIsCloseToTheBuiltModel) {
+  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  for (const char* name : {"sort_digits.pbtxt", "seq2seq_reverse.pbtxt", "lm_copy.pbtxt", "sort_digits_mla.pbtxt"}) {
+    auto spec = LoadExperiment(dir + "/" + name, {});
+    ASSERT_TRUE(spec.ok()) << name << ": " << spec.status();
+    auto loaded = LoadTask(*spec);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    std::shared_ptr<const Task> task = *loaded;
+    auto model = BuildModel(*spec, task->vocab_size(), HeadOutputs(*task));
+    ASSERT_TRUE(model.ok()) << model.status();
+    const double actual = (*model)->NumParameters();
+    MemoryEstimate e = EstimateMemory(*spec, {task->vocab_size(), HeadOutputs(*task), task->max_length()});
+    EXPECT_GE(e.parameters, 0.9 * actual) << name;
+    EXPECT_LE(e.parameters, 1.5 * actual) << name;
+    std::cout << name << ": " << actual << " parameters, estimated " << e.parameters << ", peak "
+              << HumanBytes(e.total_bytes) << "\n";
+  }
+}
+
+TEST(SizeLimits, EveryConfigStillValidates) {
+  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  int n = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (f.path().extension() != ".pbtxt") continue;
+    auto spec = LoadExperiment(f.path().string(), {});
+    EXPECT_TRUE(spec.ok()) << f.path() << ": " << spec.status();
+    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec).ok()) << f.path();
+    ++n;
+  }
+  EXPECT_GE(n, 10);
+}
+
+}  // namespace
+}  // namespace tvlab
