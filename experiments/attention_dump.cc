@@ -186,6 +186,11 @@ int Main(int argc, char** argv) {
     if (!b.ok()) return fail(b.status());
     batch = *b;
   } else {
+    const int64_t available = task->NumEvalExamples(spec->eval().examples());
+    if (flags->example >= available)
+      return fail(absl::OutOfRangeError(absl::StrCat(
+          "--example ", flags->example, " is out of range: this run's task has ", available,
+          " evaluation examples (0..", available - 1, "); choose one of them or give --input")));
     batch = task->EvalBatch(spec->eval().seed(), flags->example, 1);
   }
   std::vector<LayerWeights> layers;

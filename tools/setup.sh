@@ -13,6 +13,8 @@ PACKAGES=(
   libgtest-dev              # GoogleTest 1.12
   libgmock-dev
   g++
+  clang                     # the libFuzzer leg (tools/fuzz.sh)
+  pkg-config
   python3                   # parity tests against PyTorch
   python3-torch
   python3-numpy

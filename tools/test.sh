@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Sets up (tools/setup.sh) and runs every test, then prints the gtest case
 # count from the test.xml files Bazel writes, ending with the line
-# "N passed, N failed". Exit status is Bazel's.
+# "N passed, N failed". This is what CI runs (.ci/run).
+#
+#   bash tools/test.sh                 every leg (below)
+#   bash tools/test.sh //framework/... only the main leg, on those targets
+#
+# Legs of a full run, each counted in the closing line:
+#   layering   tools/check_layers.py (one case)
+#   asan       a subset of //framework/... under ASan + UBSan (--config=asan,
+#              its own output tree; docs/reliability.md); TVLAB_SKIP_ASAN=1
+#              skips it
+#   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
+#              (default 60) of libFuzzer (one case)
+#   main       bazel test //...
+# Exit status: non-zero when any leg failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,48 +26,83 @@ export OMP_WAIT_POLICY=passive
 
 # Target patterns among the arguments (default //...); flags pass through.
 patterns=()
-for a in "$@"; do [[ "$a" == -* ]] || patterns+=("$a"); done
-[ ${#patterns[@]} -gt 0 ] || set -- //... "$@"
-[ ${#patterns[@]} -gt 0 ] || patterns=(//...)
+flags=()
+for a in "$@"; do if [[ "$a" == -* ]]; then flags+=("$a"); else patterns+=("$a"); fi; done
+full=0
+[ ${#patterns[@]} -gt 0 ] || { full=1; set -- //... "$@"; patterns=(//...); }
 query="tests(${patterns[0]})"
 for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
 
+status=0
+extra_passed=0
+extra_failed=0
+count_leg() {  # name, exit status
+  if [ "$2" -eq 0 ]; then extra_passed=$((extra_passed + 1)); else
+    echo "leg $1 failed"; extra_failed=$((extra_failed + 1)); status=1; fi
+}
+
 # The layering of docs/architecture.md: no package cycle, no upward
-# dependency or include (a violation counts as one failed test).
+# dependency or include.
 python3 tools/check_layers.py
-layers=$?
+count_leg layering $?
+
+counts=()  # "testlogs_root targets_file sharded_file" per counted bazel leg
+record_leg() {  # config flags..., then the query
+  local q="${@: -1}" root tag
+  root=$(bazel info "${@:1:$#-1}" bazel-testlogs 2>/dev/null)
+  tag=$(echo "$root" | md5sum | cut -c1-8)
+  bazel query "$q" 2>/dev/null > "bazel-testlogs-targets-$tag.txt" || true
+  bazel query "attr(shard_count, \"^([2-9]|[1-9][0-9]+)\$\", $q)" 2>/dev/null \
+    > "bazel-testlogs-sharded-$tag.txt" || true
+  counts+=("$root bazel-testlogs-targets-$tag.txt bazel-testlogs-sharded-$tag.txt")
+}
+
+# The sanitizer leg's subset: the code that parses untrusted bytes (the
+# safetensors reader and its fuzz corpus), tensors, and every autograd op on
+# every backend; the whole of //framework/... under ASan takes ~30 min cold
+# on 2 cores (docs/reliability.md).
+asan_targets=(//framework/core/... //framework/tensor/... //framework/train/fuzz/... //framework/autograd/...)
+if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
+  bazel test --config=asan "${asan_targets[@]}"
+  [ $? -eq 0 ] || status=1
+  record_leg --config=asan "tests(${asan_targets[0]}) + tests(${asan_targets[1]}) + tests(${asan_targets[2]}) + tests(${asan_targets[3]})"
+fi
+if [ $full -eq 1 ]; then
+  FUZZ_SECONDS=${TVLAB_FUZZ_SECONDS:-60} bash tools/fuzz.sh
+  count_leg fuzz $?
+fi
 
 bazel test "$@"
-status=$?
-[ $status -ne 0 ] || [ $layers -eq 0 ] || status=1
-export TVLAB_LAYERS_FAILED=$(( layers != 0 ))
+[ $? -eq 0 ] || status=1
+record_leg ${flags[@]+"${flags[@]}"} "$query"
 
-# Count only the current test targets' results: bazel-testlogs keeps files
-# of targets (and shardings, --runs_per_test runs) that no longer exist.
-bazel query "$query" 2>/dev/null > bazel-testlogs-targets.txt || true
-bazel query "attr(shard_count, \"^([2-9]|[1-9][0-9]+)\$\", $query)" 2>/dev/null \
-  > bazel-testlogs-sharded.txt || true
-
+export TVLAB_EXTRA_PASSED=$extra_passed TVLAB_EXTRA_FAILED=$extra_failed
+printf '%s\n' "${counts[@]}" > bazel-testlogs-legs.txt
 python3 - <<'PY'
 import glob, os, xml.etree.ElementTree as ET
-passed = failed = skipped = 0
-failed += int(os.environ.get("TVLAB_LAYERS_FAILED", "0"))
-root = os.path.realpath("bazel-testlogs")
-sharded = set(open("bazel-testlogs-sharded.txt").read().split())
+passed = int(os.environ["TVLAB_EXTRA_PASSED"])
+failed = int(os.environ["TVLAB_EXTRA_FAILED"])
+skipped = 0
 paths = []
-for label in open("bazel-testlogs-targets.txt").read().split():
-    package, name = label.lstrip("/").split(":")
-    folder = os.path.join(root, package, name)
-    if label in sharded:
-        found = glob.glob(os.path.join(folder, "shard_*", "test.xml"))
-    else:
-        found = glob.glob(os.path.join(folder, "test.xml"))
-    if not found:  # did not build, or did not run: a failure, not silence
-        print(f"no test results for {label}")
-        failed += 1
-    paths += found
-for f in ("bazel-testlogs-targets.txt", "bazel-testlogs-sharded.txt"):
-    os.remove(f)
+for leg in open("bazel-testlogs-legs.txt").read().splitlines():
+    root, targets_file, sharded_file = leg.split()
+    # Count only the current test targets' results: testlogs keep files of
+    # targets (and shardings) that no longer exist.
+    sharded = set(open(sharded_file).read().split())
+    for label in open(targets_file).read().split():
+        package, name = label.lstrip("/").split(":")
+        folder = os.path.join(root, package, name)
+        if label in sharded:
+            found = glob.glob(os.path.join(folder, "shard_*", "test.xml"))
+        else:
+            found = glob.glob(os.path.join(folder, "test.xml"))
+        if not found:  # did not build, or did not run: a failure, not silence
+            print(f"no test results for {label} in {root}")
+            failed += 1
+        paths += found
+    os.remove(targets_file)
+    os.remove(sharded_file)
+os.remove("bazel-testlogs-legs.txt")
 for path in paths:
     try:
         tree = ET.parse(path)

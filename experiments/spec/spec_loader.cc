@@ -51,6 +51,15 @@ absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
 absl::Status ValidateExperiment(const Experiment& spec) {
   Problems p;
   if (spec.name().empty()) p.Add("name must not be empty; e.g. name: \"sort_digits\"");
+  // The name becomes a directory (runs/<name>/...): no path separators, no
+  // "." or "..".
+  if (!spec.name().empty() &&
+      (spec.name() == "." || spec.name() == ".." ||
+       spec.name().find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+           std::string::npos))
+    p.Add(absl::StrCat("name '", spec.name(),
+                       "' must be letters, digits, '.', '_' and '-' only (it names the run "
+                       "directory runs/<name>/); e.g. name: \"sort_digits_rope\""));
   auto task = LoadTask(spec);
   p.Add(task.status());
   ValidateModelSpec(spec, task.ok() ? (*task)->max_length() : 0, &p);

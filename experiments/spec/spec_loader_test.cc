@@ -237,6 +237,15 @@ TEST(SpecLoader, PositionsALayoutCannotApplyAreRejectedWithTheReason) {
           << l << " + " << p;
 }
 
+TEST(SpecLoader, NamesThatWouldLeaveTheRunsDirectoryAreRefused) {
+  for (const char* bad : {"../../../x", "a/b", "..", "with space"}) {
+    absl::Status s = Load(kGood, {std::string("name=") + bad});
+    EXPECT_THAT(std::string(s.message()), HasSubstr("must be letters, digits, '.', '_' and '-' only"))
+        << bad;
+  }
+  EXPECT_TRUE(Load(kGood, {"name=sort_digits-rope.v2"}).ok());
+}
+
 TEST(PluginKinds, CoverEveryKindOnce) {
   std::vector<std::string> kinds;
   for (const PluginKind& kind : PluginKinds()) kinds.push_back(kind.id);

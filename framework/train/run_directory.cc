@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/schema/spec_text.h"
@@ -54,9 +55,15 @@ absl::Status RunDirectory::ContinueLog(int64_t next_step) {
     std::ifstream in(LogPath());
     std::string line;
     std::getline(in, line);  // header
-    while (std::getline(in, line)) {
+    for (int line_number = 2; std::getline(in, line); ++line_number) {
       if (line.empty()) continue;
-      if (std::stoll(line.substr(0, line.find(','))) < next_step) kept += line + "\n";
+      int64_t step;
+      if (!absl::SimpleAtoi(line.substr(0, line.find(',')), &step))
+        return absl::DataLossError(absl::StrCat(
+            LogPath(), ":", line_number, ": the row does not start with a step number ('",
+            line.substr(0, 40), "'); the log is damaged. Delete that row and the ones after it "
+            "(steps from the last checkpoint on are redone) and resume again"));
+      if (step < next_step) kept += line + "\n";
     }
   }
   if (absl::Status s = WriteFileAtomically(LogPath(), kept); !s.ok()) return s;

@@ -71,6 +71,23 @@ TEST(RunDirectory, ContinueLogDropsTheStepsToRedo) {
                                                "3,2.500000,0.001,0.750000,1234.6,1.500,,\n");
 }
 
+TEST(RunDirectory, ADamagedLogRowIsACleanErrorNamingTheLine) {
+  const std::string path = NewDir("damaged");
+  {
+    RunDirectory first(path);
+    ASSERT_TRUE(first.Create().ok());
+    ASSERT_TRUE(first.StartLog().ok());
+    ASSERT_TRUE(first.AppendLogRow(Row(0)).ok());
+  }
+  std::ofstream(path + "/train_log.csv", std::ios::app) << "garbage,1,2\n";
+  RunDirectory resumed(path);
+  absl::Status s = resumed.ContinueLog(1);  // used to throw std::invalid_argument (abort)
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(std::string(s.message()).find("train_log.csv:3: the row does not start with a step number"),
+            std::string::npos)
+      << s;
+}
+
 TEST(RunDirectory, WritesMetricsAsJsonWithoutTemporaryFiles) {
   RunDirectory dir(NewDir("metrics"));
   ASSERT_TRUE(dir.Create().ok());

@@ -91,6 +91,17 @@ TEST_F(AttentionDump, DefaultsToAnEvaluationExampleInsideTheRun) {
   EXPECT_NE(out.find("2 layers x 4 heads"), std::string::npos) << out;
 }
 
+TEST_F(AttentionDump, AnExampleIndexOutsideTheEvaluationSetIsRefused) {
+  std::string out;
+  // The run evaluates 10 examples: 0..9 exist, 10 and 10^8 do not (a text
+  // task used to read past the end of its held-out split here).
+  EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("run") + " --example 10", &out), 2);
+  EXPECT_NE(out.find("--example 10 is out of range: this run's task has 10 evaluation examples (0..9)"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("run") + " --example 100000000", &out), 2) << out;
+}
+
 TEST_F(AttentionDump, RejectsTokensOutsideTheVocabulary) {
   std::string out;
   EXPECT_EQ(RunTool("experiments/attention_dump", Tmp("run") + " --input '3 1 12'", &out), 2);
