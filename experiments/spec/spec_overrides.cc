@@ -60,7 +60,9 @@ absl::Status SetScalar(Message* m, const FieldDescriptor* f, const std::string& 
   const std::string text = f->cpp_type() == FieldDescriptor::CPPTYPE_STRING
                                ? absl::StrCat("\"", absl::CEscape(value), "\"")
                                : value;
-  if (value.empty() || !google::protobuf::TextFormat::ParseFieldValueFromString(text, f, m))
+  const bool is_string = f->cpp_type() == FieldDescriptor::CPPTYPE_STRING;
+  if ((value.empty() && !is_string) ||
+      !google::protobuf::TextFormat::ParseFieldValueFromString(text, f, m))
     return absl::InvalidArgumentError(absl::StrCat("--set ", path, "=", value, ": '", value,
                                                    "' is not ", Expected(f)));
   return absl::OkStatus();
