@@ -114,7 +114,7 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
   for (size_t i = 0; i < batch.inputs.size(); ++i) json << (i ? ", " : "") << batch.inputs[i];
   json << "],\n  \"layers\": [";
   for (size_t l = 0; l < layers.size(); ++l) {
-    const Tensor& w = layers[l].weights;  // (1, H, T, S)
+    const Tensor w = layers[l].weights.ToHost();  // (1, H, T, S), an edge: reporting
     const int64_t h = w.dim(1), t = w.dim(2), s = w.dim(3);
     json << (l ? "," : "") << "\n    {\"layer\": \"" << layers[l].layer << "\", \"heads\": [";
     for (int64_t hd = 0; hd < h; ++hd) {

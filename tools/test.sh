@@ -10,6 +10,11 @@
 #   layering   tools/check_layers.py (one case)
 #   asan       //framework/... under ASan + UBSan (--config=asan, its own
 #              output tree; docs/reliability.md); TVLAB_SKIP_ASAN=1 skips it
+#   host_access tools/check_host_access.py (one case)
+#   cuda       //framework/tensor/... and //framework/backend/... built and
+#              tested with --config=cuda (nvcc; GPU cases skip without a GPU);
+#              only where /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1
+#              skips it
 #   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
 #              (default 60) of libFuzzer (one case)
 #   main       bazel test //...
@@ -44,6 +49,9 @@ count_leg() {  # name, exit status
 # dependency or include.
 python3 tools/check_layers.py
 count_leg layering $?
+# Tensor data is read on the host only at the framework's edges.
+python3 tools/check_host_access.py
+count_leg host_access $?
 
 counts=()  # "testlogs_root targets_file sharded_file" per counted bazel leg
 record_leg() {  # config flags..., then the query
@@ -63,6 +71,13 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
   bazel test --config=asan "${asan_targets[@]}"
   [ $? -eq 0 ] || status=1
   record_leg --config=asan "tests(${asan_targets[0]})"
+fi
+# The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
+cuda_targets=(//framework/tensor/... //framework/backend/...)
+if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
+  bazel test --config=cuda "${cuda_targets[@]}"
+  [ $? -eq 0 ] || status=1
+  record_leg --config=cuda "tests(${cuda_targets[0]}) + tests(${cuda_targets[1]})"
 fi
 if [ $full -eq 1 ]; then
   FUZZ_SECONDS=${TVLAB_FUZZ_SECONDS:-60} bash tools/fuzz.sh

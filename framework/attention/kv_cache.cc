@@ -80,17 +80,7 @@ int64_t KvCache::NumElements() const {
 
 void KvCache::SelectRows(const std::vector<int64_t>& rows) {
   for (auto& [name, entry] : entries_) {
-    const Tensor& old = entry.value;  // (B, ...), contiguous
-    const int64_t row = old.numel() / old.dim(0);
-    Shape shape = old.shape();
-    shape[0] = static_cast<int64_t>(rows.size());
-    Tensor picked = Tensor::Zeros(shape);  // (rows, ...)
-    for (size_t i = 0; i < rows.size(); ++i) {
-      TVLAB_CHECK(rows[i] >= 0 && rows[i] < old.dim(0)) << "row " << rows[i];
-      std::copy(old.data() + rows[i] * row, old.data() + (rows[i] + 1) * row,
-                picked.data() + i * row);
-    }
-    entry.value = picked;
+    entry.value = GatherRows(entry.value, rows);  // (B, ...) -> (rows, ...)
   }
 }
 

@@ -16,7 +16,7 @@ Tensor MaskBias(const AttentionMask& mask, int64_t batch, int64_t t, int64_t s) 
     rows = batch;
   }
   Tensor bias = Tensor::Empty({rows, 1, t, s});  // (R, 1, T, S)
-  CurrentBackend().AttentionMaskBias(mask, t, s, bias.data());
+  CurrentBackend().AttentionMaskBias(mask, t, s, bias.ptr());
   return bias;
 }
 

@@ -6,6 +6,17 @@
 #include "framework/core/check.h"
 
 namespace tvlab {
+namespace {
+// One element of a tensor on any device, by explicit copies.
+float Get(const Tensor& t, int64_t i) {
+  float v;
+  AllocatorFor(t.device()).memory().CopyToHost(t.ptr() + i, &v, sizeof(float));
+  return v;
+}
+void Set(Tensor& t, int64_t i, float v) {
+  AllocatorFor(t.device()).memory().CopyFromHost(&v, t.ptr() + i, sizeof(float));
+}
+}  // namespace
 
 GradCheckResult GradCheck(const std::function<Var(const std::vector<Var>&)>& f,
                           const std::vector<Var>& inputs, const GradCheckOptions& options) {
@@ -29,14 +40,14 @@ GradCheckResult GradCheck(const std::function<Var(const std::vector<Var>&)>& f,
     if (options.max_elements_per_input > 0 && n > options.max_elements_per_input)
       step = n / options.max_elements_per_input;
     for (int64_t j = 0; j < n; j += step) {
-      float saved = value.data()[j];
-      value.data()[j] = saved + options.epsilon;
+      float saved = Get(value, j);
+      Set(value, j, saved + options.epsilon);
       double plus = f(inputs).value().item();
-      value.data()[j] = saved - options.epsilon;
+      Set(value, j, saved - options.epsilon);
       double minus = f(inputs).value().item();
-      value.data()[j] = saved;
+      Set(value, j, saved);
       float numeric = static_cast<float>((plus - minus) / (2.0 * options.epsilon));
-      float got = analytic[i].data()[j];
+      float got = Get(analytic[i], j);
       float err = std::fabs(got - numeric);
       result.max_abs_error = std::max(result.max_abs_error, err);
       if (err > options.atol + options.rtol * std::fabs(numeric) && result.ok) {

@@ -27,7 +27,7 @@ Shape BroadcastShape(const Shape& a, const Shape& b) {
 Tensor BinaryValue(BinaryOp op, const Tensor& a, const Tensor& b) {
   Shape out_shape = BroadcastShape(a.shape(), b.shape());
   Tensor out = Tensor::Empty(out_shape);
-  B().Binary(op, a.data(), a.shape(), b.data(), b.shape(), out.data(), out_shape);
+  B().Binary(op, a.ptr(), a.shape(), b.ptr(), b.shape(), out.ptr(), out_shape);
   return out;
 }
 
@@ -35,18 +35,18 @@ Tensor BinaryValue(BinaryOp op, const Tensor& a, const Tensor& b) {
 Tensor ReduceTo(const Tensor& grad, const Shape& shape) {
   if (grad.shape() == shape) return grad;
   Tensor out = Tensor::Zeros(shape);
-  B().ReduceSumTo(grad.data(), grad.shape(), out.data(), shape);
+  B().ReduceSumTo(grad.ptr(), grad.shape(), out.ptr(), shape);
   return out;
 }
 
 Var UnaryOpVar(UnaryOp op, const Var& x) {
   Tensor y = Tensor::Empty(x.shape());
-  B().Unary(op, x.value().data(), y.data(), y.numel());
+  B().Unary(op, x.value().ptr(), y.ptr(), y.numel());
   auto xn = x.node();
   Tensor y_saved = y;
   return MakeResult(y, {x}, [xn, y_saved, op](const Tensor& g) {
     Tensor dx = Tensor::Empty(g.shape());
-    B().UnaryBackward(op, xn->value.data(), y_saved.data(), g.data(), dx.data(), g.numel());
+    B().UnaryBackward(op, xn->value.ptr(), y_saved.ptr(), g.ptr(), dx.ptr(), g.numel());
     AccumulateGrad(*xn, dx);
   });
 }
@@ -70,8 +70,8 @@ Var Sub(const Var& a, const Var& b) {
                       if (bn->requires_grad) {
                         Tensor neg = Tensor::Zeros(g.shape());
                         Tensor minus_one = Tensor::Scalar(-1.0f);
-                        B().Binary(BinaryOp::kMul, g.data(), g.shape(), minus_one.data(), {},
-                                   neg.data(), g.shape());
+                        B().Binary(BinaryOp::kMul, g.ptr(), g.shape(), minus_one.ptr(), {},
+                                   neg.ptr(), g.shape());
                         AccumulateGrad(*bn, ReduceTo(neg, bn->value.shape()));
                       }
                     });
@@ -156,7 +156,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   GemmDesc d;
   d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
   d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
-  B().Gemm(d, a.value().data(), b.value().data(), out.data());
+  B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
   auto an = a.node(), bn = b.node();
   return MakeResult(out, {a, b}, [an, bn, d, shared_b](const Tensor& g) {
     // C = op(A) op(B):  dop(A) = G op(B)^T,  dop(B) = op(A)^T G.
@@ -167,11 +167,11 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
         e.m = d.m, e.n = d.k, e.trans_a = false, e.trans_b = !d.trans_b;
         e.stride_a = d.m * d.n, e.stride_b = d.stride_b;
-        B().Gemm(e, g.data(), bn->value.data(), da.data());
+        B().Gemm(e, g.ptr(), bn->value.ptr(), da.ptr());
       } else {  // dA (k,m) = op(B) (k,n) @ G^T (n,m)
         e.m = d.k, e.n = d.m, e.trans_a = d.trans_b, e.trans_b = true;
         e.stride_a = d.stride_b, e.stride_b = d.m * d.n;
-        B().Gemm(e, bn->value.data(), g.data(), da.data());
+        B().Gemm(e, bn->value.ptr(), g.ptr(), da.ptr());
       }
       AccumulateGrad(*an, da);
     }
@@ -186,11 +186,11 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
         e.m = d.k, e.n = d.n, e.trans_a = !d.trans_a, e.trans_b = false;
         e.stride_a = d.m * d.k, e.stride_b = d.m * d.n;
-        B().Gemm(e, an->value.data(), g.data(), db.data());
+        B().Gemm(e, an->value.ptr(), g.ptr(), db.ptr());
       } else {  // dB (n,k) = G^T (n,m) @ op(A) (m,k)
         e.m = d.n, e.n = d.k, e.trans_a = true, e.trans_b = d.trans_a;
         e.stride_a = d.m * d.n, e.stride_b = d.m * d.k;
-        B().Gemm(e, g.data(), an->value.data(), db.data());
+        B().Gemm(e, g.ptr(), an->value.ptr(), db.ptr());
       }
       AccumulateGrad(*bn, db);
     }
@@ -206,11 +206,11 @@ Var Linear(const Var& x, const Var& w, const Var& b) {
 Var Softmax(const Var& x) {
   Tensor y = Tensor::Empty(x.shape());
   const int64_t cols = x.dim(-1), rows = x.value().numel() / cols;
-  B().Softmax(x.value().data(), y.data(), rows, cols);
+  B().Softmax(x.value().ptr(), y.ptr(), rows, cols);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, y, rows, cols](const Tensor& g) {
     Tensor dx = Tensor::Empty(g.shape());
-    B().SoftmaxBackward(y.data(), g.data(), dx.data(), rows, cols);
+    B().SoftmaxBackward(y.ptr(), g.ptr(), dx.ptr(), rows, cols);
     AccumulateGrad(*xn, dx);
   });
 }
@@ -219,9 +219,9 @@ Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool s
   const int64_t cols = x.dim(-1), rows = x.value().numel() / cols;
   Tensor y = Tensor::Empty(x.shape());
   Tensor mean = Tensor::Empty({rows}), rstd = Tensor::Empty({rows});
-  const float* g = gamma.defined() ? gamma.value().data() : nullptr;
-  const float* bt = beta.defined() ? beta.value().data() : nullptr;
-  B().Normalize(x.value().data(), g, bt, y.data(), mean.data(), rstd.data(), rows, cols, eps,
+  const float* g = gamma.defined() ? gamma.value().ptr() : nullptr;
+  const float* bt = beta.defined() ? beta.value().ptr() : nullptr;
+  B().Normalize(x.value().ptr(), g, bt, y.ptr(), mean.ptr(), rstd.ptr(), rows, cols, eps,
                 subtract_mean);
   std::vector<Var> inputs = {x};
   if (gamma.defined()) inputs.push_back(gamma);
@@ -232,8 +232,8 @@ Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool s
   return MakeResult(y, inputs, [=](const Tensor& dy) {
     Tensor dx = Tensor::Empty(dy.shape());
     Tensor dgamma = Tensor::Zeros({cols}), dbeta = Tensor::Zeros({cols});
-    B().NormalizeBackward(xn->value.data(), gn ? gn->value.data() : nullptr, mean.data(),
-                          rstd.data(), dy.data(), dx.data(), dgamma.data(), dbeta.data(), rows,
+    B().NormalizeBackward(xn->value.ptr(), gn ? gn->value.ptr() : nullptr, mean.ptr(),
+                          rstd.ptr(), dy.ptr(), dx.ptr(), dgamma.ptr(), dbeta.ptr(), rows,
                           cols, subtract_mean);
     AccumulateGrad(*xn, dx);
     if (gn) AccumulateGrad(*gn, dgamma);
@@ -253,13 +253,13 @@ Var Permute(const Var& x, const std::vector<int>& perm) {
   Shape out_shape(s.size());
   for (size_t i = 0; i < s.size(); ++i) out_shape[i] = s[perm[i]];
   Tensor y = Tensor::Empty(out_shape);
-  B().Permute(x.value().data(), s, perm, y.data());
+  B().Permute(x.value().ptr(), s, perm, y.ptr());
   std::vector<int> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int>(i);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, inverse](const Tensor& g) {
     Tensor dx = Tensor::Empty(xn->value.shape());
-    B().Permute(g.data(), g.shape(), inverse, dx.data());
+    B().Permute(g.ptr(), g.shape(), inverse, dx.ptr());
     AccumulateGrad(*xn, dx);
   });
 }
@@ -283,18 +283,15 @@ Var Slice(const Var& x, int dim, int64_t start, int64_t length) {
   SplitAround(s, dim, &outer, &inner);
   Shape out_shape = s;
   out_shape[dim] = length;
-  Tensor y = Tensor::Empty(out_shape);
-  const float* src = x.value().data();
-  for (int64_t o = 0; o < outer; ++o)
-    std::copy(src + (o * s[dim] + start) * inner, src + (o * s[dim] + start + length) * inner,
-              y.data() + o * length * inner);
-  auto xn = x.node();
+  Tensor y = Tensor::Empty(out_shape);  // (outer, length, inner) of x's (outer, full, inner)
   const int64_t full = s[dim];
+  B().Copy2D(x.value().ptr() + start * inner, full * inner, y.ptr(), length * inner, outer,
+             length * inner);
+  auto xn = x.node();
   return MakeResult(y, {x}, [xn, outer, inner, full, start, length](const Tensor& g) {
     Tensor dx = Tensor::Zeros(xn->value.shape());
-    for (int64_t o = 0; o < outer; ++o)
-      std::copy(g.data() + o * length * inner, g.data() + (o + 1) * length * inner,
-                dx.data() + (o * full + start) * inner);
+    B().Copy2D(g.ptr(), length * inner, dx.ptr() + start * inner, full * inner, outer,
+               length * inner);
     AccumulateGrad(*xn, dx);
   });
 }
@@ -311,27 +308,23 @@ Var Concat(const std::vector<Var>& parts, int dim) {
   }
   int64_t outer, inner;
   SplitAround(out_shape, dim, &outer, &inner);
-  Tensor y = Tensor::Zeros(out_shape);
+  Tensor y = Tensor::Empty(out_shape);  // every element is written by one part
+  const int64_t full = out_shape[dim];
   int64_t offset = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
-    const float* src = parts[i].value().data();
-    for (int64_t o = 0; o < outer; ++o)
-      std::copy(src + o * sizes[i] * inner, src + (o + 1) * sizes[i] * inner,
-                y.data() + (o * out_shape[dim] + offset) * inner);
+    B().Copy2D(parts[i].value().ptr(), sizes[i] * inner, y.ptr() + offset * inner, full * inner,
+               outer, sizes[i] * inner);
     offset += sizes[i];
   }
   std::vector<std::shared_ptr<Node>> nodes;
   for (const Var& p : parts) nodes.push_back(p.node());
-  const int64_t full = out_shape[dim];
   return MakeResult(y, parts, [nodes, sizes, outer, inner, full](const Tensor& g) {
     int64_t offset = 0;
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (nodes[i]->requires_grad) {
-        Tensor dx = Tensor::Zeros(nodes[i]->value.shape());
-        for (int64_t o = 0; o < outer; ++o)
-          std::copy(g.data() + (o * full + offset) * inner,
-                    g.data() + (o * full + offset + sizes[i]) * inner,
-                    dx.data() + o * sizes[i] * inner);
+        Tensor dx = Tensor::Empty(nodes[i]->value.shape());
+        B().Copy2D(g.ptr() + offset * inner, full * inner, dx.ptr(), sizes[i] * inner, outer,
+                   sizes[i] * inner);
         AccumulateGrad(*nodes[i], dx);
       }
       offset += sizes[i];
@@ -343,64 +336,51 @@ Var RepeatHeads(const Var& x, int64_t r) {
   if (r == 1) return x;
   const Shape& s = x.shape();  // (B, G, S, hs)
   TVLAB_CHECK_EQ(s.size(), 4u);
-  const int64_t b = s[0], g = s[1], block = s[2] * s[3];
-  Tensor y = Tensor::Zeros({b, g * r, s[2], s[3]});  // (B, G*r, S, hs)
-  const float* src = x.value().data();
-  for (int64_t i = 0; i < b * g; ++i)
-    for (int64_t j = 0; j < r; ++j)
-      std::copy(src + i * block, src + (i + 1) * block, y.data() + (i * r + j) * block);
-  auto xn = x.node();
-  return MakeResult(y, {x}, [xn, b, g, r, block](const Tensor& grad) {
-    Tensor dx = Tensor::Zeros(xn->value.shape());
-    for (int64_t i = 0; i < b * g; ++i)
-      for (int64_t j = 0; j < r; ++j)
-        for (int64_t e = 0; e < block; ++e)
-          dx.data()[i * block + e] += grad.data()[(i * r + j) * block + e];
-    AccumulateGrad(*xn, dx);
-  });
+  // Broadcast (B, G, 1, S*hs) against (r, 1) zeros -> (B, G, r, S*hs): the
+  // backward (ReduceSumTo through Add) sums the r copies.
+  Var zeros(Tensor::Zeros({r, 1}));
+  Var repeated = Add(Reshape(x, {s[0], s[1], 1, s[2] * s[3]}), zeros);
+  return Reshape(repeated, {s[0], s[1] * r, s[2], s[3]});  // (B, G*r, S, hs)
 }
 
 Var Sum(const Var& x) {
-  Tensor out = Tensor::Zeros({});
-  B().ReduceSumTo(x.value().data(), x.shape(), out.data(), {});
+  Tensor out = Tensor::Empty({});
+  B().ReduceSumTo(x.value().ptr(), x.shape(), out.ptr(), {});
   auto xn = x.node();
   return MakeResult(out, {x}, [xn](const Tensor& g) {
-    AccumulateGrad(*xn, Tensor::Full(xn->value.shape(), g.item()));
+    // g broadcast to x's shape: 0 + g in every element.
+    Tensor dx = Tensor::Zeros(xn->value.shape());
+    B().Binary(BinaryOp::kAdd, dx.ptr(), dx.shape(), g.ptr(), g.shape(), dx.ptr(), dx.shape());
+    AccumulateGrad(*xn, dx);
   });
 }
 
 Var Mean(const Var& x) { return Scale(Sum(x), 1.0f / static_cast<float>(x.value().numel())); }
 
-Var MeanLastDim(const Var& x) {
-  Shape keep = x.shape();
-  const int64_t cols = keep.back();
-  keep.back() = 1;
-  Tensor out = Tensor::Zeros(keep);
-  const int64_t rows = out.numel();
-  const float* src = x.value().data();
-  for (int64_t r = 0; r < rows; ++r) {
-    double sum = 0.0;
-    for (int64_t c = 0; c < cols; ++c) sum += src[r * cols + c];
-    out.data()[r] = static_cast<float>(sum / cols);
+Tensor GatherRows(const Tensor& x, const std::vector<int64_t>& rows) {
+  const int64_t n_rows = x.dim(0), row = x.numel() / std::max<int64_t>(n_rows, 1);
+  std::vector<int32_t> ids;
+  for (int64_t r : rows) {
+    TVLAB_CHECK(r >= 0 && r < n_rows) << "row " << r << " of " << ShapeToString(x.shape());
+    ids.push_back(static_cast<int32_t>(r));
   }
-  auto xn = x.node();
-  return MakeResult(out, {x}, [xn, rows, cols](const Tensor& g) {
-    Tensor dx = Tensor::Zeros(xn->value.shape());
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) dx.data()[r * cols + c] = g.data()[r] / cols;
-    AccumulateGrad(*xn, dx);
-  });
+  Shape shape = x.shape();
+  shape[0] = static_cast<int64_t>(rows.size());
+  Tensor out = Tensor::Empty(shape);  // (rows, ...)
+  B().Gather(x.ptr(), row, DeviceInts::Upload(ids).ptr(), shape[0], out.ptr());
+  return out;
 }
 
 Var Embedding(const Var& table, const std::vector<int32_t>& ids) {
   const int64_t vocab = table.dim(0), cols = table.dim(1), n = static_cast<int64_t>(ids.size());
   for (int32_t id : ids) TVLAB_CHECK(id >= 0 && id < vocab) << "token id " << id << " vocab " << vocab;
+  DeviceInts device_ids = DeviceInts::Upload(ids);  // the batch's edge: host ids to the device
   Tensor out = Tensor::Empty({n, cols});
-  B().Gather(table.value().data(), cols, ids.data(), n, out.data());
+  B().Gather(table.value().ptr(), cols, device_ids.ptr(), n, out.ptr());
   auto tn = table.node();
-  return MakeResult(out, {table}, [tn, ids, cols, n](const Tensor& g) {
+  return MakeResult(out, {table}, [tn, device_ids, cols, n](const Tensor& g) {
     Tensor dt = Tensor::Zeros(tn->value.shape());
-    B().ScatterAdd(g.data(), cols, ids.data(), n, dt.data());
+    B().ScatterAdd(g.ptr(), cols, device_ids.ptr(), n, dt.ptr());
     AccumulateGrad(*tn, dt);
   });
 }
@@ -410,44 +390,28 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
   TVLAB_CHECK_EQ(logits.rank(), 2);
   const int64_t rows = logits.dim(0), cols = logits.dim(1);
   TVLAB_CHECK_EQ(rows, static_cast<int64_t>(targets.size()));
-  int64_t counted = 0;
   for (int32_t t : targets) {
     if (t == ignore_index) continue;
     TVLAB_CHECK(t >= 0 && t < cols) << "target " << t << " with " << cols << " classes";
-    ++counted;
   }
+  DeviceInts device_targets = DeviceInts::Upload(targets);
   Tensor loss_rows = Tensor::Empty({rows}), probs = Tensor::Empty({rows, cols});
-  B().CrossEntropy(logits.value().data(), targets.data(), rows, cols, ignore_index,
-                   label_smoothing, loss_rows.data(), probs.data());
-  double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r) total += loss_rows.data()[r];
-  const float denom = static_cast<float>(std::max<int64_t>(counted, 1));
-  Tensor loss = Tensor::Scalar(static_cast<float>(total / denom));
+  Tensor loss = Tensor::Empty({});
+  B().CrossEntropy(logits.value().ptr(), device_targets.ptr(), rows, cols, ignore_index,
+                   label_smoothing, loss_rows.ptr(), probs.ptr(), loss.ptr());
   auto ln = logits.node();
   return MakeResult(loss, {logits}, [=](const Tensor& g) {
     Tensor dl = Tensor::Empty({rows, cols});
-    B().CrossEntropyBackward(probs.data(), targets.data(), rows, cols, ignore_index,
-                             label_smoothing, g.item() / denom, dl.data());
+    B().CrossEntropyBackward(probs.ptr(), device_targets.ptr(), rows, cols, ignore_index,
+                             label_smoothing, g.ptr(), dl.ptr());
     AccumulateGrad(*ln, dl);
   });
 }
 
 Var Dropout(const Var& x, float p, const RngStream& stream) {
   if (p <= 0.0f) return x;
-  const int64_t n = x.value().numel();
-  // Each 32-bit draw decides two elements with 16 bits each: element i is
-  // dropped when its 16-bit value < round(p * 65536) (so p is exact to 1e-5)
-  // at half the Philox work.
-  std::vector<uint32_t> words((n + 1) / 2);
-  stream.Words(0, words.size(), words.data());
-  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
-  const float keep_scale = 1.0f / (1.0f - p);
   Tensor mask = Tensor::Empty(x.shape());
-  float* m = mask.data();
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t half = (words[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu;
-    m[i] = half < threshold ? 0.0f : keep_scale;
-  }
+  B().DropoutMask(stream, p, mask.ptr(), mask.numel());
   Tensor y = BinaryValue(BinaryOp::kMul, x.value(), mask);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, mask](const Tensor& g) {

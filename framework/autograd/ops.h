@@ -60,8 +60,9 @@ Var RepeatHeads(const Var& x, int64_t r);
 
 Var Sum(const Var& x);   // all elements -> scalar
 Var Mean(const Var& x);  // all elements -> scalar
-// Mean over the last dimension, keeping it as size 1.
-Var MeanLastDim(const Var& x);
+
+// Rows `rows` of x along dim 0 (beam search reordering caches): no gradient.
+Tensor GatherRows(const Tensor& x, const std::vector<int64_t>& rows);
 
 // table (V, C) gathered at ids (N of them) -> (N, C).
 Var Embedding(const Var& table, const std::vector<int32_t>& ids);

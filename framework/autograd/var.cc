@@ -43,8 +43,8 @@ void AccumulateGrad(Node& node, const Tensor& grad) {
     node.grad = grad.Clone();
     return;
   }
-  CurrentBackend().Binary(BinaryOp::kAdd, node.grad.data(), node.grad.shape(), grad.data(),
-                          grad.shape(), node.grad.data(), node.grad.shape());
+  CurrentBackend().Binary(BinaryOp::kAdd, node.grad.ptr(), node.grad.shape(), grad.ptr(),
+                          grad.shape(), node.grad.ptr(), node.grad.shape());
 }
 
 void Backward(const Var& root) {

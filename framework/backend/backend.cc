@@ -1,5 +1,7 @@
 #include "framework/backend/backend.h"
 
+#include <cstdlib>
+
 #include "framework/core/check.h"
 #include "framework/core/registry.h"
 
@@ -24,6 +26,113 @@ Active& ActiveBackend() {
 
 }  // namespace
 
+const char* KernelName(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::kGemm: return "Gemm";
+    case Kernel::kUnary: return "Unary";
+    case Kernel::kUnaryBackward: return "UnaryBackward";
+    case Kernel::kBinary: return "Binary";
+    case Kernel::kReduceSumTo: return "ReduceSumTo";
+    case Kernel::kSoftmax: return "Softmax";
+    case Kernel::kSoftmaxBackward: return "SoftmaxBackward";
+    case Kernel::kAttentionMaskBias: return "AttentionMaskBias";
+    case Kernel::kNormalize: return "Normalize";
+    case Kernel::kNormalizeBackward: return "NormalizeBackward";
+    case Kernel::kPermute: return "Permute";
+    case Kernel::kCopy2D: return "Copy2D";
+    case Kernel::kGather: return "Gather";
+    case Kernel::kScatterAdd: return "ScatterAdd";
+    case Kernel::kCrossEntropy: return "CrossEntropy";
+    case Kernel::kCrossEntropyBackward: return "CrossEntropyBackward";
+    case Kernel::kArgMaxRows: return "ArgMaxRows";
+    case Kernel::kDropoutMask: return "DropoutMask";
+    case Kernel::kSumSquares: return "SumSquares";
+    case Kernel::kAdamW: return "AdamW";
+    case Kernel::kNumKernels: break;
+  }
+  return "?";
+}
+
+std::vector<std::string> MissingKernels(const Backend& backend) {
+  std::vector<std::string> missing;
+  for (int k = 0; k < static_cast<int>(Kernel::kNumKernels); ++k)
+    if (!backend.Implements(static_cast<Kernel>(k)))
+      missing.push_back(KernelName(static_cast<Kernel>(k)));
+  return missing;
+}
+
+std::vector<std::string> CompleteBackends() {
+  std::vector<std::string> complete;
+  for (const std::string& name : RegisteredBackends()) {
+    auto made = MakeBackend(name);
+    if (made.ok() && MissingKernels(**made).empty()) complete.push_back(name);
+  }
+  return complete;
+}
+
+void Backend::Missing(Kernel kernel) const {
+  TVLAB_CHECK(false) << "backend " << name() << " does not implement kernel "
+                     << KernelName(kernel) << " (validation should have refused it)";
+  std::abort();
+}
+
+// Kernels a backend does not override.
+void Backend::Gemm(const GemmDesc&, const float*, const float*, float*) { Missing(Kernel::kGemm); }
+void Backend::Unary(UnaryOp, const float*, float*, int64_t) { Missing(Kernel::kUnary); }
+void Backend::UnaryBackward(UnaryOp, const float*, const float*, const float*, float*, int64_t) {
+  Missing(Kernel::kUnaryBackward);
+}
+void Backend::Binary(BinaryOp, const float*, const Shape&, const float*, const Shape&, float*,
+                     const Shape&) {
+  Missing(Kernel::kBinary);
+}
+void Backend::ReduceSumTo(const float*, const Shape&, float*, const Shape&) {
+  Missing(Kernel::kReduceSumTo);
+}
+void Backend::Softmax(const float*, float*, int64_t, int64_t) { Missing(Kernel::kSoftmax); }
+void Backend::SoftmaxBackward(const float*, const float*, float*, int64_t, int64_t) {
+  Missing(Kernel::kSoftmaxBackward);
+}
+void Backend::AttentionMaskBias(const AttentionMask&, int64_t, int64_t, float*) {
+  Missing(Kernel::kAttentionMaskBias);
+}
+void Backend::Normalize(const float*, const float*, const float*, float*, float*, float*, int64_t,
+                        int64_t, float, bool) {
+  Missing(Kernel::kNormalize);
+}
+void Backend::NormalizeBackward(const float*, const float*, const float*, const float*,
+                                const float*, float*, float*, float*, int64_t, int64_t, bool) {
+  Missing(Kernel::kNormalizeBackward);
+}
+void Backend::Permute(const float*, const Shape&, const std::vector<int>&, float*) {
+  Missing(Kernel::kPermute);
+}
+void Backend::Copy2D(const float*, int64_t, float*, int64_t, int64_t, int64_t) {
+  Missing(Kernel::kCopy2D);
+}
+void Backend::Gather(const float*, int64_t, const int32_t*, int64_t, float*) {
+  Missing(Kernel::kGather);
+}
+void Backend::ScatterAdd(const float*, int64_t, const int32_t*, int64_t, float*) {
+  Missing(Kernel::kScatterAdd);
+}
+void Backend::CrossEntropy(const float*, const int32_t*, int64_t, int64_t, int32_t, float, float*,
+                           float*, float*) {
+  Missing(Kernel::kCrossEntropy);
+}
+void Backend::CrossEntropyBackward(const float*, const int32_t*, int64_t, int64_t, int32_t, float,
+                                   const float*, float*) {
+  Missing(Kernel::kCrossEntropyBackward);
+}
+void Backend::ArgMaxRows(const float*, int64_t, int64_t, int32_t*) { Missing(Kernel::kArgMaxRows); }
+void Backend::DropoutMask(const RngStream&, float, float*, int64_t) {
+  Missing(Kernel::kDropoutMask);
+}
+void Backend::SumSquares(const float*, int64_t, double*) { Missing(Kernel::kSumSquares); }
+void Backend::AdamW(float*, const float*, float*, float*, int64_t, const AdamWHyper&) {
+  Missing(Kernel::kAdamW);
+}
+
 bool RegisterBackend(const std::string& name, BackendFactory factory) {
   return Backends().Register(name, factory);
 }
@@ -35,6 +144,15 @@ std::vector<std::string> UsableBackends() {
   for (const std::string& name : RegisteredBackends())
     if (MakeBackend(name).ok()) usable.push_back(name);
   return usable;
+}
+
+std::vector<std::string> HostBackends() {
+  std::vector<std::string> host;
+  for (const std::string& name : RegisteredBackends()) {
+    auto made = MakeBackend(name);
+    if (made.ok() && (*made)->device() == Device::kCpu) host.push_back(name);
+  }
+  return host;
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
@@ -51,6 +169,7 @@ absl::Status SetBackend(const std::string& name) {
   auto made = MakeBackend(name);
   if (!made.ok()) return made.status();
   ActiveBackend().backend = std::move(*made);
+  SetCurrentDevice(ActiveBackend().backend->device());
   return absl::OkStatus();
 }
 

@@ -4,7 +4,13 @@
 // The kernels the framework needs, behind one interface. `reference` is plain
 // loops and is the oracle every other backend is tested against
 // (backend_conformance_test.cc). All pointers are to contiguous row-major
-// float32 buffers that do not alias unless stated.
+// buffers on the backend's device() (Tensor::ptr(), DeviceInts::ptr()) that
+// do not alias unless stated; host code never dereferences them.
+//
+// No silent fallback: a backend declares the kernels it implements
+// (Implements); validation refuses a backend that lacks one the framework
+// needs, naming it (MissingKernels). A kernel that is not implemented stops
+// the process if it is called anyway.
 
 #include <cstdint>
 #include <memory>
@@ -13,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/backend/attention_mask.h"
+#include "framework/core/rng.h"
 #include "framework/tensor/tensor.h"
 
 namespace tvlab {
@@ -48,41 +55,70 @@ struct AdamWHyper {
   int64_t step;  // 1-based, for bias correction
 };
 
+// Every kernel of the interface, for declarations and messages.
+enum class Kernel {
+  kGemm,
+  kUnary,
+  kUnaryBackward,
+  kBinary,
+  kReduceSumTo,
+  kSoftmax,
+  kSoftmaxBackward,
+  kAttentionMaskBias,
+  kNormalize,
+  kNormalizeBackward,
+  kPermute,
+  kCopy2D,
+  kGather,
+  kScatterAdd,
+  kCrossEntropy,
+  kCrossEntropyBackward,
+  kArgMaxRows,
+  kDropoutMask,
+  kSumSquares,
+  kAdamW,
+  kNumKernels,
+};
+const char* KernelName(Kernel kernel);
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+  // Where this backend's buffers live; SetBackend makes it CurrentDevice().
+  virtual Device device() const { return Device::kCpu; }
+  virtual bool Implements(Kernel kernel) const = 0;
 
-  virtual void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) = 0;
+  virtual void Gemm(const GemmDesc& d, const float* a, const float* b, float* c);
 
   // y = f(x), n elements. x and y may alias.
-  virtual void Unary(UnaryOp op, const float* x, float* y, int64_t n) = 0;
+  virtual void Unary(UnaryOp op, const float* x, float* y, int64_t n);
   // dx = dy * f'(x), given x and y = f(x).
   virtual void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy,
-                             float* dx, int64_t n) = 0;
+                             float* dx, int64_t n);
 
   // out = a op b with NumPy broadcasting. Shapes are right-aligned; out_shape
   // is the broadcast shape.
   virtual void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
-                      const Shape& b_shape, float* out, const Shape& out_shape) = 0;
+                      const Shape& b_shape, float* out, const Shape& out_shape);
   // out = x summed over the dimensions in which out_shape broadcasts to
   // x_shape (the backward of broadcasting).
   virtual void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
-                           const Shape& out_shape) = 0;
+                           const Shape& out_shape);
 
   // Row-wise softmax over the last dimension. A row that is all -inf (every
   // key masked) yields zeros, not NaN.
-  virtual void Softmax(const float* x, float* y, int64_t rows, int64_t cols) = 0;
+  virtual void Softmax(const float* x, float* y, int64_t rows, int64_t cols);
   // dx = y * (dy - sum(dy * y)) per row.
   virtual void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
-                               int64_t cols) = 0;
+                               int64_t cols);
 
   // The additive bias of `mask` (attention_mask.h) for T queries and S keys:
   // out is (R, 1, T, S) with R = mask.key_lengths.size(), or 1 when empty;
   // 0 keeps a key, -inf hides it. The unfused attention path adds it to the
   // logits (broadcast over heads) before the softmax.
   virtual void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s,
-                                 float* out) = 0;
+                                 float* out);
 
   // y = (x - mean) * rstd * gamma + beta over the last dimension; gamma and
   // beta may be null (no affine / no bias). mean and rstd (rows) are saved
@@ -90,38 +126,66 @@ class Backend {
   // written as 0 and rstd = 1/sqrt(mean(x^2) + eps)).
   virtual void Normalize(const float* x, const float* gamma, const float* beta, float* y,
                          float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
-                         bool subtract_mean) = 0;
+                         bool subtract_mean);
   // dx from dy; dgamma and dbeta (if non-null) are accumulated (+=).
   virtual void NormalizeBackward(const float* x, const float* gamma, const float* mean,
                                  const float* rstd, const float* dy, float* dx, float* dgamma,
                                  float* dbeta, int64_t rows, int64_t cols,
-                                 bool subtract_mean) = 0;
+                                 bool subtract_mean);
 
   // y = x permuted: y.shape[i] = shape[perm[i]].
   virtual void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
-                       float* y) = 0;
+                       float* y);
+  // rows x cols block copy: dst[r * dst_stride + c] = src[r * src_stride + c]
+  // (slicing and concatenation; cudaMemcpy2D's shape). Strides in elements.
+  virtual void Copy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_stride,
+                      int64_t rows, int64_t cols);
 
   // out[i, :] = table[ids[i], :]; ids are in range (callers validate).
   virtual void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
-                      float* out) = 0;
+                      float* out);
   // d_table[ids[i], :] += d_out[i, :].
   virtual void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
-                          float* d_table) = 0;
+                          float* d_table);
 
   // Per-row cross-entropy with optional label smoothing; rows whose target is
   // ignore_index get loss 0. probs (rows, cols) is saved for the backward.
+  // mean_loss (one float) = the sum of the row losses (in double) divided by
+  // the number of counted rows (at least 1).
   virtual void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows,
                             int64_t cols, int32_t ignore_index, float label_smoothing,
-                            float* loss, float* probs) = 0;
-  // dlogits = scale * (probs - smoothed one-hot), zero rows for ignore_index.
+                            float* loss, float* probs, float* mean_loss);
+  // dlogits = dloss[0] / counted * (probs - smoothed one-hot), zero rows for
+  // ignore_index; dloss is the (device) gradient of mean_loss.
   virtual void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
                                     int64_t cols, int32_t ignore_index, float label_smoothing,
-                                    float scale, float* dlogits) = 0;
+                                    const float* dloss, float* dlogits);
+  // out[r] = the first index of the largest value of row r (accuracy counts,
+  // greedy decoding).
+  virtual void ArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out);
+
+  // Inverted-dropout mask: mask[i] = 0 with probability p, else 1 / (1 - p).
+  // A pure function of `stream` (Philox; every backend draws the same mask):
+  // 32-bit word w = stream.Words(i / 2) decides element i by its 16-bit half
+  // (i % 2): dropped when that half < round(p * 65536).
+  virtual void DropoutMask(const RngStream& stream, float p, float* mask, int64_t n);
+  // acc[0] += sum of x[i]^2 in double, in index order (global gradient norm).
+  virtual void SumSquares(const float* x, int64_t n, double* acc);
 
   // Decoupled weight decay Adam (Loshchilov & Hutter), as torch.optim.AdamW.
   virtual void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
-                     const AdamWHyper& h) = 0;
+                     const AdamWHyper& h);
+
+ protected:
+  // The body of every kernel a backend does not override: stops the process
+  // naming the backend and the kernel (validation should have refused it).
+  [[noreturn]] void Missing(Kernel kernel) const;
 };
+
+// The kernels `backend` does not implement, by name (empty when complete).
+std::vector<std::string> MissingKernels(const Backend& backend);
+// The usable backends that implement every kernel.
+std::vector<std::string> CompleteBackends();
 
 // The active backend: the one dispatch point for the device choice. Defaults
 // to "cpu_onednn" when linked in, else "reference".
@@ -133,6 +197,11 @@ std::vector<std::string> RegisteredBackends();
 // on a machine with a GPU). Tests run over these and skip the others,
 // saying so.
 std::vector<std::string> UsableBackends();
+// The usable backends whose buffers are host memory (cpu_onednn, reference).
+// The plugin conformance suites compare these kernel by kernel; device
+// backends run every plugin at model level instead
+// (tests/simulated_device_test.cc) and every op in autograd/ops_test.cc.
+std::vector<std::string> HostBackends();
 // Creates a fresh instance of a registered backend (tests compare two).
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name);
 

@@ -1,13 +1,24 @@
 #include "framework/backend/runtime_spec.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/backend/backend.h"
 
 namespace tvlab {
 
 void ValidateRuntimeSpec(const RuntimeSpec& runtime, Problems* p) {
   auto backend = MakeBackend(runtime.backend());
-  if (!backend.ok()) p->Add(absl::StrCat("runtime.backend: ", backend.status().message()));
+  if (!backend.ok()) {
+    p->Add(absl::StrCat("runtime.backend: ", backend.status().message()));
+  } else {
+    // No silent fallback: a backend that lacks a kernel is refused here.
+    const std::vector<std::string> missing = MissingKernels(**backend);
+    if (!missing.empty())
+      p->Add(absl::StrCat("runtime.backend: '", runtime.backend(),
+                          "' does not implement the kernels ", absl::StrJoin(missing, ", "),
+                          " that training needs; choose one of the complete backends (",
+                          absl::StrJoin(CompleteBackends(), ", "), ")"));
+  }
   p->RequirePositive("runtime.threads", runtime.threads(), "e.g. 1");
 }
 

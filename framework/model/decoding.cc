@@ -1,5 +1,7 @@
 #include "framework/model/decoding.h"
 
+#include "framework/backend/backend.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,7 +28,11 @@ Batch SourceBatch(const std::vector<int32_t>& source, int64_t rows) {
 // Log-softmax of row `row`'s last position of logits (B, T, V).
 std::vector<double> LastLogProbs(const Var& logits, int64_t row) {
   const int64_t t = logits.dim(1), v = logits.dim(2);
-  const float* l = logits.value().data() + (row * t + t - 1) * v;
+  // The one row of logits decoding needs, copied to the host (an edge).
+  Tensor last = Tensor::Empty({v});
+  CurrentBackend().Copy2D(logits.value().ptr() + (row * t + t - 1) * v, v, last.ptr(), v, 1, v);
+  const std::vector<float> host = last.ToVector();
+  const float* l = host.data();  // host: the std::vector copied from the device above
   double max = l[0];
   for (int64_t i = 1; i < v; ++i) max = std::max<double>(max, l[i]);
   double sum = 0;

@@ -66,12 +66,14 @@ class EncoderOnlyModel : public FamilyModel {
  private:
   // Mean of each row's real tokens: (B, T, C) -> (B, C).
   static Var MeanOverTokens(const Var& h, const Batch& batch) {
-    Tensor weights = Tensor::Zeros({batch.batch, 1, batch.length});  // (B, 1, T)
+    // Built from the batch's lengths on the host and copied over (an edge).
+    std::vector<float> weights(batch.batch * batch.length, 0.0f);  // (B, 1, T)
     for (int64_t r = 0; r < batch.batch; ++r) {
       int64_t n = batch.lengths.empty() ? batch.length : batch.lengths[r];
-      for (int64_t t = 0; t < n; ++t) weights.data()[r * batch.length + t] = 1.0f / n;
+      for (int64_t t = 0; t < n; ++t) weights[r * batch.length + t] = 1.0f / n;
     }
-    return Reshape(MatMul(Var(weights), h), {batch.batch, h.dim(2)});  // (B,1,T)x(B,T,C)
+    Var w(Tensor::FromVector({batch.batch, 1, batch.length}, weights));
+    return Reshape(MatMul(w, h), {batch.batch, h.dim(2)});  // (B,1,T)x(B,T,C)
   }
 
 

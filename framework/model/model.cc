@@ -50,12 +50,7 @@ void Model::SelectRows(DecodeState* state, const std::vector<int64_t>& rows) {
     if (c.length() > 0) c.SelectRows(rows);
   const int64_t n = static_cast<int64_t>(rows.size());
   if (state->memory.defined()) {
-    const int64_t s = state->memory.dim(1), c = state->memory.dim(2);
-    Tensor picked = Tensor::Empty({n, s, c});
-    for (int64_t i = 0; i < n; ++i)
-      std::copy(state->memory.value().data() + rows[i] * s * c,
-                state->memory.value().data() + (rows[i] + 1) * s * c, picked.data() + i * s * c);
-    state->memory = Var(picked);
+    state->memory = Var(GatherRows(state->memory.value(), rows));  // (n, S, C)
   }
   if (!state->source_lengths.empty()) {
     std::vector<int64_t> lengths;

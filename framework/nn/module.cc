@@ -58,16 +58,20 @@ void InitializeParameters(Module& root, uint64_t seed) {
     Module* m = stack.back();
     stack.pop_back();
     for (Module::Param& p : m->params_) {
+      // Drawn on the host (the same values on every backend) and copied onto
+      // the parameter's device: one of the framework's explicit edges.
       Tensor& t = p.var.mutable_value();
       RngStream rng(seed, RngPurpose::kInit, HashName(Join(m->path_, p.name)));
+      std::vector<float> values(t.numel());
       for (int64_t i = 0; i < t.numel(); ++i) {
         switch (p.init.kind) {
-          case Init::kZeros: t.data()[i] = 0.0f; break;
-          case Init::kOnes: t.data()[i] = 1.0f; break;
-          case Init::kUniform: t.data()[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
-          case Init::kNormal: t.data()[i] = p.init.scale * rng.Normal(i); break;
+          case Init::kZeros: values[i] = 0.0f; break;
+          case Init::kOnes: values[i] = 1.0f; break;
+          case Init::kUniform: values[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
+          case Init::kNormal: values[i] = p.init.scale * rng.Normal(i); break;
         }
       }
+      t = Tensor::FromVector(t.shape(), values, t.device());
     }
     for (auto& [name, child] : m->children_) stack.push_back(child.get());
   }

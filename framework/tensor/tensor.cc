@@ -27,30 +27,45 @@ Shape ContiguousStrides(const Shape& shape) {
   return strides;
 }
 
-Tensor Tensor::Zeros(const Shape& shape) { return Full(shape, 0.0f); }
-
-Tensor Tensor::Empty(const Shape& shape) {
+Tensor Tensor::Empty(const Shape& shape, Device device) {
   for (int64_t d : shape) TVLAB_CHECK(d >= 0) << "negative dimension in " << ShapeToString(shape);
   Tensor t;
-  // new float[n] leaves the values uninitialised (no zero-fill pass).
-  t.storage_ = std::shared_ptr<float[]>(new float[std::max<int64_t>(NumElements(shape), 1)]);
+  // From the device's caching allocator; the values are left as they are.
+  t.storage_ = std::make_shared<Buffer>(
+      device, sizeof(float) * static_cast<size_t>(std::max<int64_t>(NumElements(shape), 1)));
   t.shape_ = shape;
   t.strides_ = ContiguousStrides(shape);
   return t;
 }
 
-Tensor Tensor::Full(const Shape& shape, float value) {
-  Tensor t = Empty(shape);
+Tensor Tensor::Full(const Shape& shape, float value, Device device) {
+  Tensor t = Empty(shape, device);
   t.Fill(value);
   return t;
 }
 
-Tensor Tensor::FromVector(const Shape& shape, std::vector<float> values) {
+Tensor Tensor::FromVector(const Shape& shape, const std::vector<float>& values, Device device) {
   TVLAB_CHECK_EQ(NumElements(shape), static_cast<int64_t>(values.size()));
-  Tensor t = Empty(shape);
-  std::copy(values.begin(), values.end(), t.data());
+  Tensor t = Empty(shape, device);
+  AllocatorFor(device).memory().CopyFromHost(values.data(), t.ptr(),
+                                             values.size() * sizeof(float));
   return t;
 }
+
+Device Tensor::device() const {
+  TVLAB_CHECK(defined()) << "device() of an undefined tensor";
+  return storage_->device();
+}
+
+float* Tensor::data() {
+  TVLAB_CHECK(device() == Device::kCpu)
+      << "host access to a tensor of shape " << ShapeToString(shape_) << " on "
+      << DeviceName(device()) << ": device data is read through a backend kernel or an explicit "
+      << "copy (ToHost, ToVector, item)";
+  return ptr();
+}
+
+const float* Tensor::data() const { return const_cast<Tensor*>(this)->data(); }
 
 int64_t Tensor::dim(int64_t d) const {
   if (d < 0) d += rank();
@@ -60,12 +75,32 @@ int64_t Tensor::dim(int64_t d) const {
 
 float Tensor::item() const {
   TVLAB_CHECK_EQ(numel(), 1);
-  return data()[0];
+  float value;
+  AllocatorFor(device()).memory().CopyToHost(ptr(), &value, sizeof(float));
+  return value;
 }
 
 std::vector<float> Tensor::ToVector() const {
   TVLAB_CHECK(is_contiguous());
-  return std::vector<float>(data(), data() + numel());
+  std::vector<float> out(numel());
+  AllocatorFor(device()).memory().CopyToHost(ptr(), out.data(), out.size() * sizeof(float));
+  return out;
+}
+
+Tensor Tensor::To(Device target) const {
+  if (device() == target) return *this;
+  TVLAB_CHECK(is_contiguous());
+  Tensor t = Empty(shape_, target);
+  const size_t bytes = static_cast<size_t>(numel()) * sizeof(float);
+  if (target == Device::kCpu) {
+    AllocatorFor(device()).memory().CopyToHost(ptr(), t.ptr(), bytes);
+  } else if (device() == Device::kCpu) {
+    AllocatorFor(target).memory().CopyFromHost(ptr(), t.ptr(), bytes);
+  } else {  // device to device, through the host
+    std::vector<float> host = ToVector();
+    AllocatorFor(target).memory().CopyFromHost(host.data(), t.ptr(), bytes);
+  }
+  return t;
 }
 
 Tensor Tensor::Reshape(Shape shape) const {
@@ -89,11 +124,35 @@ Tensor Tensor::Reshape(Shape shape) const {
 
 Tensor Tensor::Clone() const {
   TVLAB_CHECK(is_contiguous());
-  Tensor t = Empty(shape_);
-  std::copy(data(), data() + numel(), t.data());
+  Tensor t = Empty(shape_, device());
+  AllocatorFor(device()).memory().CopyOnDevice(ptr(), t.ptr(),
+                                               static_cast<size_t>(numel()) * sizeof(float));
   return t;
 }
 
-void Tensor::Fill(float value) { std::fill(data(), data() + numel(), value); }
+void Tensor::Fill(float value) { AllocatorFor(device()).memory().Fill(ptr(), numel(), value); }
+
+DeviceInts DeviceInts::Empty(int64_t n, Device device) {
+  TVLAB_CHECK(n >= 0);
+  DeviceInts out;
+  out.n_ = n;
+  out.storage_ = std::make_shared<Buffer>(
+      device, sizeof(int32_t) * static_cast<size_t>(std::max<int64_t>(n, 1)));
+  return out;
+}
+
+DeviceInts DeviceInts::Upload(const std::vector<int32_t>& values, Device device) {
+  DeviceInts out = Empty(static_cast<int64_t>(values.size()), device);
+  AllocatorFor(device).memory().CopyFromHost(values.data(), out.ptr(),
+                                             values.size() * sizeof(int32_t));
+  return out;
+}
+
+std::vector<int32_t> DeviceInts::ToVector() const {
+  std::vector<int32_t> out(n_);
+  if (n_ > 0)
+    AllocatorFor(device()).memory().CopyToHost(ptr(), out.data(), out.size() * sizeof(int32_t));
+  return out;
+}
 
 }  // namespace tvlab

@@ -33,9 +33,9 @@ auto MakePlacement(const std::string& name, const Args& args) {
 
 Tensor RandomTensor(const Shape& shape, uint64_t salt, float lo, float hi) {
   RngStream rng(2024, RngPurpose::kInit, salt);
-  Tensor t = Tensor::Zeros(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = lo + (hi - lo) * rng.Uniform(i);
-  return t;
+  std::vector<float> values(NumElements(shape));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = lo + (hi - lo) * rng.Uniform(i);
+  return Tensor::FromVector(shape, values);  // on the current backend's device
 }
 
 Var RandomVar(const Shape& shape, uint64_t salt, float lo, float hi) {
@@ -101,8 +101,9 @@ SeedAttentionExample RunSeedAttentionExample(const std::string& score_name) {
 
 float MaxAbsDiff(const Tensor& a, const Tensor& b) {
   TVLAB_CHECK(a.shape() == b.shape()) << ShapeToString(a.shape()) << " vs " << ShapeToString(b.shape());
+  const std::vector<float> x = a.ToVector(), y = b.ToVector();  // from any device
   float m = 0.0f;
-  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.data()[i] - b.data()[i]));
+  for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(x[i] - y[i]));
   return m;
 }
 

@@ -35,8 +35,8 @@ void AdamW::Step(float lr) {
   for (Slot& s : slots_) {
     if (!s.param.grad().defined()) continue;
     h.weight_decay = s.decay ? spec_.weight_decay() : 0.0f;
-    CurrentBackend().AdamW(s.param.mutable_value().data(), s.param.grad().data(), s.m.data(),
-                           s.v.data(), s.m.numel(), h);
+    CurrentBackend().AdamW(s.param.mutable_value().ptr(), s.param.grad().ptr(), s.m.ptr(),
+                           s.v.ptr(), s.m.numel(), h);
   }
 }
 
@@ -48,21 +48,28 @@ double ClipGradNorm(const std::vector<std::pair<std::string, Var>>& params, doub
   const double norm = GlobalGradNorm(params);
   if (max_norm <= 0.0 || norm <= max_norm) return norm;
   const float scale = static_cast<float>(max_norm / (norm + 1e-6));  // as torch's clip_grad_norm_
+  const Tensor scale_t = Tensor::Scalar(scale);
   for (const auto& [name, var] : params) {
     if (!var.grad().defined()) continue;
     Tensor& g = const_cast<Var&>(var).mutable_grad();
-    for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] *= scale;
+    CurrentBackend().Binary(BinaryOp::kMul, g.ptr(), g.shape(), scale_t.ptr(), {}, g.ptr(),
+                            g.shape());
   }
   return norm;
 }
 
 double GlobalGradNorm(const std::vector<std::pair<std::string, Var>>& params) {
+  // One double accumulator on the device; one 8-byte copy back (the norm is
+  // logged and decides the clipping).
+  DeviceInts acc = DeviceInts::Empty(2);  // 8 bytes, used as one double
   double sum = 0.0;
+  AllocatorFor(acc.device()).memory().CopyFromHost(&sum, acc.ptr(), sizeof(double));
   for (const auto& [name, var] : params) {
     if (!var.grad().defined()) continue;
-    const float* g = var.grad().data();
-    for (int64_t i = 0; i < var.grad().numel(); ++i) sum += static_cast<double>(g[i]) * g[i];
+    CurrentBackend().SumSquares(var.grad().ptr(), var.grad().numel(),
+                                reinterpret_cast<double*>(acc.ptr()));
   }
+  AllocatorFor(acc.device()).memory().CopyToHost(acc.ptr(), &sum, sizeof(double));
   return std::sqrt(sum);
 }
 

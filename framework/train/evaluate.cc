@@ -1,5 +1,7 @@
 #include "framework/train/evaluate.h"
 
+#include "framework/backend/backend.h"
+
 #include <cmath>
 
 #include "framework/autograd/ops.h"
@@ -25,16 +27,16 @@ void TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, R
     // Mean over counted targets, re-weighted to a per-token sum.
     loss_sum += CrossEntropy(Reshape(logits, {b.batch * t, v}), b.targets, kIgnoreTarget).value().item() * counted;
     loss_tokens += counted;
-    const float* l = logits.value().data();
+    // Greedy predictions by a kernel; only the ids come back to the host.
+    DeviceInts predicted = DeviceInts::Empty(b.batch * t);
+    CurrentBackend().ArgMaxRows(logits.value().ptr(), b.batch * t, v, predicted.ptr());
+    const std::vector<int32_t> best_ids = predicted.ToVector();
     for (int64_t r = 0; r < b.batch; ++r) {
       bool all = true;
       for (int64_t p = 0; p < t; ++p) {
         const int64_t i = r * t + p;
         if (b.targets[i] == kIgnoreTarget) continue;
-        int64_t best = 0;  // greedy argmax
-        for (int64_t c = 1; c < v; ++c)
-          if (l[i * v + c] > l[i * v + best]) best = c;
-        const bool ok = best == b.targets[i];
+        const bool ok = best_ids[i] == b.targets[i];
         correct_tokens += ok;
         ++tokens;
         all = all && ok;

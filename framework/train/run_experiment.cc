@@ -32,6 +32,8 @@ RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& 
   metrics.set_steps(eval_only ? 0 : spec.train().steps());
   metrics.set_backend(spec.runtime().backend());
   metrics.set_threads(spec.runtime().threads());
+  metrics.set_peak_memory_bytes(
+      static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
   return metrics;
 }
 
@@ -43,6 +45,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     return absl::InvalidArgumentError("--eval_only needs --init_from with the weights to evaluate");
   }
   TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
+  AllocatorFor(CurrentDevice()).ResetPeak();
   omp_set_num_threads(spec.runtime().threads());
   RunDirectory dir(run_dir);
   TVLAB_RETURN_IF_ERROR(dir.Create());

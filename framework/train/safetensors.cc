@@ -42,7 +42,7 @@ absl::Status WriteSafetensors(const std::string& path,
     out.write(reinterpret_cast<const char*>(len), 8);
     out.write(header.data(), header.size());
     for (const auto& [name, var] : tensors) {
-      const Tensor& t = var.value();
+      const Tensor t = var.value().ToHost();  // an edge: device weights to the file
       out.write(reinterpret_cast<const char*>(t.data()), t.numel() * sizeof(float));
     }
     out.flush();
@@ -82,7 +82,7 @@ absl::StatusOr<std::map<std::string, Tensor>> ReadSafetensors(const std::string&
   TVLAB_ASSIGN_OR_RETURN(std::vector<Entry> entries, ParseHeader(header, size - 8 - header_len, path));
   std::map<std::string, Tensor> out;
   for (const Entry& e : entries) {
-    Tensor t = Tensor::Empty(e.shape);
+    Tensor t = Tensor::Empty(e.shape, Device::kCpu);  // read on the host, checked there
     in.seekg(static_cast<std::streamoff>(8 + header_len + e.begin));
     in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(e.end - e.begin));
     if (!in) return Bad(path, absl::StrCat("short read of tensor '", e.name, "' (did the file change?)"));
@@ -124,9 +124,11 @@ absl::Status AssignByName(const std::map<std::string, Tensor>& tensors,
                           const std::string& source) {
   TVLAB_RETURN_IF_ERROR(CheckMatches(tensors, params, source));
   for (const auto& [name, var] : params) {
-    const Tensor& src = tensors.at(name);
+    const Tensor src = tensors.at(name).ToHost();
     Tensor& dst = const_cast<Var&>(var).mutable_value();
-    std::copy(src.data(), src.data() + src.numel(), dst.data());
+    // Into the parameter's own storage, wherever it lives (an edge).
+    AllocatorFor(dst.device()).memory().CopyFromHost(src.data(), dst.ptr(),
+                                                     src.numel() * sizeof(float));
   }
   return absl::OkStatus();
 }

@@ -171,7 +171,7 @@ absl::StatusOr<std::map<std::string, Tensor>> ParseSafetensors(const char* data,
                          ParseHeader(std::string(data + 8, header_len), size - 8 - header_len, source));
   std::map<std::string, Tensor> out;
   for (const Entry& e : entries) {
-    Tensor t = Tensor::Empty(e.shape);
+    Tensor t = Tensor::Empty(e.shape, Device::kCpu);  // parsed and checked on the host
     if (e.end > e.begin) std::memcpy(t.data(), body + e.begin, e.end - e.begin);
     TVLAB_RETURN_IF_ERROR(CheckFinite(t, e.name, source));
     out.emplace(e.name, std::move(t));

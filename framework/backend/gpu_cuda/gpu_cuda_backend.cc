@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/backend/gpu_cuda/adamw_kernel.h"
+#include "framework/backend/gpu_cuda/fill_kernel.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -18,24 +19,36 @@ namespace {
     TVLAB_CHECK(err == cudaSuccess) << #expr << ": " << cudaGetErrorString(err);    \
   } while (0)
 
-// A device copy of a host buffer, copied back on request.
-class DeviceBuffer {
+// cudaMalloc'd memory for the caching allocator.
+class CudaMemory : public DeviceMemory {
  public:
-  DeviceBuffer(const float* host, int64_t n) : n_(n) {
-    TVLAB_CUDA_CHECK(cudaMalloc(&ptr_, std::max<int64_t>(n, 1) * sizeof(float)));
-    if (host != nullptr)
-      TVLAB_CUDA_CHECK(cudaMemcpy(ptr_, host, n * sizeof(float), cudaMemcpyHostToDevice));
+  Device device() const override { return Device::kCuda; }
+  void* Allocate(size_t bytes) override {
+    void* ptr = nullptr;
+    if (cudaMalloc(&ptr, bytes) != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky out-of-memory error
+      return nullptr;
+    }
+    return ptr;
   }
-  ~DeviceBuffer() { cudaFree(ptr_); }
-  void CopyTo(float* host) const {
-    TVLAB_CUDA_CHECK(cudaMemcpy(host, ptr_, n_ * sizeof(float), cudaMemcpyDeviceToHost));
+  void Free(void* ptr, size_t) override { TVLAB_CUDA_CHECK(cudaFree(ptr)); }
+  void CopyToHost(const void* src, void* dst, size_t bytes) override {
+    if (bytes) TVLAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
   }
-  float* get() { return ptr_; }
-
- private:
-  float* ptr_ = nullptr;
-  int64_t n_;
+  void CopyFromHost(const void* src, void* dst, size_t bytes) override {
+    if (bytes) TVLAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  }
+  void CopyOnDevice(const void* src, void* dst, size_t bytes) override {
+    if (bytes) TVLAB_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
+  }
+  void Fill(float* dst, int64_t n, float value) override {
+    const int err = LaunchFill(dst, n, value);
+    TVLAB_CHECK(err == 0) << "fill kernel: " << cudaGetErrorString(static_cast<cudaError_t>(err));
+  }
 };
+
+// Registered at start-up; nothing touches the driver until a tensor is made.
+const bool kMemoryRegistered = RegisterDeviceMemory(std::make_unique<CudaMemory>());
 
 }  // namespace
 
@@ -64,10 +77,6 @@ GpuCudaBackend::GpuCudaBackend() {
 GpuCudaBackend::~GpuCudaBackend() { cublasDestroy(static_cast<cublasHandle_t>(cublas_)); }
 
 void GpuCudaBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
-  const int64_t a_n = d.stride_a == 0 ? d.m * d.k : d.batch * d.stride_a;
-  const int64_t b_n = d.stride_b == 0 ? d.k * d.n : d.batch * d.stride_b;
-  const int64_t c_n = d.batch * d.stride_c;
-  DeviceBuffer da(a, a_n), db(b, b_n), dc(d.beta != 0.0f ? c : nullptr, c_n);
   // cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T,
   // so pass B first and swap m and n.
   const cublasOperation_t op_b = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -76,24 +85,19 @@ void GpuCudaBackend::Gemm(const GemmDesc& d, const float* a, const float* b, flo
   const int lda = static_cast<int>(d.trans_a ? d.m : d.k);
   cublasStatus_t status = cublasSgemmStridedBatched(
       static_cast<cublasHandle_t>(cublas_), op_b, op_a, static_cast<int>(d.n),
-      static_cast<int>(d.m), static_cast<int>(d.k), &d.alpha, db.get(), ldb, d.stride_b,
-      da.get(), lda, d.stride_a, &d.beta, dc.get(), static_cast<int>(d.n), d.stride_c,
+      static_cast<int>(d.m), static_cast<int>(d.k), &d.alpha, b, ldb, d.stride_b, a,
+      lda, d.stride_a, &d.beta, c, static_cast<int>(d.n), d.stride_c,
       static_cast<int>(d.batch));
   TVLAB_CHECK(status == CUBLAS_STATUS_SUCCESS) << "cublasSgemmStridedBatched: " << status;
-  dc.CopyTo(c);
 }
 
 void GpuCudaBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
                            const AdamWHyper& h) {
-  DeviceBuffer dp(param, n), dg(grad, n), dm(m, n), dv(v, n);
   const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.step));
   const float bc2 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta2), h.step));
-  int err = LaunchAdamW(dp.get(), dg.get(), dm.get(), dv.get(), n, h.lr, h.beta1, h.beta2, h.eps,
+  int err = LaunchAdamW(param, grad, m, v, n, h.lr, h.beta1, h.beta2, h.eps,
                         h.weight_decay, bc1, std::sqrt(bc2));
   TVLAB_CHECK(err == 0) << "AdamW kernel launch: " << cudaGetErrorString(static_cast<cudaError_t>(err));
-  dp.CopyTo(param);
-  dm.CopyTo(m);
-  dv.CopyTo(v);
 }
 
 namespace {

@@ -1,7 +1,9 @@
 // The GPU backend against the reference backend. Built only with
 // --config=cuda; skips when the machine has no usable GPU.
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "framework/backend/backend.h"
 #include "framework/backend/gpu_cuda/gpu_cuda_backend.h"
@@ -37,22 +39,46 @@ TEST_F(GpuCuda, GemmMatchesReferenceForAllTransposes) {
       d.stride_a = d.m * d.k, d.stride_b = d.k * d.n, d.stride_c = d.m * d.n;
       d.alpha = 0.5f, d.beta = 1.0f;
       auto a = Random(d.batch * d.m * d.k, 1), b = Random(d.batch * d.k * d.n, 2);
-      auto c0 = Random(d.batch * d.m * d.n, 3), c1 = c0;
-      gpu_->Gemm(d, a.data(), b.data(), c0.data());
+      auto c1 = Random(d.batch * d.m * d.n, 3);
+      // Operands on the GPU (explicit copies); the reference works on the host.
+      Tensor ga = Tensor::FromVector({d.batch * d.m * d.k}, a, Device::kCuda);
+      Tensor gb = Tensor::FromVector({d.batch * d.k * d.n}, b, Device::kCuda);
+      Tensor gc = Tensor::FromVector({d.batch * d.m * d.n}, c1, Device::kCuda);
+      gpu_->Gemm(d, ga.ptr(), gb.ptr(), gc.ptr());
       ref_->Gemm(d, a.data(), b.data(), c1.data());
+      const std::vector<float> c0 = gc.ToVector();
       for (size_t i = 0; i < c0.size(); ++i) ASSERT_NEAR(c0[i], c1[i], 1e-4) << ta << tb << " " << i;
     }
 }
 
 TEST_F(GpuCuda, AdamWMatchesReference) {
-  auto p0 = Random(1000, 4), g = Random(1000, 5), p1 = p0;
-  std::vector<float> m0(1000, 0.f), v0(1000, 0.f), m1 = m0, v1 = v0;
+  auto p1 = Random(1000, 4), g = Random(1000, 5);
+  std::vector<float> m1(1000, 0.f), v1(1000, 0.f);
+  Tensor gp = Tensor::FromVector({1000}, p1, Device::kCuda);
+  Tensor gg = Tensor::FromVector({1000}, g, Device::kCuda);
+  Tensor gm = Tensor::Zeros({1000}, Device::kCuda), gv = Tensor::Zeros({1000}, Device::kCuda);
   for (int64_t step = 1; step <= 3; ++step) {
     AdamWHyper h{1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, step};
-    gpu_->AdamW(p0.data(), g.data(), m0.data(), v0.data(), 1000, h);
+    gpu_->AdamW(gp.ptr(), gg.ptr(), gm.ptr(), gv.ptr(), 1000, h);
     ref_->AdamW(p1.data(), g.data(), m1.data(), v1.data(), 1000, h);
   }
+  const std::vector<float> p0 = gp.ToVector();
   for (int i = 0; i < 1000; ++i) ASSERT_NEAR(p0[i], p1[i], 1e-6) << i;
+}
+
+TEST_F(GpuCuda, DeclaresOnlyItsKernelsSoValidationRefusesIncompleteUse) {
+  const std::vector<std::string> missing = MissingKernels(*gpu_);
+  EXPECT_FALSE(missing.empty());
+  EXPECT_EQ(std::count(missing.begin(), missing.end(), "Gemm"), 0);
+  EXPECT_EQ(std::count(missing.begin(), missing.end(), "Softmax"), 1);
+}
+
+TEST_F(GpuCuda, CachingAllocatorReusesDeviceBlocks) {
+  CachingAllocator& cuda = AllocatorFor(Device::kCuda);
+  const int64_t before = cuda.Stats().system_allocations;
+  for (int i = 0; i < 4; ++i) Tensor t = Tensor::Full({4096}, 1.5f, Device::kCuda);
+  EXPECT_LE(cuda.Stats().system_allocations - before, 1);
+  EXPECT_EQ(Tensor::Full({3}, 2.5f, Device::kCuda).ToVector(), (std::vector<float>{2.5f, 2.5f, 2.5f}));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #include "framework/backend/reference/reference_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "framework/core/check.h"
 
@@ -293,8 +295,10 @@ void ReferenceBackend::ScatterAdd(const float* d_out, int64_t cols, const int32_
 
 void ReferenceBackend::CrossEntropy(const float* logits, const int32_t* targets, int64_t rows,
                                     int64_t cols, int32_t ignore_index, float label_smoothing,
-                                    float* loss, float* probs) {
+                                    float* loss, float* probs, float* mean_loss) {
   Softmax(logits, probs, rows, cols);
+  int64_t counted = 0;
+  double total = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
     if (targets[r] == ignore_index) {
       loss[r] = 0.0f;
@@ -312,12 +316,27 @@ void ReferenceBackend::CrossEntropy(const float* logits, const int32_t* targets,
     for (int64_t c = 0; c < cols; ++c) mean_nll += log_z - lr[c];
     mean_nll /= cols;
     loss[r] = static_cast<float>((1.0 - label_smoothing) * nll + label_smoothing * mean_nll);
+    ++counted;
   }
+  for (int64_t r = 0; r < rows; ++r) total += loss[r];
+  const float denom = static_cast<float>(std::max<int64_t>(counted, 1));
+  *mean_loss = static_cast<float>(total / denom);
 }
+
+namespace {
+int64_t CountedRows(const int32_t* targets, int64_t rows, int32_t ignore_index) {
+  int64_t counted = 0;
+  for (int64_t r = 0; r < rows; ++r) counted += targets[r] != ignore_index;
+  return counted;
+}
+}  // namespace
 
 void ReferenceBackend::CrossEntropyBackward(const float* probs, const int32_t* targets,
                                             int64_t rows, int64_t cols, int32_t ignore_index,
-                                            float label_smoothing, float scale, float* dlogits) {
+                                            float label_smoothing, const float* dloss,
+                                            float* dlogits) {
+  const float scale =
+      dloss[0] / static_cast<float>(std::max<int64_t>(CountedRows(targets, rows, ignore_index), 1));
   for (int64_t r = 0; r < rows; ++r) {
     float* dr = dlogits + r * cols;
     if (targets[r] == ignore_index) {
@@ -329,6 +348,39 @@ void ReferenceBackend::CrossEntropyBackward(const float* probs, const int32_t* t
       dr[c] = scale * (probs[r * cols + c] - target);
     }
   }
+}
+
+void ReferenceBackend::ArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    int64_t best = 0;
+    for (int64_t c = 1; c < cols; ++c)
+      if (xr[c] > xr[best]) best = c;
+    out[r] = static_cast<int32_t>(best);
+  }
+}
+
+void ReferenceBackend::DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) {
+  std::vector<uint32_t> words((n + 1) / 2);
+  stream.Words(0, words.size(), words.data());
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t half = (words[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu;
+    mask[i] = half < threshold ? 0.0f : keep_scale;
+  }
+}
+
+void ReferenceBackend::SumSquares(const float* x, int64_t n, double* acc) {
+  double sum = *acc;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+  *acc = sum;
+}
+
+void ReferenceBackend::Copy2D(const float* src, int64_t src_stride, float* dst,
+                              int64_t dst_stride, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy(src + r * src_stride, src + r * src_stride + cols, dst + r * dst_stride);
 }
 
 void ReferenceBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,

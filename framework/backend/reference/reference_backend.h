@@ -12,6 +12,7 @@ namespace tvlab {
 class ReferenceBackend : public Backend {
  public:
   std::string name() const override { return "reference"; }
+  bool Implements(Kernel) const override { return true; }
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
   void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
@@ -32,16 +33,21 @@ class ReferenceBackend : public Backend {
                          float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
   void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
                float* y) override;
+  void Copy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,
+              int64_t cols) override;
   void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
               float* out) override;
   void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
                   float* d_table) override;
   void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
                     int32_t ignore_index, float label_smoothing, float* loss,
-                    float* probs) override;
+                    float* probs, float* mean_loss) override;
   void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
                             int64_t cols, int32_t ignore_index, float label_smoothing,
-                            float scale, float* dlogits) override;
+                            const float* dloss, float* dlogits) override;
+  void ArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out) override;
+  void DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) override;
+  void SumSquares(const float* x, int64_t n, double* acc) override;
   void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
              const AdamWHyper& h) override;
 };

@@ -55,13 +55,14 @@ class Alibi : public PositionEncoding {
   // -> (1, H, T, S) for queries at [q_offset, q_offset + T) and keys at [0, S).
   Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const override {
     const std::vector<double> slopes = Slopes(num_heads, max_bias_);
-    Tensor bias = Tensor::Zeros({1, num_heads, t, s});
+    // Computed on the host and copied to the device (GPU part 2 computes it
+    // inside the fused attention kernel).
+    std::vector<float> bias(num_heads * t * s);  // (1, H, T, S)
     for (int64_t h = 0; h < num_heads; ++h)
       for (int64_t i = 0; i < t; ++i)
         for (int64_t j = 0; j < s; ++j)
-          bias.data()[(h * t + i) * s + j] =
-              static_cast<float>(-slopes[h] * std::llabs(q_offset + i - j));
-    return Var(bias);
+          bias[(h * t + i) * s + j] = static_cast<float>(-slopes[h] * std::llabs(q_offset + i - j));
+    return Var(Tensor::FromVector({1, num_heads, t, s}, bias));
   }
 
  private:

@@ -52,15 +52,19 @@ class Rope : public PositionEncoding {
     const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
     TVLAB_CHECK(d % 2 == 0) << "rope needs an even last dimension, got " << d
                             << " (the plugin using rope must validate this)";
-    Tensor cos = Tensor::Zeros({t, half}), sin = Tensor::Zeros({t, half});  // (T, D/2)
+    // The cos/sin tables are computed on the host and copied to the device
+    // (GPU part 2 moves the rotation into the fused attention kernel).
+    std::vector<float> cos_host(t * half), sin_host(t * half);  // (T, D/2)
     for (int64_t p = 0; p < t; ++p)
       for (int64_t i = 0; i < half; ++i) {
         // In double: positions reach thousands and float angles would drift.
         double angle = static_cast<double>(offset + p) *
                        std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-        cos.data()[p * half + i] = static_cast<float>(std::cos(angle));
-        sin.data()[p * half + i] = static_cast<float>(std::sin(angle));
+        cos_host[p * half + i] = static_cast<float>(std::cos(angle));
+        sin_host[p * half + i] = static_cast<float>(std::sin(angle));
       }
+    Tensor cos = Tensor::FromVector({t, half}, cos_host);
+    Tensor sin = Tensor::FromVector({t, half}, sin_host);
     if (interleaved_) {
       Shape pairs = qk.shape();
       pairs.back() = half;

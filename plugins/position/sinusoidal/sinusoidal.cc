@@ -39,16 +39,17 @@ class Sinusoidal : public PositionEncoding {
 
   // (T, C) table for positions [offset, offset + T).
   Tensor Table(int64_t offset, int64_t t) const {
-    Tensor table = Tensor::Zeros({t, d_model_});
+    // Computed on the host and copied to the device.
+    std::vector<float> table(t * d_model_, 0.0f);
     for (int64_t p = 0; p < t; ++p) {
       for (int64_t i = 0; i < d_model_; i += 2) {
         double angle = static_cast<double>(offset + p) /
                        std::pow(static_cast<double>(base_), static_cast<double>(i) / d_model_);
-        table.data()[p * d_model_ + i] = static_cast<float>(std::sin(angle));
-        table.data()[p * d_model_ + i + 1] = static_cast<float>(std::cos(angle));
+        table[p * d_model_ + i] = static_cast<float>(std::sin(angle));
+        table[p * d_model_ + i + 1] = static_cast<float>(std::cos(angle));
       }
     }
-    return table;
+    return Tensor::FromVector({t, d_model_}, table);
   }
 
   Var AddToEmbeddings(const Var& x, int64_t offset) const override {

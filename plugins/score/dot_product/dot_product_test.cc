@@ -23,7 +23,7 @@ TEST(DotProduct, LogitsAreUnscaledDotProducts) {
 }
 
 TEST(DotProduct, ReproducesTheSeedsExampleWithoutScaling) {
-  for (const std::string& backend : UsableBackends()) {
+  for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
     SeedAttentionExample ex = RunSeedAttentionExample("dot_product");
     const std::vector<float>& w = ex.weights;  // (1, 1, 3, 3)

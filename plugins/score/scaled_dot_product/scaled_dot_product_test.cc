@@ -9,7 +9,7 @@ namespace tvlab {
 namespace {
 
 TEST(ScaledDotProduct, ReproducesTheSeedsWorkedCausalExample) {
-  for (const std::string& backend : UsableBackends()) {
+  for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
     SeedAttentionExample ex = RunSeedAttentionExample("scaled_dot_product");
     const std::vector<float>& w = ex.weights;  // (1, 1, 3, 3)

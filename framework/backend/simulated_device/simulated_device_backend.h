@@ -1,0 +1,77 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_SIMULATED_DEVICE_SIMULATED_DEVICE_BACKEND_H_
+#define TVLAB_FRAMEWORK_BACKEND_SIMULATED_DEVICE_SIMULATED_DEVICE_BACKEND_H_
+
+// `simulated_device`: a device backend that runs on any machine. Its kernels
+// are the reference kernels, so its numbers are bitwise those of `reference`;
+// its buffers live in host RAM but are handed out as device pointers that the
+// host cannot dereference (the address with bit 62 set: a non-canonical
+// x86-64 / AArch64 address, so a read faults at once). Only this backend's
+// kernels and copies translate them back. Any framework code that reads
+// device data behind the backend's back therefore crashes loudly here,
+// exactly where it would read garbage on a GPU; Tensor::data() on such a
+// tensor stops with a message first. Every model-level test runs on it
+// (tests/simulated_device_test.cc).
+
+#include <cstdint>
+
+#include "framework/backend/reference/reference_backend.h"
+
+namespace tvlab {
+
+// Device pointers of the simulated device.
+constexpr uintptr_t kSimulatedDeviceTag = uintptr_t{1} << 62;
+inline bool IsSimulatedDevicePointer(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & kSimulatedDeviceTag) != 0;
+}
+
+class SimulatedDeviceBackend : public Backend {
+ public:
+  std::string name() const override { return "simulated_device"; }
+  Device device() const override { return Device::kSimulated; }
+  bool Implements(Kernel kernel) const override { return ref_.Implements(kernel); }
+
+  void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+  void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
+  void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
+                     int64_t n) override;
+  void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
+              const Shape& b_shape, float* out, const Shape& out_shape) override;
+  void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
+                   const Shape& out_shape) override;
+  void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
+  void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                       int64_t cols) override;
+  void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s, float* out) override;
+  void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                 float* rstd, int64_t rows, int64_t cols, float eps,
+                 bool subtract_mean) override;
+  void NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                         const float* rstd, const float* dy, float* dx, float* dgamma,
+                         float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
+  void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+               float* y) override;
+  void Copy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,
+              int64_t cols) override;
+  void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
+              float* out) override;
+  void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
+                  float* d_table) override;
+  void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
+                    int32_t ignore_index, float label_smoothing, float* loss, float* probs,
+                    float* mean_loss) override;
+  void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
+                            int64_t cols, int32_t ignore_index, float label_smoothing,
+                            const float* dloss, float* dlogits) override;
+  void ArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out) override;
+  void DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) override;
+  void SumSquares(const float* x, int64_t n, double* acc) override;
+  void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+             const AdamWHyper& h) override;
+
+ private:
+  ReferenceBackend ref_;  // computes on the host addresses behind the device pointers
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_SIMULATED_DEVICE_SIMULATED_DEVICE_BACKEND_H_

@@ -1,0 +1,194 @@
+#include "framework/tensor/device_memory.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/core/check.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TVLAB_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define TVLAB_ASAN 1
+#endif
+#ifdef TVLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
+namespace tvlab {
+namespace {
+
+// Host memory: 64-byte aligned (a cache line; AVX-512 loads).
+class HostMemory : public DeviceMemory {
+ public:
+  Device device() const override { return Device::kCpu; }
+  void* Allocate(size_t bytes) override { return std::aligned_alloc(64, bytes); }
+  void Free(void* ptr, size_t) override { std::free(ptr); }
+  void CopyToHost(const void* src, void* dst, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void CopyFromHost(const void* src, void* dst, size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void CopyOnDevice(const void* src, void* dst, size_t bytes) override {
+    if (bytes) std::memmove(dst, src, bytes);
+  }
+  void Fill(float* dst, int64_t n, float value) override { std::fill(dst, dst + n, value); }
+};
+
+constexpr int kNumDevices = 3;
+
+struct DeviceTable {
+  std::mutex mu;
+  std::array<std::unique_ptr<CachingAllocator>, kNumDevices> allocators;
+  Device current = Device::kCpu;
+};
+
+DeviceTable& Table() {
+  static auto* table = [] {
+    auto* t = new DeviceTable();
+    t->allocators[static_cast<int>(Device::kCpu)] =
+        std::make_unique<CachingAllocator>(std::make_unique<HostMemory>());
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+const char* DeviceName(Device device) {
+  switch (device) {
+    case Device::kCpu: return "cpu";
+    case Device::kSimulated: return "simulated_device";
+    case Device::kCuda: return "cuda";
+  }
+  return "?";
+}
+
+struct CachingAllocator::State {
+  mutable std::mutex mu;
+  std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size class
+  AllocatorStats stats;
+};
+
+CachingAllocator::CachingAllocator(std::unique_ptr<DeviceMemory> memory)
+    : memory_(std::move(memory)), state_(std::make_unique<State>()) {}
+
+CachingAllocator::~CachingAllocator() { EmptyCache(); }
+
+size_t CachingAllocator::RoundSize(size_t bytes) {
+  constexpr size_t kMin = 512;
+  if (bytes <= kMin) return kMin;
+  size_t top = size_t{1} << (63 - __builtin_clzll(bytes));  // largest power of 2 <= bytes
+  size_t step = std::max(kMin, top / 8);
+  return (bytes + step - 1) / step * step;
+}
+
+void* CachingAllocator::Allocate(size_t bytes, size_t* rounded) {
+  *rounded = RoundSize(bytes);
+  std::lock_guard<std::mutex> lock(state_->mu);
+  AllocatorStats& s = state_->stats;
+  void* ptr = nullptr;
+  auto it = state_->free_blocks.find(*rounded);
+  if (it != state_->free_blocks.end() && !it->second.empty()) {
+    ptr = it->second.back();
+    it->second.pop_back();
+    s.cached_bytes -= static_cast<int64_t>(*rounded);
+    ++s.cache_hits;
+#ifdef TVLAB_ASAN
+    if (memory_->device() == Device::kCpu) ASAN_UNPOISON_MEMORY_REGION(ptr, *rounded);
+#endif
+  } else {
+    ptr = memory_->Allocate(*rounded);
+    if (ptr == nullptr) {  // give the cache back and try once more
+      for (auto& [size, blocks] : state_->free_blocks)
+        for (void* b : blocks) memory_->Free(b, size);
+      state_->free_blocks.clear();
+      s.cached_bytes = 0;
+      ptr = memory_->Allocate(*rounded);
+    }
+    TVLAB_CHECK(ptr != nullptr) << "out of " << DeviceName(memory_->device()) << " memory: "
+                                << *rounded << " bytes requested with " << s.in_use_bytes
+                                << " in use";
+    ++s.system_allocations;
+  }
+  s.in_use_bytes += static_cast<int64_t>(*rounded);
+  s.peak_in_use_bytes = std::max(s.peak_in_use_bytes, s.in_use_bytes);
+  return ptr;
+}
+
+void CachingAllocator::Release(void* ptr, size_t rounded) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+#ifdef TVLAB_ASAN
+  // A read of a freed tensor is then an ASan report, as without the cache.
+  if (memory_->device() == Device::kCpu) ASAN_POISON_MEMORY_REGION(ptr, rounded);
+#endif
+  state_->free_blocks[rounded].push_back(ptr);
+  state_->stats.in_use_bytes -= static_cast<int64_t>(rounded);
+  state_->stats.cached_bytes += static_cast<int64_t>(rounded);
+}
+
+void CachingAllocator::EmptyCache() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  for (auto& [size, blocks] : state_->free_blocks)
+    for (void* b : blocks) {
+#ifdef TVLAB_ASAN
+      if (memory_->device() == Device::kCpu) ASAN_UNPOISON_MEMORY_REGION(b, size);
+#endif
+      memory_->Free(b, size);
+    }
+  state_->free_blocks.clear();
+  state_->stats.cached_bytes = 0;
+}
+
+AllocatorStats CachingAllocator::Stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stats;
+}
+
+void CachingAllocator::ResetPeak() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->stats.peak_in_use_bytes = state_->stats.in_use_bytes;
+}
+
+bool RegisterDeviceMemory(std::unique_ptr<DeviceMemory> memory) {
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto& slot = t.allocators[static_cast<int>(memory->device())];
+  if (slot) return false;
+  slot = std::make_unique<CachingAllocator>(std::move(memory));
+  return true;
+}
+
+bool HasDeviceMemory(Device device) {
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.allocators[static_cast<int>(device)] != nullptr;
+}
+
+CachingAllocator& AllocatorFor(Device device) {
+  DeviceTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto& slot = t.allocators[static_cast<int>(device)];
+  TVLAB_CHECK(slot != nullptr) << "no memory registered for device " << DeviceName(device)
+                               << " (its backend is not linked into this binary)";
+  return *slot;
+}
+
+Device CurrentDevice() { return Table().current; }
+void SetCurrentDevice(Device device) { Table().current = device; }
+
+Buffer::Buffer(Device device, size_t bytes) : device_(device), bytes_(bytes) {
+  ptr_ = AllocatorFor(device).Allocate(bytes, &rounded_);
+}
+
+Buffer::~Buffer() { AllocatorFor(device_).Release(ptr_, rounded_); }
+
+}  // namespace tvlab

@@ -1,0 +1,123 @@
+#ifndef TVLAB_FRAMEWORK_TENSOR_DEVICE_MEMORY_H_
+#define TVLAB_FRAMEWORK_TENSOR_DEVICE_MEMORY_H_
+
+// Where tensor storage lives, and the raw memory operations of each place.
+//
+// Every tensor buffer belongs to one device's allocator. Host code may read a
+// buffer only when it lives on the host (Tensor::data() checks); data moves
+// between host and device only through the explicit copies below
+// (Tensor::ToHost, Tensor::FromVector, Tensor::ToVector, DeviceInts), which
+// the framework calls at its edges: loading batches, initialising and
+// checkpointing parameters, reading losses and metrics, decoding output.
+// docs/architecture.md lists those edges.
+//
+// A backend whose kernels run on another device registers that device's
+// DeviceMemory once (RegisterDeviceMemory); the host's is built in. Every
+// device gets a caching allocator on top (CachingAllocator), so steady-state
+// training allocates nothing from the system.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tvlab {
+
+enum class Device {
+  kCpu,        // host memory; host code may read it
+  kSimulated,  // the simulated device (backend simulated_device): host RAM behind
+               // pointers the host cannot dereference
+  kCuda,       // CUDA device memory
+};
+const char* DeviceName(Device device);
+
+// Raw, uncached memory of one device. Pointers it returns are opaque to host
+// code unless device() is kCpu. Copies and fills are synchronous.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual Device device() const = 0;
+  // Null when the device is out of memory.
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* ptr, size_t bytes) = 0;
+  virtual void CopyToHost(const void* src, void* host_dst, size_t bytes) = 0;
+  virtual void CopyFromHost(const void* host_src, void* dst, size_t bytes) = 0;
+  virtual void CopyOnDevice(const void* src, void* dst, size_t bytes) = 0;
+  virtual void Fill(float* dst, int64_t n, float value) = 0;
+};
+
+// Byte counts of one device's caching allocator (metrics.json reports them).
+struct AllocatorStats {
+  int64_t in_use_bytes = 0;       // held by live tensors (rounded sizes)
+  int64_t peak_in_use_bytes = 0;  // high-water mark of in_use_bytes
+  int64_t cached_bytes = 0;       // freed by tensors, kept for reuse
+  int64_t system_allocations = 0; // calls that reached DeviceMemory::Allocate
+  int64_t cache_hits = 0;         // allocations served from the cache
+};
+
+// One device's allocator: sizes are rounded up to a size class (at most 1/8
+// larger, and a multiple of 512 bytes), freed blocks are kept per class and
+// handed out again. Thread-safe.
+class CachingAllocator {
+ public:
+  explicit CachingAllocator(std::unique_ptr<DeviceMemory> memory);
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // Never null: when the device is full, the cache is released and the
+  // allocation retried; if that fails too the process stops with the sizes
+  // (validation's memory estimate is meant to refuse such specs earlier).
+  void* Allocate(size_t bytes, size_t* rounded);
+  void Release(void* ptr, size_t rounded);
+  // Returns every cached block to the device.
+  void EmptyCache();
+  AllocatorStats Stats() const;
+  void ResetPeak();
+  DeviceMemory& memory() { return *memory_; }
+
+  // The size class of a request.
+  static size_t RoundSize(size_t bytes);
+
+ private:
+  struct State;
+  std::unique_ptr<DeviceMemory> memory_;
+  std::unique_ptr<State> state_;
+};
+
+// The allocator of `device`; stops the process if no backend registered it
+// (a tensor on a device that this binary cannot reach).
+CachingAllocator& AllocatorFor(Device device);
+bool HasDeviceMemory(Device device);
+// Registers the memory of a device (once per device; later calls are
+// ignored and return false).
+bool RegisterDeviceMemory(std::unique_ptr<DeviceMemory> memory);
+
+// The device new tensors are created on: the active backend's (SetBackend
+// keeps it in step).
+Device CurrentDevice();
+void SetCurrentDevice(Device device);
+
+// One allocation from a device's caching allocator, returned to it when the
+// last owner lets go. Tensors and DeviceInts share Buffers.
+class Buffer {
+ public:
+  Buffer(Device device, size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Device device() const { return device_; }
+  size_t bytes() const { return bytes_; }
+  // Opaque unless device() is kCpu: pass it to a kernel or a copy.
+  void* ptr() const { return ptr_; }
+
+ private:
+  Device device_;
+  size_t bytes_;
+  size_t rounded_;
+  void* ptr_;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TENSOR_DEVICE_MEMORY_H_
