@@ -1,0 +1,60 @@
+// No silent fallback: validation refuses a backend that does not implement
+// every kernel, naming the missing ones, and accepts the complete backends.
+
+#include "framework/backend/runtime_spec.h"
+
+#include <algorithm>
+
+#include "framework/backend/backend.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+// A backend that declares GEMM only, as a partly written GPU backend would.
+class GemmOnlyBackend : public Backend {
+ public:
+  std::string name() const override { return "gemm_only_for_test"; }
+  bool Implements(Kernel kernel) const override { return kernel == Kernel::kGemm; }
+  void Gemm(const GemmDesc&, const float*, const float*, float*) override {}
+};
+
+const bool registered = RegisterBackend(
+    "gemm_only_for_test", []() -> std::unique_ptr<Backend> { return std::make_unique<GemmOnlyBackend>(); });
+
+std::string Problem(const std::string& backend) {
+  RuntimeSpec runtime;
+  runtime.set_backend(backend);
+  runtime.set_threads(1);
+  Problems p;
+  ValidateRuntimeSpec(runtime, &p);
+  return p.empty() ? "" : p.list().front();
+}
+
+TEST(RuntimeSpec, IncompleteBackendIsRefusedNamingItsMissingKernels) {
+  const std::string problem = Problem("gemm_only_for_test");
+  EXPECT_NE(problem.find("runtime.backend: 'gemm_only_for_test' does not implement the kernels "
+                         "Unary, UnaryBackward, Binary"),
+            std::string::npos)
+      << problem;
+  EXPECT_NE(problem.find("AdamW that training needs"), std::string::npos) << problem;
+  EXPECT_EQ(problem.find("Gemm,"), std::string::npos) << problem;  // it has that one
+  EXPECT_NE(problem.find("cpu_onednn, reference, simulated_device"), std::string::npos) << problem;
+}
+
+TEST(RuntimeSpec, CompleteBackendsPassAndTheIncompleteOneIsNotListed) {
+  for (const char* name : {"cpu_onednn", "reference", "simulated_device"})
+    EXPECT_EQ(Problem(name), "") << name;
+  std::vector<std::string> complete = CompleteBackends();
+  EXPECT_EQ(std::count(complete.begin(), complete.end(), "gemm_only_for_test"), 0);
+}
+
+TEST(RuntimeSpecDeathTest, CallingAnUndeclaredKernelStopsNamingIt) {
+  GemmOnlyBackend backend;
+  std::vector<float> x(4);
+  EXPECT_DEATH(backend.Softmax(x.data(), x.data(), 2, 2),
+               "backend gemm_only_for_test does not implement kernel Softmax");
+}
+
+}  // namespace
+}  // namespace tvlab
