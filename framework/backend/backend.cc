@@ -36,6 +36,9 @@ const char* KernelName(Kernel kernel) {
     case Kernel::kSoftmax: return "Softmax";
     case Kernel::kSoftmaxBackward: return "SoftmaxBackward";
     case Kernel::kAttentionMaskBias: return "AttentionMaskBias";
+    case Kernel::kRotaryTables: return "RotaryTables";
+    case Kernel::kSinusoidalTable: return "SinusoidalTable";
+    case Kernel::kAlibiBias: return "AlibiBias";
     case Kernel::kNormalize: return "Normalize";
     case Kernel::kNormalizeBackward: return "NormalizeBackward";
     case Kernel::kPermute: return "Permute";
@@ -95,6 +98,15 @@ void Backend::SoftmaxBackward(const float*, const float*, float*, int64_t, int64
 }
 void Backend::AttentionMaskBias(const AttentionMask&, int64_t, int64_t, float*) {
   Missing(Kernel::kAttentionMaskBias);
+}
+void Backend::RotaryTables(int64_t, int64_t, int64_t, double, float*, float*) {
+  Missing(Kernel::kRotaryTables);
+}
+void Backend::SinusoidalTable(int64_t, int64_t, int64_t, double, float*) {
+  Missing(Kernel::kSinusoidalTable);
+}
+void Backend::AlibiBias(const std::vector<double>&, int64_t, int64_t, int64_t, float*) {
+  Missing(Kernel::kAlibiBias);
 }
 void Backend::Normalize(const float*, const float*, const float*, float*, float*, float*, int64_t,
                         int64_t, float, bool) {

@@ -65,6 +65,9 @@ enum class Kernel {
   kSoftmax,
   kSoftmaxBackward,
   kAttentionMaskBias,
+  kRotaryTables,
+  kSinusoidalTable,
+  kAlibiBias,
   kNormalize,
   kNormalizeBackward,
   kPermute,
@@ -119,6 +122,19 @@ class Backend {
   // logits (broadcast over heads) before the softmax.
   virtual void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s,
                                  float* out);
+
+  // Position encodings' tables, computed where the tensors live (angles in
+  // double: positions reach thousands and float angles would drift).
+  // RoPE: cos/sin (T, D/2) of (offset + p) * base^(-2i / D).
+  virtual void RotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
+                            float* sin);
+  // Sinusoidal (T, C), C even: [p, 2i] = sin((offset + p) / base^(2i / C)),
+  // [p, 2i + 1] = cos(the same).
+  virtual void SinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out);
+  // ALiBi (1, H, T, S): [h, i, j] = -slopes[h] * |q_offset + i - j|; slopes
+  // (H of them) are kernel arguments, not device data.
+  virtual void AlibiBias(const std::vector<double>& slopes, int64_t q_offset, int64_t t,
+                         int64_t s, float* out);
 
   // y = (x - mean) * rstd * gamma + beta over the last dimension; gamma and
   // beta may be null (no affine / no bias). mean and rstd (rows) are saved

@@ -349,6 +349,39 @@ TEST_P(BackendConformance, DropoutMaskIsThePhiloxDefinitionOnEveryBackend) {
   EXPECT_NEAR(static_cast<double>(dropped) / n, 0.25, 0.05);
 }
 
+TEST_P(BackendConformance, PositionTablesRotarySinusoidalAndAlibi) {
+  TVLAB_NEED(Kernel::kRotaryTables, Kernel::kSinusoidalTable, Kernel::kAlibiBias);
+  const int64_t t = 5, d = 6, offset = 1000;
+  std::vector<float> cos_ref(t * d / 2), sin_ref(t * d / 2);
+  Dev cos_be = D(cos_ref), sin_be = D(sin_ref);
+  be_->RotaryTables(offset, t, d, 10000.0, cos_be.p(), sin_be.p());
+  ref_->RotaryTables(offset, t, d, 10000.0, cos_ref.data(), sin_ref.data());
+  EXPECT_EQ(cos_be.host(), cos_ref);
+  EXPECT_EQ(sin_be.host(), sin_ref);
+  // Pair i = 1 of position offset + 2: angle (offset + 2) * 10000^(-2/6).
+  const double angle = (offset + 2) * std::pow(10000.0, -2.0 / 6.0);
+  EXPECT_FLOAT_EQ(cos_ref[2 * 3 + 1], static_cast<float>(std::cos(angle)));
+  EXPECT_FLOAT_EQ(sin_ref[2 * 3 + 1], static_cast<float>(std::sin(angle)));
+
+  std::vector<float> table_ref(t * d);
+  Dev table_be = D(table_ref);
+  be_->SinusoidalTable(0, t, d, 10000.0, table_be.p());
+  ref_->SinusoidalTable(0, t, d, 10000.0, table_ref.data());
+  EXPECT_EQ(table_be.host(), table_ref);
+  EXPECT_FLOAT_EQ(table_ref[0], 0.0f);  // sin(0)
+  EXPECT_FLOAT_EQ(table_ref[1], 1.0f);  // cos(0)
+  EXPECT_FLOAT_EQ(table_ref[1 * d + 0], static_cast<float>(std::sin(1.0)));
+
+  const std::vector<double> slopes = {0.5, 0.25};
+  std::vector<float> bias_ref(2 * 3 * 4);  // (1, H=2, T=3, S=4), queries at 1..3
+  Dev bias_be = D(bias_ref);
+  be_->AlibiBias(slopes, 1, 3, 4, bias_be.p());
+  ref_->AlibiBias(slopes, 1, 3, 4, bias_ref.data());
+  EXPECT_EQ(bias_be.host(), bias_ref);
+  EXPECT_EQ(bias_ref[(1 * 3 + 2) * 4 + 0], -0.25f * 3);  // head 1, query 3, key 0
+  EXPECT_EQ(bias_ref[(0 * 3 + 0) * 4 + 1], 0.0f);        // query 1 on key 1
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendConformance,
                          ::testing::ValuesIn(RegisteredBackends()),
                          [](const auto& info) { return info.param; });

@@ -25,6 +25,11 @@ class ReferenceBackend : public Backend {
   void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                        int64_t cols) override;
   void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s, float* out) override;
+  void RotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
+                    float* sin) override;
+  void SinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out) override;
+  void AlibiBias(const std::vector<double>& slopes, int64_t q_offset, int64_t t, int64_t s,
+                 float* out) override;
   void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                  float* rstd, int64_t rows, int64_t cols, float eps,
                  bool subtract_mean) override;

@@ -99,6 +99,18 @@ void SimulatedDeviceBackend::AttentionMaskBias(const AttentionMask& mask, int64_
                                                float* out) {
   ref_.AttentionMaskBias(mask, t, s, Host(out));
 }
+void SimulatedDeviceBackend::RotaryTables(int64_t offset, int64_t t, int64_t d, double base,
+                                          float* cos, float* sin) {
+  ref_.RotaryTables(offset, t, d, base, Host(cos), Host(sin));
+}
+void SimulatedDeviceBackend::SinusoidalTable(int64_t offset, int64_t t, int64_t c, double base,
+                                             float* out) {
+  ref_.SinusoidalTable(offset, t, c, base, Host(out));
+}
+void SimulatedDeviceBackend::AlibiBias(const std::vector<double>& slopes, int64_t q_offset,
+                                       int64_t t, int64_t s, float* out) {
+  ref_.AlibiBias(slopes, q_offset, t, s, Host(out));
+}
 void SimulatedDeviceBackend::Normalize(const float* x, const float* gamma, const float* beta,
                                        float* y, float* mean, float* rstd, int64_t rows,
                                        int64_t cols, float eps, bool subtract_mean) {

@@ -18,6 +18,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "framework/backend/backend.h"
 #include "framework/interfaces/position_encoding.h"
 #include "plugins/position/alibi/alibi.pb.h"
 
@@ -55,14 +56,9 @@ class Alibi : public PositionEncoding {
   // -> (1, H, T, S) for queries at [q_offset, q_offset + T) and keys at [0, S).
   Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const override {
     const std::vector<double> slopes = Slopes(num_heads, max_bias_);
-    // Computed on the host and copied to the device (GPU part 2 computes it
-    // inside the fused attention kernel).
-    std::vector<float> bias(num_heads * t * s);  // (1, H, T, S)
-    for (int64_t h = 0; h < num_heads; ++h)
-      for (int64_t i = 0; i < t; ++i)
-        for (int64_t j = 0; j < s; ++j)
-          bias[(h * t + i) * s + j] = static_cast<float>(-slopes[h] * std::llabs(q_offset + i - j));
-    return Var(Tensor::FromVector({1, num_heads, t, s}, bias));
+    Tensor bias = Tensor::Empty({1, num_heads, t, s});
+    CurrentBackend().AlibiBias(slopes, q_offset, t, s, bias.ptr());
+    return Var(bias);
   }
 
  private:

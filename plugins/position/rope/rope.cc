@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
 #include "framework/core/check.h"
 #include "framework/interfaces/position_encoding.h"
 #include "plugins/position/rope/rope.pb.h"
@@ -52,19 +53,8 @@ class Rope : public PositionEncoding {
     const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
     TVLAB_CHECK(d % 2 == 0) << "rope needs an even last dimension, got " << d
                             << " (the plugin using rope must validate this)";
-    // The cos/sin tables are computed on the host and copied to the device
-    // (GPU part 2 moves the rotation into the fused attention kernel).
-    std::vector<float> cos_host(t * half), sin_host(t * half);  // (T, D/2)
-    for (int64_t p = 0; p < t; ++p)
-      for (int64_t i = 0; i < half; ++i) {
-        // In double: positions reach thousands and float angles would drift.
-        double angle = static_cast<double>(offset + p) *
-                       std::pow(base_, -2.0 * static_cast<double>(i) / static_cast<double>(d));
-        cos_host[p * half + i] = static_cast<float>(std::cos(angle));
-        sin_host[p * half + i] = static_cast<float>(std::sin(angle));
-      }
-    Tensor cos = Tensor::FromVector({t, half}, cos_host);
-    Tensor sin = Tensor::FromVector({t, half}, sin_host);
+    Tensor cos = Tensor::Empty({t, half}), sin = Tensor::Empty({t, half});  // (T, D/2)
+    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
     if (interleaved_) {
       Shape pairs = qk.shape();
       pairs.back() = half;

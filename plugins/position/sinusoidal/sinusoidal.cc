@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
 #include "framework/interfaces/position_encoding.h"
 #include "plugins/position/sinusoidal/sinusoidal.pb.h"
 
@@ -39,17 +40,9 @@ class Sinusoidal : public PositionEncoding {
 
   // (T, C) table for positions [offset, offset + T).
   Tensor Table(int64_t offset, int64_t t) const {
-    // Computed on the host and copied to the device.
-    std::vector<float> table(t * d_model_, 0.0f);
-    for (int64_t p = 0; p < t; ++p) {
-      for (int64_t i = 0; i < d_model_; i += 2) {
-        double angle = static_cast<double>(offset + p) /
-                       std::pow(static_cast<double>(base_), static_cast<double>(i) / d_model_);
-        table[p * d_model_ + i] = static_cast<float>(std::sin(angle));
-        table[p * d_model_ + i + 1] = static_cast<float>(std::cos(angle));
-      }
-    }
-    return Tensor::FromVector({t, d_model_}, table);
+    Tensor table = Tensor::Empty({t, d_model_});
+    CurrentBackend().SinusoidalTable(offset, t, d_model_, static_cast<double>(base_), table.ptr());
+    return table;
   }
 
   Var AddToEmbeddings(const Var& x, int64_t offset) const override {
