@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "experiments/grid/baseline_comparison.h"
 #include "framework/core/status_macros.h"
 #include "framework/report/plots.h"
 #include "framework/report/stats.h"
@@ -268,11 +269,38 @@ std::string ResultsMarkdown(const GridResults& results) {
                   "framework/report/cost_model.h), KV-cache bytes per token at float32, training tokens/s "
                   "and training-loop seconds per run (means over seeds).\n\n");
 
+  const GridComparison comparison = CompareWithBaseline(results, main);
+  const bool bootstrap = comparison.any_bootstrap();
+  // Columns after the main metric's Δ: Welch CI, p, Holm p, bootstrap CI.
+  const size_t significance_columns = has_baseline ? 3 + (bootstrap ? 1 : 0) : 0;
+  if (has_baseline) {
+    absl::StrAppend(&out, "Significance of Δ ", main, " (cell − baseline), over seeds: **95% CI** from Welch's "
+                    "t distribution (Welch–Satterthwaite df), **p** of Welch's two-sided t-test, **p (Holm)** "
+                    "adjusted over the ", comparison.family_size, " cells tested; `*` marks Δ significant at 0.05 "
+                    "after Holm.");
+    if (bootstrap) {
+      absl::StrAppend(&out, " **Bootstrap CI**: percentile bootstrap, B = ", kBootstrapResamples,
+                      " resamples per group, seed ", kBootstrapSeed, ", for cells where both have ≥ ",
+                      kMinSeedsForBootstrap, " seeds.");
+    }
+    absl::StrAppend(&out, " Per-cell numbers: significance.csv.\n\n");
+  }
+  const std::vector<std::string> few_seeds = FewSeedsWarnings(results);
+  if (!few_seeds.empty()) {
+    absl::StrAppend(&out, "**Warning:** ", few_seeds.size(), " cell", few_seeds.size() == 1 ? " has" : "s have",
+                    " fewer than ", kMinSeedsForSignificance,
+                    " finished seeds; their intervals and p-values are not to be trusted (see notes).\n\n");
+  }
+
   std::vector<std::string> header = grid.axis_labels;
   header.push_back("seeds");
   for (const std::string& m : quality) {
     header.push_back(m == main ? absl::StrCat("**", m, "**") : m);
     if (has_baseline) header.push_back("Δ");
+    if (has_baseline && m == main) {
+      header.insert(header.end(), {"Δ 95% CI", "p", "p (Holm)"});
+      if (bootstrap) header.push_back("Δ bootstrap CI");
+    }
   }
   for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s", "notes"})
     header.push_back(h);
@@ -291,7 +319,8 @@ std::string ResultsMarkdown(const GridResults& results) {
     std::vector<std::string> notes;
     if (!cell.cell->valid()) {
       row.push_back("–");
-      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + 5; ++i) row.push_back("");
+      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5; ++i)
+        row.push_back("");
       notes.push_back(absl::StrCat("invalid: ", FirstLine(cell.cell->invalid_reason)));
     } else {
       row.push_back(cell.finished() == static_cast<int>(cell.runs.size())
@@ -302,9 +331,25 @@ std::string ResultsMarkdown(const GridResults& results) {
         row.push_back(FormatMeanStd(s, 3));
         if (!has_baseline) continue;
         SeedStats b = Summarize(base->Values(m));
-        row.push_back(s.n > 0 && b.n > 0 && static_cast<int>(c) != grid.baseline ? FormatDelta(s.mean - b.mean, 3)
-                                                                                  : "");
+        std::string delta =
+            s.n > 0 && b.n > 0 && static_cast<int>(c) != grid.baseline ? FormatDelta(s.mean - b.mean, 3) : "";
+        if (m != main) {
+          row.push_back(delta);
+          continue;
+        }
+        const std::optional<BaselineComparison>& cmp = comparison.cells[c];
+        if (cmp && cmp->significant) delta += " \\*";
+        row.push_back(delta);
+        const bool defined = cmp && cmp->welch.defined;
+        row.push_back(defined ? FormatInterval(cmp->welch.ci_low, cmp->welch.ci_high, 3) : "");
+        row.push_back(defined ? FormatP(cmp->welch.p) : "");
+        row.push_back(defined ? FormatP(*cmp->holm_p) : "");
+        if (bootstrap) row.push_back(cmp && cmp->bootstrap ? FormatInterval(cmp->bootstrap->low, cmp->bootstrap->high, 3) : "");
+        if (cmp && !cmp->welch.defined) notes.push_back(absl::StrCat("no test: ", cmp->welch.why_undefined));
       }
+      const int finished = cell.finished();
+      if (finished > 0 && finished < kMinSeedsForSignificance)
+        notes.push_back(absl::StrCat("fewer than ", kMinSeedsForSignificance, " seeds"));
       if (cell.cost) {
         row.push_back(absl::StrCat(cell.cost->parameters));
         row.push_back(FormatSi(cell.cost->train_flops_per_token));
@@ -398,6 +443,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results)
   const std::vector<std::pair<std::string, std::string>> files = {
       {"results.csv", ResultsCsv(results)},
       {"results.md", ResultsMarkdown(results)},
+      {"significance.csv", SignificanceCsv(results, CompareWithBaseline(results, results.grid->spec.main_metric()))},
       {"loss_curves.svg", LossCurvesSvg(results)},
       {results.grid->spec.main_metric() + ".svg", MainMetricSvg(results)},
   };
