@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "experiments/grid/baseline_comparison.h"
+#include "experiments/spec/equal_budget.h"
 #include "framework/core/status_macros.h"
 #include "framework/report/plots.h"
 #include "framework/report/stats.h"
@@ -285,6 +286,13 @@ std::string ResultsMarkdown(const GridResults& results) {
     }
     absl::StrAppend(&out, " Per-cell numbers: significance.csv.\n\n");
   }
+  if (grid.spec.has_equal_budget()) {
+    const EqualBudget& eb = grid.spec.equal_budget();
+    absl::StrAppend(&out, "Equal budgets: every cell's ", eb.field(), " was solved so that its ",
+                    BudgetName(eb.match()), " match the baseline's within ",
+                    absl::StrFormat("%g%%", 100 * eb.tolerance()),
+                    " (cost model above); **budget Δ** = (cell − baseline) / baseline.\n\n");
+  }
   const std::vector<std::string> few_seeds = FewSeedsWarnings(results);
   if (!few_seeds.empty()) {
     absl::StrAppend(&out, "**Warning:** ", few_seeds.size(), " cell", few_seeds.size() == 1 ? " has" : "s have",
@@ -302,8 +310,14 @@ std::string ResultsMarkdown(const GridResults& results) {
       if (bootstrap) header.push_back("Δ bootstrap CI");
     }
   }
-  for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s", "notes"})
-    header.push_back(h);
+  for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s"}) header.push_back(h);
+  const bool budgets = grid.spec.has_equal_budget();
+  if (budgets) {
+    const std::string& field = grid.spec.equal_budget().field();
+    header.push_back(absl::StrCat(field.substr(field.find_last_of('.') + 1), " (solved)"));
+    header.push_back("budget Δ");
+  }
+  header.push_back("notes");
   absl::StrAppend(&out, "| ", absl::StrJoin(header, " | "), " |\n|");
   for (size_t i = 0; i < header.size(); ++i) {
     bool text = i < grid.axis_labels.size() || i + 1 == header.size();
@@ -319,7 +333,8 @@ std::string ResultsMarkdown(const GridResults& results) {
     std::vector<std::string> notes;
     if (!cell.cell->valid()) {
       row.push_back("–");
-      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5; ++i)
+      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5 + (budgets ? 2 : 0);
+           ++i)
         row.push_back("");
       notes.push_back(absl::StrCat("invalid: ", FirstLine(cell.cell->invalid_reason)));
     } else {
@@ -362,6 +377,11 @@ std::string ResultsMarkdown(const GridResults& results) {
       SeedStats secs = Summarize(cell.Values("train_seconds"));
       row.push_back(tps.n > 0 ? FormatSi(tps.mean) : "");
       row.push_back(secs.n > 0 ? absl::StrFormat("%.1f", secs.mean) : "");
+      if (budgets) {
+        const std::optional<BudgetMatch>& b = cell.cell->budget;
+        row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
+        row.push_back(b ? absl::StrFormat("%+.2f%%", 100 * b->deviation) : "");
+      }
       for (const RunOutcome& r : cell.runs) {
         if (r.state == RunState::kFailed)
           notes.push_back(absl::StrCat("seed ", r.run->seed, " failed: ", FailureSummary(r.error)));
