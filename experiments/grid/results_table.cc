@@ -329,7 +329,7 @@ std::string ResultsMarkdown(const GridResults& results) {
     const CellOutcome& cell = results.cells[c];
     std::vector<std::string> row;
     for (const std::string& v : cell.cell->axis_values) row.push_back(MdCell(v));
-    if (static_cast<int>(c) == grid.baseline && !row.empty()) row.back() += " (baseline)";
+    if (static_cast<int>(c) == grid.baseline && !row.empty() && row.back() != "baseline") row.back() += " (baseline)";
     std::vector<std::string> notes;
     if (!cell.cell->valid()) {
       row.push_back("–");
