@@ -114,6 +114,13 @@ int GridMain(const GridFlags& flags, const std::string& run_binary) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
     return 2;
   }
+  if (spec->has_scaling()) {
+    absl::Status scaling_metric = ValidateMainMetric(spec->scaling().metric());
+    if (!scaling_metric.ok()) {
+      std::cerr << "error: " << grid_path << ": scaling." << scaling_metric.message() << "\n";
+      return 2;
+    }
+  }
   auto grid = ExpandGrid(*spec, grid_path, WorkingDir());
   if (!grid.ok()) {
     std::cerr << "error: " << grid.status().message() << "\n";

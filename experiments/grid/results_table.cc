@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "experiments/grid/baseline_comparison.h"
+#include "experiments/grid/scaling_report.h"
 #include "experiments/spec/equal_budget.h"
 #include "framework/core/status_macros.h"
 #include "framework/report/plots.h"
@@ -391,6 +392,7 @@ std::string ResultsMarkdown(const GridResults& results) {
     row.push_back(MdCell(absl::StrJoin(notes, "; ")));
     absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
   }
+  absl::StrAppend(&out, "\n", ScalingMarkdown(results, FitScaling(results)));
   absl::StrAppend(&out, "\n![", main, " per cell](", main, ".svg)\n\n![training loss](loss_curves.svg)\n\n",
                   "Per-seed rows: results.csv. Rebuild this file from the run directories with "
                   "`--report_only`.\n");
@@ -460,13 +462,14 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results)
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create results directory '", dir, "': ", error.message()));
   }
-  const std::vector<std::pair<std::string, std::string>> files = {
+  std::vector<std::pair<std::string, std::string>> files = {
       {"results.csv", ResultsCsv(results)},
       {"results.md", ResultsMarkdown(results)},
       {"significance.csv", SignificanceCsv(results, CompareWithBaseline(results, results.grid->spec.main_metric()))},
       {"loss_curves.svg", LossCurvesSvg(results)},
       {results.grid->spec.main_metric() + ".svg", MainMetricSvg(results)},
   };
+  if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = dir + "/" + name, tmp = path + ".tmp";

@@ -4,7 +4,9 @@
 #include "experiments/grid/results_table.h"
 
 #include "experiments/grid/baseline_comparison.h"
+#include "experiments/grid/scaling_report.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -240,6 +242,76 @@ TEST(ResultsPlots, ColourFollowsTheLeadingAxesAndDashTheLast) {
   EXPECT_EQ(sin_pre.second, "");
   EXPECT_EQ(none_post.second, "7 4");
   EXPECT_EQ(sin_post.second, "7 4");
+}
+
+// Scaling: two variants over four sizes (the axis value is N), losses made
+// from known power laws: the fits recover the exponents, the table lists
+// them and their crossing, the plot is log-log; a variant with too few
+// sizes says so.
+TEST(Scaling, FitsPerVariantAndReportsCrossings) {
+  Write(Tmp() + "/scale/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
+  Write(Tmp() + "/scale/g.pbtxt", R"pb(base_spec: "base.pbtxt" output_dir: "out"
+    axis { field: "model.position.plugin" values: ["sinusoidal", "rope", "learned"] label: "position" }
+    axis { field: "model.d_model" values: ["8", "16", "32", "64"] }
+    seeds: [0, 1]
+    scaling { axis: "d_model" size: AXIS_VALUE metric: "final_train_loss" })pb");
+  auto spec = ParseGridFile(Tmp() + "/scale/g.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto grid = ExpandGrid(*spec, Tmp() + "/scale/g.pbtxt", Tmp());
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  // sinusoidal: 10 N^-0.5 + 1, rope: 100 N^-0.8 + 1 (they cross at 10^(1/0.3)
+  // = 2154, outside 8..64, so no crossing is reported); seeds ±0.001.
+  for (const GridCell& c : grid->cells) {
+    const double n = std::stod(c.axis_values[1]);
+    for (size_t s = 0; s < c.runs.size(); ++s) {
+      const double noise = s == 0 ? 0.001 : -0.001;
+      const double loss = c.axis_values[0] == "sinusoidal" ? 10 * std::pow(n, -0.5) + 1 : 100 * std::pow(n, -0.8) + 1;
+      if (c.axis_values[0] == "learned" && n > 16) continue;  // only two sizes finished
+      FinishRun(c.runs[s], 0.5, loss + noise);
+    }
+  }
+  GridResults r = CollectResults(*grid);
+  std::vector<VariantScaling> fits = FitScaling(r);
+  ASSERT_EQ(fits.size(), 3u);
+  EXPECT_EQ(fits[0].variant, "position=sinusoidal");
+  ASSERT_TRUE(fits[0].fit.ok()) << fits[0].fit.status();
+  EXPECT_NEAR(fits[0].fit->b, 0.5, 0.05);
+  ASSERT_TRUE(fits[1].fit.ok()) << fits[1].fit.status();
+  EXPECT_NEAR(fits[1].fit->b, 0.8, 0.05);
+  EXPECT_FALSE(fits[2].fit.ok());
+  std::string md = ResultsMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("## Scaling"));
+  EXPECT_THAT(md, HasSubstr("| position=sinusoidal | 8 | 0.5"));
+  EXPECT_THAT(md, HasSubstr("| position=learned | 4 |  |  |  | no fit: too few points for a scaling fit"));
+  EXPECT_THAT(md, HasSubstr("No two fitted curves cross within the sizes measured (N from 8 to 64)."));
+  std::string svg = ScalingSvg(r, fits);
+  EXPECT_THAT(svg, HasSubstr("(log scale)"));
+  EXPECT_THAT(svg, HasSubstr("position=rope (b = 0.8"));
+  // Written beside the other files.
+  auto written = WriteReport(r);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE(std::filesystem::exists(grid->results_dir + "/scaling.svg"));
+}
+
+TEST(Scaling, AxisMustExistAndBeNumericForAxisValue) {
+  Write(Tmp() + "/scale2/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
+  auto expand = [](const std::string& text) {
+    Write(Tmp() + "/scale2/g.pbtxt", text);
+    auto spec = ParseGridFile(Tmp() + "/scale2/g.pbtxt");
+    return ExpandGrid(*spec, Tmp() + "/scale2/g.pbtxt", Tmp());
+  };
+  auto missing = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "size" })pb");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("scaling.axis 'size' is not an axis of the grid; the axes are plugin"));
+  auto text = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "plugin" size: AXIS_VALUE })pb");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("the value 'none' of plugin is not a positive number"));
 }
 
 TEST(MainMetric, MustBeAMetric) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -418,6 +419,40 @@ absl::Status MatchBudgets(const EqualBudget& options, const std::vector<std::str
   return absl::OkStatus();
 }
 
+// The column of the scaling axis; its values must be sizes when they are N.
+absl::Status FindScalingAxis(const GridSpec& spec, ExpandedGrid* grid) {
+  const Scaling& scaling = spec.scaling();
+  if (spec.has_ablation()) {
+    return absl::InvalidArgumentError(
+        "scaling needs axes (a size axis crossed with the variants); an ablation grid has none. Use an axis for "
+        "the variants and a zip or axis for the sizes");
+  }
+  std::vector<std::string> fields;
+  for (const GridAxis& a : spec.axis()) fields.push_back(a.field());
+  for (const ZipAxes& z : spec.zip())
+    for (const GridAxis& a : z.axis()) fields.push_back(a.field());
+  for (size_t i = 0; i < grid->axis_labels.size(); ++i)
+    if (grid->axis_labels[i] == scaling.axis() || (i < fields.size() && fields[i] == scaling.axis()))
+      grid->scaling_column = static_cast<int>(i);
+  if (grid->scaling_column < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("scaling.axis '", scaling.axis(),
+                                                   "' is not an axis of the grid; the axes are ",
+                                                   absl::StrJoin(grid->axis_labels, ", ")));
+  }
+  if (scaling.size() == Scaling::AXIS_VALUE) {
+    for (const GridCell& c : grid->cells) {
+      const std::string& v = c.axis_values[grid->scaling_column];
+      double n = 0;
+      if (!absl::SimpleAtod(v, &n) || !(n > 0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scaling.size AXIS_VALUE: the value '", v, "' of ", scaling.axis(),
+            " is not a positive number; use size: PARAMETERS or a numeric axis"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int ExpandedGrid::num_invalid() const {
@@ -468,6 +503,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
     return ResolveExperiment(base, overrides, cell.label, base_name);
   };
 
+  if (spec.has_scaling()) TVLAB_RETURN_IF_ERROR(FindScalingAxis(spec, &grid));
   if (spec.has_equal_budget()) {
     TVLAB_RETURN_IF_ERROR(MatchBudgets(spec.equal_budget(), seed_override(seeds[0]), resolve, &grid));
   }

@@ -58,6 +58,7 @@ struct ExpandedGrid {
   std::vector<std::string> axis_labels;  // result columns, in axis order
   std::vector<GridCell> cells;           // first axis varies slowest
   int baseline = -1;                     // index into cells, -1 if none
+  int scaling_column = -1;               // spec.scaling: its axis in axis_values, else -1
   int num_invalid() const;
 };
 
