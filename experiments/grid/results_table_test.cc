@@ -308,6 +308,14 @@ TEST(Scaling, AxisMustExistAndBeNumericForAxisValue) {
     axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "size" })pb");
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("scaling.axis 'size' is not an axis of the grid; the axes are plugin"));
+  // A zipped size axis: its partners are not variants.
+  auto zipped = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] label: "position" }
+    zip { axis { field: "model.d_model" values: ["8", "16"] } axis { field: "model.d_ff" values: ["16", "32"] } }
+    scaling { axis: "model.d_model" })pb");
+  ASSERT_TRUE(zipped.ok()) << zipped.status();
+  EXPECT_EQ(zipped->scaling_column, 1);
+  EXPECT_EQ(zipped->scaling_group, (std::vector<int>{1, 2}));
   auto text = expand(R"pb(base_spec: "base.pbtxt"
     axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "plugin" size: AXIS_VALUE })pb");
   ASSERT_FALSE(text.ok());

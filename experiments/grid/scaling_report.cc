@@ -12,11 +12,13 @@
 namespace tvlab {
 namespace {
 
-// The variant a cell belongs to: its axis values but the scaling one.
+// The variant a cell belongs to: its axis values but the scaling axis's
+// (and those zipped with it).
 std::string VariantOf(const ExpandedGrid& grid, const GridCell& cell) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < cell.axis_values.size(); ++i)
-    if (static_cast<int>(i) != grid.scaling_column)
+    if (std::find(grid.scaling_group.begin(), grid.scaling_group.end(), static_cast<int>(i)) ==
+        grid.scaling_group.end())
       parts.push_back(absl::StrCat(grid.axis_labels[i], "=", cell.axis_values[i]));
   return parts.empty() ? "all" : absl::StrJoin(parts, " ");
 }

@@ -427,13 +427,20 @@ absl::Status FindScalingAxis(const GridSpec& spec, ExpandedGrid* grid) {
         "scaling needs axes (a size axis crossed with the variants); an ablation grid has none. Use an axis for "
         "the variants and a zip or axis for the sizes");
   }
+  // Columns in axis order: each axis, then each zip group's axes (a group
+  // is one dimension: its columns move together).
   std::vector<std::string> fields;
-  for (const GridAxis& a : spec.axis()) fields.push_back(a.field());
-  for (const ZipAxes& z : spec.zip())
-    for (const GridAxis& a : z.axis()) fields.push_back(a.field());
+  std::vector<int> group_of;
+  for (const GridAxis& a : spec.axis()) fields.push_back(a.field()), group_of.push_back(static_cast<int>(fields.size()));
+  for (int z = 0; z < spec.zip_size(); ++z)
+    for (const GridAxis& a : spec.zip(z).axis()) fields.push_back(a.field()), group_of.push_back(-1 - z);
   for (size_t i = 0; i < grid->axis_labels.size(); ++i)
     if (grid->axis_labels[i] == scaling.axis() || (i < fields.size() && fields[i] == scaling.axis()))
       grid->scaling_column = static_cast<int>(i);
+  if (grid->scaling_column >= 0) {
+    for (size_t i = 0; i < group_of.size(); ++i)
+      if (group_of[i] == group_of[grid->scaling_column]) grid->scaling_group.push_back(static_cast<int>(i));
+  }
   if (grid->scaling_column < 0) {
     return absl::InvalidArgumentError(absl::StrCat("scaling.axis '", scaling.axis(),
                                                    "' is not an axis of the grid; the axes are ",

@@ -59,6 +59,7 @@ struct ExpandedGrid {
   std::vector<GridCell> cells;           // first axis varies slowest
   int baseline = -1;                     // index into cells, -1 if none
   int scaling_column = -1;               // spec.scaling: its axis in axis_values, else -1
+  std::vector<int> scaling_group;        // that column and the columns zipped with it
   int num_invalid() const;
 };
 
