@@ -92,6 +92,14 @@ TEST_F(GridRigor, SignificanceColumnsOnRealRuns) {
   std::string csv = ReadFile(dir_ + "/out/significance.csv");
   EXPECT_THAT(csv, HasSubstr("no position,token_accuracy,3,3,"));
 
+  // The same runs seen through a grid of two seeds: warned on stderr and in the table.
+  Write("two.pbtxt", Grid("0, 1"));
+  RunResult two = Run("two.pbtxt --report_only");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_THAT(two.output, HasSubstr("warning: cell 'no position' has 2 finished seeds (fewer than 3)"));
+  EXPECT_THAT(two.output, HasSubstr("warning: cell 'baseline' has 2 finished seeds"));
+  EXPECT_THAT(ReadFile(dir_ + "/out/results.md"), HasSubstr("**Warning:** 2 cells have fewer than 3 finished seeds"));
+
   // Three more seeds: only the new runs train, and the bootstrap column appears.
   Write("grid.pbtxt", Grid("0, 1, 2, 3, 4, 5"));
   RunResult second = Run("grid.pbtxt --jobs 2");
@@ -136,6 +144,9 @@ TEST_F(GridRigor, EqualBudgetColumnsAndUnmatchableBudgets) {
   // GELU d_ff 32 with biases: SwiGLU's three matrices at d_ff 21 land within 2%.
   EXPECT_THAT(Row(md, "swiglu"), HasSubstr("| 21 | -0.23% |"));
   EXPECT_THAT(Row(md, "no position"), HasSubstr("| 32 | +0.00% |"));
+  std::string csv = ReadFile(dir_ + "/out/results.csv");
+  EXPECT_THAT(csv, HasSubstr(",error,solved_value,budget_deviation\n"));
+  EXPECT_THAT(csv, HasSubstr(",21,-0.00232"));
   // Unmatchable: d_ff cannot move the KV cache. Exit 2, nothing trained.
   Write("kv.pbtxt", Grid("0", "row { name: \"mqa\" set: [\"model.num_heads=4\", \"model.attention.layout=mqa\"] } ") +
                         "equal_budget { match: KV_CACHE_BYTES_PER_TOKEN field: \"model.d_ff\" max_value: 1024 }\n");

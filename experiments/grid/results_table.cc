@@ -213,6 +213,8 @@ std::string ResultsCsv(const GridResults& results) {
   for (const char* h : {"parameters", "dense_parameters", "train_flops_per_token",
                         "kv_cache_bytes_per_token", "key", "run_dir", "error"})
     header.push_back(h);
+  const bool budgets = grid.spec.has_equal_budget();
+  if (budgets) header.insert(header.end(), {"solved_value", "budget_deviation"});
   std::string out = absl::StrCat(absl::StrJoin(header, ","), "\n");
 
   for (size_t c = 0; c < results.cells.size(); ++c) {
@@ -225,6 +227,7 @@ std::string ResultsCsv(const GridResults& results) {
       row.insert(row.end(), {"", "invalid", baseline});
       row.resize(row.size() + metrics.size() + 6);
       row.push_back(CsvField(OneLine(cell.cell->invalid_reason)));
+      if (budgets) row.resize(row.size() + 2);
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
       continue;
     }
@@ -243,6 +246,11 @@ std::string ResultsCsv(const GridResults& results) {
       row.push_back(r.run->key);
       row.push_back(CsvField(RelativeTo(r.run->run_dir, grid.results_dir)));
       row.push_back(CsvField(OneLine(r.error)));
+      if (budgets) {
+        const std::optional<BudgetMatch>& b = cell.cell->budget;
+        row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
+        row.push_back(b ? Num(b->deviation) : "");
+      }
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
     }
   }
