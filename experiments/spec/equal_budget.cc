@@ -105,7 +105,7 @@ absl::StatusOr<BudgetSolution> SolveEqualBudget(const ResolveAt& resolve_at, dou
   const int64_t min = options.min_value(), max = options.max_value();
   TVLAB_ASSIGN_OR_RETURN(std::optional<Point> low, search.Valid(min, max, +1));
   if (!low) {
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::NotFoundError(absl::StrCat(
         "equal_budget: cell '", cell, "': no value of ", field, " from ", min, " to ", std::min(max, min + kScan - 1),
         " gives a valid spec; check the field and equal_budget.min_value"));
   }

@@ -40,9 +40,10 @@ struct BudgetSolution {
 using ResolveAt = std::function<absl::StatusOr<Experiment>(int64_t value)>;
 
 // Finds the valid value in [options.min_value, options.max_value] whose
-// budget is closest to `target`. Errors (naming `cell`, the field, the
-// closest value found and its deviation, and what to change) when no valid
-// value exists or the closest one misses the tolerance.
+// budget is closest to `target`. Errors name `cell`, the field, the closest
+// value found and its deviation, and what to change: NotFound when no value
+// near min_value is valid, InvalidArgument when the closest one misses the
+// tolerance.
 absl::StatusOr<BudgetSolution> SolveEqualBudget(const ResolveAt& resolve_at, double target,
                                                 const EqualBudget& options, const std::string& cell);
 

@@ -92,6 +92,21 @@ TEST(EqualBudget, DModelSolutionRespectsDivisibilityAndIsTheClosestValidValue) {
   }
 }
 
+TEST(EqualBudget, CellInvalidAtTheBaseWidthIsValidAtTheSolvedOne) {
+  // 3 heads do not divide d_model 16, but the solved d_model is a multiple
+  // of 3; a cell invalid at every value stays an invalid cell with its reason.
+  auto g = Expand(R"pb(base_spec: "base.pbtxt" invalid_cells: SKIP
+    ablation { row { name: "3 heads" set: "model.num_heads=3" }
+               row { name: "bogus" set: "model.ffn.plugin=bogus" } }
+    equal_budget { match: PARAMETERS field: "model.d_model" tolerance: 0.2 })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_TRUE(g->cells[1].valid()) << g->cells[1].invalid_reason;
+  EXPECT_EQ(*g->cells[1].budget->value % 3, 0);
+  EXPECT_EQ(g->cells[1].runs[0].spec.model().d_model() % 3, 0);
+  EXPECT_FALSE(g->cells[2].valid());
+  EXPECT_THAT(g->cells[2].invalid_reason, HasSubstr("bogus"));
+}
+
 TEST(EqualBudget, UnmatchableBudgetsAreErrorsBeforeTraining) {
   // d_ff does not move the KV cache; MQA's is a quarter of MHA's.
   auto kv = Expand(R"pb(base_spec: "base.pbtxt"

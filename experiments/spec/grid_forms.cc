@@ -160,17 +160,20 @@ absl::Status MatchBudgets(const EqualBudget& options, const std::vector<std::str
             "solve another field or stop setting it"));
       }
     }
-    auto as_is = resolve(cell, seed);
-    if (!as_is.ok()) {
-      cell.invalid_reason = CellReason(as_is.status(), cell.label);
-      continue;
-    }
     ResolveAt at = [&](int64_t value) {
       std::vector<std::string> extra = seed;
       extra.push_back(absl::StrCat(options.field(), "=", value));
       return resolve(cell, extra);
     };
+    // A cell invalid at the base's value may be valid at the solved one (a
+    // row with 3 heads, solving d_model); one invalid at every value is an
+    // invalid cell with its own reason, not a budget error.
     auto solved = SolveEqualBudget(at, target, options, cell.label);
+    auto as_is = resolve(cell, seed);
+    if (!solved.ok() && absl::IsNotFound(solved.status()) && !as_is.ok()) {
+      cell.invalid_reason = CellReason(as_is.status(), cell.label);
+      continue;
+    }
     if (!solved.ok()) {
       errors.emplace_back(solved.status().message());
       continue;
