@@ -18,6 +18,8 @@ PACKAGES=(
   python3                   # parity tests against PyTorch
   python3-torch
   python3-numpy
+  libboost-dev              # Boost.Math, header-only: Student-t for the grid's significance columns
+  python3-scipy             # checks the grid statistics against scipy.stats
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "experiments/grid/baseline_comparison.h"
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
 #include "experiments/grid/results_table.h"
@@ -63,7 +64,9 @@ class DirLock {
 };
 
 int Report(const ExpandedGrid& grid) {
-  auto written = WriteReport(CollectResults(grid));
+  const GridResults results = CollectResults(grid);
+  for (const std::string& warning : FewSeedsWarnings(results)) std::cerr << warning << "\n";
+  auto written = WriteReport(results);
   if (!written.ok()) {
     std::cerr << "error: " << written.status().message() << "\n";
     return 1;
@@ -110,6 +113,13 @@ int GridMain(const GridFlags& flags, const std::string& run_binary) {
   if (!metric_ok.ok()) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
     return 2;
+  }
+  if (spec->has_scaling()) {
+    absl::Status scaling_metric = ValidateMainMetric(spec->scaling().metric());
+    if (!scaling_metric.ok()) {
+      std::cerr << "error: " << grid_path << ": scaling." << scaling_metric.message() << "\n";
+      return 2;
+    }
   }
   auto grid = ExpandGrid(*spec, grid_path, WorkingDir());
   if (!grid.ok()) {

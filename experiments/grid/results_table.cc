@@ -11,6 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "experiments/grid/baseline_comparison.h"
+#include "experiments/grid/scaling_report.h"
+#include "experiments/spec/equal_budget.h"
 #include "framework/core/status_macros.h"
 #include "framework/report/plots.h"
 #include "framework/report/stats.h"
@@ -210,6 +213,8 @@ std::string ResultsCsv(const GridResults& results) {
   for (const char* h : {"parameters", "dense_parameters", "train_flops_per_token",
                         "kv_cache_bytes_per_token", "key", "run_dir", "error"})
     header.push_back(h);
+  const bool budgets = grid.spec.has_equal_budget();
+  if (budgets) header.insert(header.end(), {"solved_value", "budget_deviation"});
   std::string out = absl::StrCat(absl::StrJoin(header, ","), "\n");
 
   for (size_t c = 0; c < results.cells.size(); ++c) {
@@ -222,6 +227,7 @@ std::string ResultsCsv(const GridResults& results) {
       row.insert(row.end(), {"", "invalid", baseline});
       row.resize(row.size() + metrics.size() + 6);
       row.push_back(CsvField(OneLine(cell.cell->invalid_reason)));
+      if (budgets) row.resize(row.size() + 2);
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
       continue;
     }
@@ -240,6 +246,11 @@ std::string ResultsCsv(const GridResults& results) {
       row.push_back(r.run->key);
       row.push_back(CsvField(RelativeTo(r.run->run_dir, grid.results_dir)));
       row.push_back(CsvField(OneLine(r.error)));
+      if (budgets) {
+        const std::optional<BudgetMatch>& b = cell.cell->budget;
+        row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
+        row.push_back(b ? Num(b->deviation) : "");
+      }
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
     }
   }
@@ -268,14 +279,54 @@ std::string ResultsMarkdown(const GridResults& results) {
                   "framework/report/cost_model.h), KV-cache bytes per token at float32, training tokens/s "
                   "and training-loop seconds per run (means over seeds).\n\n");
 
+  const GridComparison comparison = CompareWithBaseline(results, main);
+  const bool bootstrap = comparison.any_bootstrap();
+  // Columns after the main metric's Δ: Welch CI, p, Holm p, bootstrap CI.
+  const size_t significance_columns = has_baseline ? 3 + (bootstrap ? 1 : 0) : 0;
+  if (has_baseline) {
+    absl::StrAppend(&out, "Significance of Δ ", main, " (cell − baseline), over seeds: **95% CI** from Welch's "
+                    "t distribution (Welch–Satterthwaite df), **p** of Welch's two-sided t-test, **p (Holm)** "
+                    "adjusted over the ", comparison.family_size, " cells tested; `*` marks Δ significant at 0.05 "
+                    "after Holm.");
+    if (bootstrap) {
+      absl::StrAppend(&out, " **Bootstrap CI**: percentile bootstrap, B = ", kBootstrapResamples,
+                      " resamples per group, seed ", kBootstrapSeed, ", for cells where both have ≥ ",
+                      kMinSeedsForBootstrap, " seeds.");
+    }
+    absl::StrAppend(&out, " Per-cell numbers: significance.csv.\n\n");
+  }
+  if (grid.spec.has_equal_budget()) {
+    const EqualBudget& eb = grid.spec.equal_budget();
+    absl::StrAppend(&out, "Equal budgets: every cell's ", eb.field(), " was solved so that its ",
+                    BudgetName(eb.match()), " match the baseline's within ",
+                    absl::StrFormat("%g%%", 100 * eb.tolerance()),
+                    " (cost model above); **budget Δ** = (cell − baseline) / baseline.\n\n");
+  }
+  const std::vector<std::string> few_seeds = FewSeedsWarnings(results);
+  if (!few_seeds.empty()) {
+    absl::StrAppend(&out, "**Warning:** ", few_seeds.size(), " cell", few_seeds.size() == 1 ? " has" : "s have",
+                    " fewer than ", kMinSeedsForSignificance,
+                    " finished seeds; their intervals and p-values are not to be trusted (see notes).\n\n");
+  }
+
   std::vector<std::string> header = grid.axis_labels;
   header.push_back("seeds");
   for (const std::string& m : quality) {
     header.push_back(m == main ? absl::StrCat("**", m, "**") : m);
     if (has_baseline) header.push_back("Δ");
+    if (has_baseline && m == main) {
+      header.insert(header.end(), {"Δ 95% CI", "p", "p (Holm)"});
+      if (bootstrap) header.push_back("Δ bootstrap CI");
+    }
   }
-  for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s", "notes"})
-    header.push_back(h);
+  for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s"}) header.push_back(h);
+  const bool budgets = grid.spec.has_equal_budget();
+  if (budgets) {
+    const std::string& field = grid.spec.equal_budget().field();
+    header.push_back(absl::StrCat(field.substr(field.find_last_of('.') + 1), " (solved)"));
+    header.push_back("budget Δ");
+  }
+  header.push_back("notes");
   absl::StrAppend(&out, "| ", absl::StrJoin(header, " | "), " |\n|");
   for (size_t i = 0; i < header.size(); ++i) {
     bool text = i < grid.axis_labels.size() || i + 1 == header.size();
@@ -287,11 +338,13 @@ std::string ResultsMarkdown(const GridResults& results) {
     const CellOutcome& cell = results.cells[c];
     std::vector<std::string> row;
     for (const std::string& v : cell.cell->axis_values) row.push_back(MdCell(v));
-    if (static_cast<int>(c) == grid.baseline && !row.empty()) row.back() += " (baseline)";
+    if (static_cast<int>(c) == grid.baseline && !row.empty() && row.back() != "baseline") row.back() += " (baseline)";
     std::vector<std::string> notes;
     if (!cell.cell->valid()) {
       row.push_back("–");
-      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + 5; ++i) row.push_back("");
+      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5 + (budgets ? 2 : 0);
+           ++i)
+        row.push_back("");
       notes.push_back(absl::StrCat("invalid: ", FirstLine(cell.cell->invalid_reason)));
     } else {
       row.push_back(cell.finished() == static_cast<int>(cell.runs.size())
@@ -302,9 +355,25 @@ std::string ResultsMarkdown(const GridResults& results) {
         row.push_back(FormatMeanStd(s, 3));
         if (!has_baseline) continue;
         SeedStats b = Summarize(base->Values(m));
-        row.push_back(s.n > 0 && b.n > 0 && static_cast<int>(c) != grid.baseline ? FormatDelta(s.mean - b.mean, 3)
-                                                                                  : "");
+        std::string delta =
+            s.n > 0 && b.n > 0 && static_cast<int>(c) != grid.baseline ? FormatDelta(s.mean - b.mean, 3) : "";
+        if (m != main) {
+          row.push_back(delta);
+          continue;
+        }
+        const std::optional<BaselineComparison>& cmp = comparison.cells[c];
+        if (cmp && cmp->significant) delta += " \\*";
+        row.push_back(delta);
+        const bool defined = cmp && cmp->welch.defined;
+        row.push_back(defined ? FormatInterval(cmp->welch.ci_low, cmp->welch.ci_high, 3) : "");
+        row.push_back(defined ? FormatP(cmp->welch.p) : "");
+        row.push_back(defined ? FormatP(*cmp->holm_p) : "");
+        if (bootstrap) row.push_back(cmp && cmp->bootstrap ? FormatInterval(cmp->bootstrap->low, cmp->bootstrap->high, 3) : "");
+        if (cmp && !cmp->welch.defined) notes.push_back(absl::StrCat("no test: ", cmp->welch.why_undefined));
       }
+      const int finished = cell.finished();
+      if (finished > 0 && finished < kMinSeedsForSignificance)
+        notes.push_back(absl::StrCat("fewer than ", kMinSeedsForSignificance, " seeds"));
       if (cell.cost) {
         row.push_back(absl::StrCat(cell.cost->parameters));
         row.push_back(FormatSi(cell.cost->train_flops_per_token));
@@ -317,6 +386,11 @@ std::string ResultsMarkdown(const GridResults& results) {
       SeedStats secs = Summarize(cell.Values("train_seconds"));
       row.push_back(tps.n > 0 ? FormatSi(tps.mean) : "");
       row.push_back(secs.n > 0 ? absl::StrFormat("%.1f", secs.mean) : "");
+      if (budgets) {
+        const std::optional<BudgetMatch>& b = cell.cell->budget;
+        row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
+        row.push_back(b ? absl::StrFormat("%+.2f%%", 100 * b->deviation) : "");
+      }
       for (const RunOutcome& r : cell.runs) {
         if (r.state == RunState::kFailed)
           notes.push_back(absl::StrCat("seed ", r.run->seed, " failed: ", FailureSummary(r.error)));
@@ -326,6 +400,7 @@ std::string ResultsMarkdown(const GridResults& results) {
     row.push_back(MdCell(absl::StrJoin(notes, "; ")));
     absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
   }
+  absl::StrAppend(&out, "\n", ScalingMarkdown(results, FitScaling(results)));
   absl::StrAppend(&out, "\n![", main, " per cell](", main, ".svg)\n\n![training loss](loss_curves.svg)\n\n",
                   "Per-seed rows: results.csv. Rebuild this file from the run directories with "
                   "`--report_only`.\n");
@@ -395,12 +470,14 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results)
     return absl::PermissionDeniedError(
         absl::StrCat("cannot create results directory '", dir, "': ", error.message()));
   }
-  const std::vector<std::pair<std::string, std::string>> files = {
+  std::vector<std::pair<std::string, std::string>> files = {
       {"results.csv", ResultsCsv(results)},
       {"results.md", ResultsMarkdown(results)},
+      {"significance.csv", SignificanceCsv(results, CompareWithBaseline(results, results.grid->spec.main_metric()))},
       {"loss_curves.svg", LossCurvesSvg(results)},
       {results.grid->spec.main_metric() + ".svg", MainMetricSvg(results)},
   };
+  if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = dir + "/" + name, tmp = path + ".tmp";

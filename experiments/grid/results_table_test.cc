@@ -3,6 +3,10 @@
 
 #include "experiments/grid/results_table.h"
 
+#include "experiments/grid/baseline_comparison.h"
+#include "experiments/grid/scaling_report.h"
+
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -38,6 +42,7 @@ void FinishRun(const GridRun& run, double token_accuracy, double final_loss) {
 class ResultsTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    std::filesystem::remove_all(Tmp() + "/rt/out");  // tests must not see each other's runs
     Write(Tmp() + "/rt/base.pbtxt", R"pb(name: "tiny"
       model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
       task { plugin: "sort_digits" } train { steps: 3 })pb");
@@ -76,8 +81,17 @@ TEST_F(ResultsTableTest, CollectsStatesFromTheRunDirectories) {
 TEST_F(ResultsTableTest, MarkdownHasMeanStdDeltaAndCosts) {
   std::string md = ResultsMarkdown(CollectResults(grid_));
   // none: 0.30, 0.31, 0.32; sinusoidal: 0.97, 0.99 (seed 2 failed).
-  EXPECT_THAT(md, HasSubstr("| none | 3 | 0.310 ± 0.010 | -0.670 | 0.500 ± 0.000 | 0.000 |"));
-  EXPECT_THAT(md, HasSubstr("| sinusoidal (baseline) | 2/3 | 0.980 ± 0.014 |  |"));
+  // Welch on these (scipy.stats.ttest_ind(equal_var=False)): t = -58.02,
+  // df = 1.684, p = 8.859e-04, 95% CI [-0.7298, -0.6102]; one cell tested,
+  // so Holm's p is the same, and significant.
+  EXPECT_THAT(md, HasSubstr("| none | 3 | 0.310 ± 0.010 | -0.670 \\* | [-0.730, -0.610] | 8.9e-04 | 8.9e-04 | "
+                            "0.500 ± 0.000 | 0.000 |"));
+  EXPECT_THAT(md, HasSubstr("| sinusoidal (baseline) | 2/3 | 0.980 ± 0.014 |  |  |  |  |"));
+  EXPECT_THAT(md, HasSubstr("adjusted over the 1 cells tested"));
+  EXPECT_THAT(md, Not(HasSubstr("bootstrap CI")));  // fewer than 5 seeds
+  // The baseline finished 2 seeds: warned above the table and in its notes.
+  EXPECT_THAT(md, HasSubstr("**Warning:** 1 cell has fewer than 3 finished seeds"));
+  EXPECT_THAT(md, HasSubstr("fewer than 3 seeds; seed 2 failed"));
   EXPECT_THAT(md, HasSubstr("seed 2 failed: training loss became nan at step 2"));
   EXPECT_THAT(md, HasSubstr("| bogus | – |"));
   EXPECT_THAT(md, HasSubstr("invalid: model.position.plugin: unknown position encoding plugin 'bogus'"));
@@ -118,8 +132,8 @@ TEST_F(ResultsTableTest, PlotsShowEveryCellWithResults) {
 TEST_F(ResultsTableTest, WritesTheFourFilesAndRebuildsThemAfterMoreRunsFinish) {
   auto written = WriteReport(CollectResults(grid_));
   ASSERT_TRUE(written.ok()) << written.status();
-  EXPECT_EQ(written->size(), 4u);
-  for (const char* f : {"results.csv", "results.md", "loss_curves.svg", "token_accuracy.svg"})
+  EXPECT_EQ(written->size(), 5u);
+  for (const char* f : {"results.csv", "results.md", "significance.csv", "loss_curves.svg", "token_accuracy.svg"})
     EXPECT_TRUE(std::filesystem::exists(grid_.results_dir + "/" + f)) << f;
   // Seed 2 is rerun and finishes: the table, rebuilt from the directories, follows.
   std::filesystem::remove(grid_.cells[1].runs[2].run_dir + "/failed.txt");
@@ -128,6 +142,70 @@ TEST_F(ResultsTableTest, WritesTheFourFilesAndRebuildsThemAfterMoreRunsFinish) {
   std::ifstream in(grid_.results_dir + "/results.md");
   std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(md, HasSubstr("| sinusoidal (baseline) | 3 | 0.980 ± 0.010 |"));
+  EXPECT_THAT(md, Not(HasSubstr("**Warning:**")));  // every cell has 3 seeds now
+}
+
+TEST_F(ResultsTableTest, SignificanceCsvAndFewSeedsWarnings) {
+  GridResults r = CollectResults(grid_);
+  GridComparison cmp = CompareWithBaseline(r, "token_accuracy");
+  ASSERT_TRUE(cmp.cells[0].has_value());
+  EXPECT_FALSE(cmp.cells[1].has_value());  // the baseline
+  EXPECT_FALSE(cmp.cells[2].has_value());  // invalid
+  EXPECT_NEAR(cmp.cells[0]->welch.p, 0.0008859196371987057, 1e-12);
+  EXPECT_TRUE(cmp.cells[0]->significant);
+  EXPECT_TRUE(cmp.cells[0]->few_seeds);
+  std::string csv = SignificanceCsv(r, cmp);
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << csv;
+  EXPECT_THAT(lines[1], HasSubstr("position=none,token_accuracy,3,2,-0.67"));
+  EXPECT_THAT(lines[1], HasSubstr(",true,,,fewer than 3 seeds"));
+  std::vector<std::string> warnings = FewSeedsWarnings(r);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("cell 'position=sinusoidal' has 2 finished seeds (fewer than 3)"));
+}
+
+// Five seeds per cell: a cell within seed noise of the baseline is not
+// marked, a clearly better one is, Holm corrects over both, and the
+// bootstrap column appears.
+TEST(Significance, HolmOverCellsAndBootstrapFromFiveSeeds) {
+  Write(Tmp() + "/sig/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
+  Write(Tmp() + "/sig/g.pbtxt", R"pb(base_spec: "base.pbtxt" output_dir: "out"
+    axis { field: "model.position.plugin" values: ["none", "sinusoidal", "learned"] label: "position" }
+    seeds: [0, 1, 2, 3, 4]
+    baseline: "position=sinusoidal")pb");
+  auto spec = ParseGridFile(Tmp() + "/sig/g.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto grid = ExpandGrid(*spec, Tmp() + "/sig/g.pbtxt", Tmp());
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const std::vector<double> none = {0.50, 0.52, 0.49, 0.51, 0.53};
+  const std::vector<double> sinusoidal = {0.90, 0.91, 0.89, 0.92, 0.90};
+  const std::vector<double> learned = {0.91, 0.89, 0.90, 0.92, 0.89};
+  for (int s = 0; s < 5; ++s) {
+    FinishRun(grid->cells[0].runs[s], none[s], 1.0);
+    FinishRun(grid->cells[1].runs[s], sinusoidal[s], 1.0);
+    FinishRun(grid->cells[2].runs[s], learned[s], 1.0);
+  }
+  GridResults r = CollectResults(*grid);
+  GridComparison cmp = CompareWithBaseline(r, "token_accuracy");
+  EXPECT_EQ(cmp.family_size, 2);
+  ASSERT_TRUE(cmp.cells[0] && cmp.cells[2]);
+  EXPECT_TRUE(cmp.cells[0]->significant);
+  EXPECT_FALSE(cmp.cells[2]->significant);
+  const std::vector<double> holm = HolmAdjust({cmp.cells[0]->welch.p, cmp.cells[2]->welch.p});
+  EXPECT_DOUBLE_EQ(*cmp.cells[0]->holm_p, holm[0]);
+  EXPECT_DOUBLE_EQ(*cmp.cells[2]->holm_p, holm[1]);
+  ASSERT_TRUE(cmp.cells[0]->bootstrap);
+  EXPECT_LT(cmp.cells[0]->bootstrap->high, 0);
+  EXPECT_GT(cmp.cells[2]->bootstrap->high, 0);
+  EXPECT_LT(cmp.cells[2]->bootstrap->low, 0);
+  std::string md = ResultsMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("Δ bootstrap CI"));
+  EXPECT_THAT(md, HasSubstr("B = 10000 resamples per group, seed 20240611"));
+  EXPECT_THAT(md, HasSubstr("| none | 5 | 0.510 ± 0.016 | -0.394 \\* | "));
+  EXPECT_THAT(md, HasSubstr("| learned | 5 | 0.902 ± 0.013 | -0.002 | "));
+  EXPECT_TRUE(FewSeedsWarnings(r).empty());
 }
 
 // The legend colour and dash of the cell labelled `label` in a loss plot.
@@ -164,6 +242,84 @@ TEST(ResultsPlots, ColourFollowsTheLeadingAxesAndDashTheLast) {
   EXPECT_EQ(sin_pre.second, "");
   EXPECT_EQ(none_post.second, "7 4");
   EXPECT_EQ(sin_post.second, "7 4");
+}
+
+// Scaling: two variants over four sizes (the axis value is N), losses made
+// from known power laws: the fits recover the exponents, the table lists
+// them and their crossing, the plot is log-log; a variant with too few
+// sizes says so.
+TEST(Scaling, FitsPerVariantAndReportsCrossings) {
+  Write(Tmp() + "/scale/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
+  Write(Tmp() + "/scale/g.pbtxt", R"pb(base_spec: "base.pbtxt" output_dir: "out"
+    axis { field: "model.position.plugin" values: ["sinusoidal", "rope", "learned"] label: "position" }
+    axis { field: "model.d_model" values: ["8", "16", "32", "64"] }
+    seeds: [0, 1]
+    scaling { axis: "d_model" size: AXIS_VALUE metric: "final_train_loss" })pb");
+  auto spec = ParseGridFile(Tmp() + "/scale/g.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto grid = ExpandGrid(*spec, Tmp() + "/scale/g.pbtxt", Tmp());
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  // sinusoidal: 10 N^-0.5 + 1, rope: 100 N^-0.8 + 1 (they cross at 10^(1/0.3)
+  // = 2154, outside 8..64, so no crossing is reported); seeds ±0.001.
+  for (const GridCell& c : grid->cells) {
+    const double n = std::stod(c.axis_values[1]);
+    for (size_t s = 0; s < c.runs.size(); ++s) {
+      const double noise = s == 0 ? 0.001 : -0.001;
+      const double loss = c.axis_values[0] == "sinusoidal" ? 10 * std::pow(n, -0.5) + 1 : 100 * std::pow(n, -0.8) + 1;
+      if (c.axis_values[0] == "learned" && n > 16) continue;  // only two sizes finished
+      FinishRun(c.runs[s], 0.5, loss + noise);
+    }
+  }
+  GridResults r = CollectResults(*grid);
+  std::vector<VariantScaling> fits = FitScaling(r);
+  ASSERT_EQ(fits.size(), 3u);
+  EXPECT_EQ(fits[0].variant, "position=sinusoidal");
+  ASSERT_TRUE(fits[0].fit.ok()) << fits[0].fit.status();
+  EXPECT_NEAR(fits[0].fit->b, 0.5, 0.05);
+  ASSERT_TRUE(fits[1].fit.ok()) << fits[1].fit.status();
+  EXPECT_NEAR(fits[1].fit->b, 0.8, 0.05);
+  EXPECT_FALSE(fits[2].fit.ok());
+  std::string md = ResultsMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("## Scaling"));
+  EXPECT_THAT(md, HasSubstr("| position=sinusoidal | 8 | 0.5"));
+  EXPECT_THAT(md, HasSubstr("| position=learned | 4 |  |  |  | no fit: too few points for a scaling fit"));
+  EXPECT_THAT(md, HasSubstr("No two fitted curves cross within the sizes measured (N from 8 to 64)."));
+  std::string svg = ScalingSvg(r, fits);
+  EXPECT_THAT(svg, HasSubstr("(log scale)"));
+  EXPECT_THAT(svg, HasSubstr("position=rope (b = 0.8"));
+  // Written beside the other files.
+  auto written = WriteReport(r);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE(std::filesystem::exists(grid->results_dir + "/scaling.svg"));
+}
+
+TEST(Scaling, AxisMustExistAndBeNumericForAxisValue) {
+  Write(Tmp() + "/scale2/base.pbtxt", R"pb(name: "tiny"
+    model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "sort_digits" } train { steps: 3 })pb");
+  auto expand = [](const std::string& text) {
+    Write(Tmp() + "/scale2/g.pbtxt", text);
+    auto spec = ParseGridFile(Tmp() + "/scale2/g.pbtxt");
+    return ExpandGrid(*spec, Tmp() + "/scale2/g.pbtxt", Tmp());
+  };
+  auto missing = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "size" })pb");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("scaling.axis 'size' is not an axis of the grid; the axes are plugin"));
+  // A zipped size axis: its partners are not variants.
+  auto zipped = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] label: "position" }
+    zip { axis { field: "model.d_model" values: ["8", "16"] } axis { field: "model.d_ff" values: ["16", "32"] } }
+    scaling { axis: "model.d_model" })pb");
+  ASSERT_TRUE(zipped.ok()) << zipped.status();
+  EXPECT_EQ(zipped->scaling_column, 1);
+  EXPECT_EQ(zipped->scaling_group, (std::vector<int>{1, 2}));
+  auto text = expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "rope"] } scaling { axis: "plugin" size: AXIS_VALUE })pb");
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(text.status().message(), HasSubstr("the value 'none' of plugin is not a positive number"));
 }
 
 TEST(MainMetric, MustBeAMetric) {

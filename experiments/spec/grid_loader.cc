@@ -1,6 +1,8 @@
 #include "experiments/spec/grid_loader.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -10,7 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "framework/core/status_macros.h"
+#include "experiments/spec/grid_forms.h"
 #include "experiments/spec/spec_loader.h"
+#include "experiments/spec/spec_overrides.h"
 #include "framework/data/load_task.h"
 #include "experiments/spec/text_format_errors.h"
 #include "google/protobuf/io/tokenizer.h"
@@ -142,23 +146,6 @@ absl::StatusOr<Experiment> BaseExperiment(const GridSpec& spec, const std::strin
   return base;
 }
 
-// Indents a multi-line reason under its cell.
-std::string Indent(const std::string& text, const std::string& prefix) {
-  return absl::StrCat(prefix, absl::StrJoin(absl::StrSplit(text, '\n'), absl::StrCat("\n", prefix)));
-}
-
-// The problems of a cell, one per line, without ResolveExperiment's
-// "<source>: invalid spec:" heading and indentation.
-std::string Reason(const absl::Status& status, const std::string& source) {
-  std::string text(status.message());
-  const std::string heading = source + ": invalid spec:\n";
-  if (text.rfind(heading, 0) == 0) text = text.substr(heading.size());
-  std::vector<std::string> lines;
-  for (absl::string_view line : absl::StrSplit(text, '\n'))
-    lines.emplace_back(absl::StripLeadingAsciiWhitespace(line));
-  return absl::StrJoin(lines, "\n");
-}
-
 absl::StatusOr<int> FindBaseline(const GridSpec& spec, const std::vector<Dimension>& dims,
                                  const std::vector<GridCell>& cells) {
   if (spec.baseline().empty()) return -1;
@@ -204,7 +191,64 @@ absl::StatusOr<int> FindBaseline(const GridSpec& spec, const std::vector<Dimensi
   return matches[0];
 }
 
+// The cells of the axis form: the product of the axes and zip groups,
+// first axis slowest, and the baseline they select.
+absl::Status AxisCells(const GridSpec& spec, ExpandedGrid* grid) {
+  TVLAB_ASSIGN_OR_RETURN(std::vector<Dimension> dims, Dimensions(spec));
+  NameAxes(&dims);
+  for (const Dimension& d : dims) grid->axis_labels.insert(grid->axis_labels.end(), d.labels.begin(), d.labels.end());
+  for (const Dimension& d : dims)
+    for (const std::string& f : d.fields)
+      if (f == "seed" && !spec.seeds().empty()) {
+        return absl::InvalidArgumentError(
+            "an axis varies 'seed' and the grid also lists seeds; list the seeds in `seeds` only");
+      }
+  size_t total = 1;
+  for (const Dimension& d : dims) total *= d.points();
+  for (size_t index = 0; index < total; ++index) {
+    GridCell cell;
+    cell.overrides.assign(spec.set().begin(), spec.set().end());
+    std::vector<std::string> parts;
+    // Mixed radix, last dimension fastest.
+    std::vector<size_t> point(dims.size());
+    for (size_t rest = index, k = dims.size(); k-- > 0;) {
+      point[k] = rest % dims[k].points();
+      rest /= dims[k].points();
+    }
+    for (size_t k = 0; k < dims.size(); ++k) {
+      for (size_t j = 0; j < dims[k].fields.size(); ++j) {
+        const std::string& value = dims[k].values[j][point[k]];
+        cell.overrides.push_back(absl::StrCat(dims[k].fields[j], "=", value));
+        cell.axis_values.push_back(value);
+        parts.push_back(absl::StrCat(dims[k].labels[j], "=", value));
+      }
+    }
+    cell.label = parts.empty() ? "base" : absl::StrJoin(parts, " ");
+    grid->cells.push_back(std::move(cell));
+  }
+  TVLAB_ASSIGN_OR_RETURN(grid->baseline, FindBaseline(spec, dims, grid->cells));
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+// Indents a multi-line reason under its cell.
+std::string IndentLines(const std::string& text, const std::string& prefix) {
+  return absl::StrCat(prefix, absl::StrJoin(absl::StrSplit(text, '\n'), absl::StrCat("\n", prefix)));
+}
+
+// The problems of a cell, one per line, without ResolveExperiment's
+// "<source>: invalid spec:" heading and indentation.
+std::string CellReason(const absl::Status& status, const std::string& source) {
+  std::string text(status.message());
+  const std::string heading = source + ": invalid spec:\n";
+  if (text.rfind(heading, 0) == 0) text = text.substr(heading.size());
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n'))
+    lines.emplace_back(absl::StripLeadingAsciiWhitespace(line));
+  return absl::StrJoin(lines, "\n");
+}
+
 
 int ExpandedGrid::num_invalid() const {
   int n = 0;
@@ -232,51 +276,42 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
 
   std::string base_name;
   TVLAB_ASSIGN_OR_RETURN(Experiment base, BaseExperiment(spec, grid_path, &base_name));
-  TVLAB_ASSIGN_OR_RETURN(std::vector<Dimension> dims, Dimensions(spec));
-  NameAxes(&dims);
-  for (const Dimension& d : dims) grid.axis_labels.insert(grid.axis_labels.end(), d.labels.begin(), d.labels.end());
 
   // No seeds list: one run per cell with whatever seed the spec ends up with.
   std::vector<std::optional<uint64_t>> seeds(spec.seeds().begin(), spec.seeds().end());
   if (seeds.empty()) seeds.push_back(std::nullopt);
   if (std::set<uint64_t>(spec.seeds().begin(), spec.seeds().end()).size() != spec.seeds().size())
     return absl::InvalidArgumentError("seeds: a seed is listed twice");
-  for (const Dimension& d : dims)
-    for (const std::string& f : d.fields)
-      if (f == "seed" && !spec.seeds().empty()) {
-        return absl::InvalidArgumentError(
-            "an axis varies 'seed' and the grid also lists seeds; list the seeds in `seeds` only");
-      }
 
-  size_t total = 1;
-  for (const Dimension& d : dims) total *= d.points();
+  // The cells' labels and overrides, from the axes or the ablation rows.
+  if (spec.has_ablation()) {
+    TVLAB_RETURN_IF_ERROR(AblationCells(spec, base, &grid));
+  } else {
+    TVLAB_RETURN_IF_ERROR(AxisCells(spec, &grid));
+  }
+  auto seed_override = [](const std::optional<uint64_t>& seed) {
+    return seed ? std::vector<std::string>{absl::StrCat("seed=", *seed)} : std::vector<std::string>{};
+  };
+  auto resolve = [&](const GridCell& cell, const std::vector<std::string>& extra) {
+    std::vector<std::string> overrides = cell.overrides;
+    overrides.insert(overrides.end(), extra.begin(), extra.end());
+    return ResolveExperiment(base, overrides, cell.label, base_name);
+  };
+
+  if (spec.has_scaling()) TVLAB_RETURN_IF_ERROR(FindScalingAxis(spec, &grid));
+  if (spec.has_equal_budget()) {
+    TVLAB_RETURN_IF_ERROR(MatchBudgets(spec.equal_budget(), seed_override(seeds[0]), resolve, &grid));
+  }
+
   std::map<std::string, std::string> label_of_key;
-  for (size_t index = 0; index < total; ++index) {
-    GridCell cell;
-    cell.overrides.assign(spec.set().begin(), spec.set().end());
-    std::vector<std::string> parts;
-    // Mixed radix, last dimension fastest.
-    std::vector<size_t> point(dims.size());
-    for (size_t rest = index, k = dims.size(); k-- > 0;) {
-      point[k] = rest % dims[k].points();
-      rest /= dims[k].points();
-    }
-    for (size_t k = 0; k < dims.size(); ++k) {
-      for (size_t j = 0; j < dims[k].fields.size(); ++j) {
-        const std::string& value = dims[k].values[j][point[k]];
-        cell.overrides.push_back(absl::StrCat(dims[k].fields[j], "=", value));
-        cell.axis_values.push_back(value);
-        parts.push_back(absl::StrCat(dims[k].labels[j], "=", value));
-      }
-    }
-    cell.label = parts.empty() ? "base" : absl::StrJoin(parts, " ");
+  for (GridCell& cell : grid.cells) {
+    if (!cell.valid()) continue;  // found invalid while matching budgets
     for (const std::optional<uint64_t>& seed : seeds) {
-      std::vector<std::string> overrides = cell.overrides;
-      if (seed) overrides.push_back(absl::StrCat("seed=", *seed));
-      auto resolved = ResolveExperiment(base, overrides, cell.label, base_name);
+      auto resolved = resolve(cell, seed_override(seed));
       if (!resolved.ok()) {
-        cell.invalid_reason = Reason(resolved.status(), cell.label);
+        cell.invalid_reason = CellReason(resolved.status(), cell.label);
         cell.runs.clear();
+        cell.budget.reset();
         break;
       }
       GridRun run;
@@ -289,17 +324,16 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
         cell.invalid_reason = absl::StrCat("resolves to the same spec as cell '", it->second,
                                            "' (a value that changes nothing?); drop one of them");
         cell.runs.clear();
+        cell.budget.reset();
         break;
       }
       cell.runs.push_back(std::move(run));
     }
-    grid.cells.push_back(std::move(cell));
   }
-  TVLAB_ASSIGN_OR_RETURN(grid.baseline, FindBaseline(spec, dims, grid.cells));
   if (grid.baseline >= 0 && !grid.cells[grid.baseline].valid()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "baseline cell '", grid.cells[grid.baseline].label, "' is invalid:\n",
-        Indent(grid.cells[grid.baseline].invalid_reason, "  ")));
+        IndentLines(grid.cells[grid.baseline].invalid_reason, "  ")));
   }
   return grid;
 }
@@ -310,7 +344,7 @@ std::string InvalidCellsReport(const ExpandedGrid& grid) {
                                  " cells are invalid:\n");
   for (const GridCell& c : grid.cells) {
     if (c.valid()) continue;
-    absl::StrAppend(&out, "  ", c.label, ":\n", Indent(c.invalid_reason, "    "), "\n");
+    absl::StrAppend(&out, "  ", c.label, ":\n", IndentLines(c.invalid_reason, "    "), "\n");
   }
   return out;
 }

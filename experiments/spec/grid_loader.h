@@ -12,6 +12,8 @@
 // does, so a finished run is found again after the grid is extended,
 // reordered or relabelled.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,12 +31,22 @@ struct GridRun {
   std::string run_dir;  // <output_dir>/runs/<key>
 };
 
+// equal_budget: what was solved for a cell.
+struct BudgetMatch {
+  std::string field;          // "model.d_ff"
+  std::optional<int64_t> value;  // the solved value (the baseline's own value for the baseline)
+  double budget = 0;          // the cell's budget at that value
+  double target = 0;          // the baseline's budget
+  double deviation = 0;       // (budget - target) / target
+};
+
 struct GridCell {
-  std::string label;                     // "position=none placement=pre_ln"
+  std::string label;                     // "position=none placement=pre_ln", or the ablation row's name
   std::vector<std::string> axis_values;  // one per ExpandedGrid::axis_labels
   std::vector<std::string> overrides;    // "model.position.plugin=none", ...
   std::vector<GridRun> runs;             // one per seed; empty when invalid
   std::string invalid_reason;            // non-empty: the cell cannot run
+  std::optional<BudgetMatch> budget;     // with equal_budget, for valid cells
   bool valid() const { return invalid_reason.empty(); }
 };
 
@@ -46,6 +58,8 @@ struct ExpandedGrid {
   std::vector<std::string> axis_labels;  // result columns, in axis order
   std::vector<GridCell> cells;           // first axis varies slowest
   int baseline = -1;                     // index into cells, -1 if none
+  int scaling_column = -1;               // spec.scaling: its axis in axis_values, else -1
+  std::vector<int> scaling_group;        // that column and the columns zipped with it
   int num_invalid() const;
 };
 
@@ -55,8 +69,16 @@ absl::StatusOr<GridSpec> ParseGridFile(const std::string& path);
 // Expands and validates every cell. `grid_path` locates relative paths in
 // the spec; `working_dir` is where the default output directory
 // (runs/<name>) goes. Errors in the grid itself (unreadable base, empty or
-// mismatched axes, a baseline that selects no cell) are returned; invalid
-// cells are not errors, they are recorded in GridCell::invalid_reason.
+// mismatched axes, a baseline that selects no cell; an ablation row without
+// overrides, a repeated row name, an override path that does not exist, an
+// ablation mixed with axes; an equal budget that cannot be matched) are
+// returned; invalid cells are not errors, they are recorded in
+// GridCell::invalid_reason.
+//
+// The ablation form makes the baseline cell 0 and one cell per row, with
+// axis_labels = {ablation.label}. With equal_budget every valid cell but the
+// baseline gets "<field>=<solved value>" as its last override (solved with
+// the first seed; budgets do not depend on the seed).
 absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string& grid_path,
                                         const std::string& working_dir);
 

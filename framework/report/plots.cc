@@ -93,13 +93,13 @@ std::string RenderLinePlot(const LinePlotSpec& plot) {
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_lo = x_lo, y_hi = -x_lo;
   for (const LineSeries& s : plot.series) {
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (!std::isfinite(s.y[i]) || (plot.log_y && s.y[i] <= 0)) continue;
+      if (!std::isfinite(s.y[i]) || (plot.log_y && s.y[i] <= 0) || (plot.log_x && s.x[i] <= 0)) continue;
       x_lo = std::min(x_lo, s.x[i]), x_hi = std::max(x_hi, s.x[i]);
       y_lo = std::min(y_lo, s.y[i]), y_hi = std::max(y_hi, s.y[i]);
     }
   }
   const bool empty = !(x_hi >= x_lo);
-  if (empty) x_lo = 0, x_hi = 1, y_lo = plot.log_y ? 0.1 : 0, y_hi = 1;
+  if (empty) x_lo = plot.log_x ? 0.1 : 0, x_hi = 1, y_lo = plot.log_y ? 0.1 : 0, y_hi = 1;
 
   double legend_width = 0;
   for (const LineSeries& s : plot.series)
@@ -110,9 +110,9 @@ std::string RenderLinePlot(const LinePlotSpec& plot) {
   SvgCanvas svg(width, height);
   svg.Text(width / 2, 26, plot.title, kTitleSize, SvgCanvas::Anchor::kMiddle, "#222222", true);
 
-  std::vector<double> x_ticks = NiceTicks(x_lo, x_hi, 6);
+  std::vector<double> x_ticks = plot.log_x ? LogTicks(x_lo, x_hi) : NiceTicks(x_lo, x_hi, 6);
   std::vector<double> y_ticks = plot.log_y ? LogTicks(y_lo, y_hi) : NiceTicks(y_lo, y_hi, 6);
-  Scale x{x_ticks.front(), x_ticks.back(), left, left + plot_w};
+  Scale x{x_ticks.front(), x_ticks.back(), left, left + plot_w, plot.log_x};
   Scale y{y_ticks.front(), y_ticks.back(), top + plot_h, top, plot.log_y};
 
   for (double t : x_ticks) {
@@ -124,7 +124,8 @@ std::string RenderLinePlot(const LinePlotSpec& plot) {
     svg.Text(left - 6, y(t) + 4, TickLabel(t), kTickSize, SvgCanvas::Anchor::kEnd);
   }
   svg.Rect(left, top, plot_w, plot_h, "none", &kAxisStroke);
-  svg.Text(left + plot_w / 2, top + plot_h + 40, plot.x_label, kLabelSize, SvgCanvas::Anchor::kMiddle);
+  svg.Text(left + plot_w / 2, top + plot_h + 40, plot.x_label + (plot.log_x ? " (log scale)" : ""), kLabelSize,
+           SvgCanvas::Anchor::kMiddle);
   svg.Text(18, top + plot_h / 2, plot.y_label + (plot.log_y ? " (log scale)" : ""), kLabelSize,
            SvgCanvas::Anchor::kMiddle, "#222222", false, -90);
   if (empty) svg.Text(left + plot_w / 2, top + plot_h / 2, "no data", kLabelSize, SvgCanvas::Anchor::kMiddle, "#888888");
@@ -137,10 +138,14 @@ std::string RenderLinePlot(const LinePlotSpec& plot) {
   for (const LineSeries* s : order) {
     std::vector<std::pair<double, double>> points;
     for (size_t i = 0; i < s->x.size() && i < s->y.size(); ++i) {
-      if (!std::isfinite(s->y[i]) || (plot.log_y && s->y[i] <= 0)) continue;
+      if (!std::isfinite(s->y[i]) || (plot.log_y && s->y[i] <= 0) || (plot.log_x && s->x[i] <= 0)) continue;
       points.emplace_back(x(s->x[i]), y(s->y[i]));
     }
-    svg.Polyline(points, Stroke{s->color, s->width, s->opacity, s->dash});
+    if (s->markers) {
+      for (const auto& [px, py] : points) svg.Circle(px, py, 3.5, s->color, s->opacity);
+    } else {
+      svg.Polyline(points, Stroke{s->color, s->width, s->opacity, s->dash});
+    }
   }
 
   double legend_y = top + 8;

@@ -29,11 +29,13 @@ struct LineSeries {
   double width = 1.5;
   double opacity = 1;
   std::string dash;  // SVG stroke-dasharray, e.g. "6 3"; empty = solid
+  bool markers = false;  // dots at the points instead of a line
 };
 
 struct LinePlotSpec {
   std::string title, x_label, y_label;
   bool log_y = false;  // points with y <= 0 are then left out
+  bool log_x = false;  // the same for x
   std::vector<LineSeries> series;
 };
 

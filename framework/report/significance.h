@@ -1,0 +1,71 @@
+#ifndef TVLAB_FRAMEWORK_REPORT_SIGNIFICANCE_H_
+#define TVLAB_FRAMEWORK_REPORT_SIGNIFICANCE_H_
+
+// Is a grid cell's difference from the baseline more than seed noise?
+//
+//   WelchTest          delta of means, its 95% CI and the two-sided p-value of
+//                      Welch's unequal-variance t-test, with Welch–Satterthwaite
+//                      degrees of freedom (scipy.stats.ttest_ind(a, b,
+//                      equal_var=False) gives the same t and p)
+//   BootstrapDeltaCi   percentile bootstrap CI of the delta of means: each
+//                      group resampled with replacement, B times, from a fixed
+//                      seed (so a table is reproducible bit for bit)
+//   HolmAdjust         Holm's step-down correction of a family of p-values
+//                      (the grid's cells against the baseline)
+//
+// The Student-t CDF and quantile come from Boost.Math (Debian's
+// libboost-dev, header-only), not from hand-written special functions.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tvlab {
+
+struct WelchResult {
+  int n_a = 0, n_b = 0;
+  double delta = 0;  // mean(a) - mean(b)
+  // Defined only when both groups have n >= 2 and the pooled standard error
+  // is > 0 (with identical values in both groups there is nothing to test).
+  bool defined = false;
+  double standard_error = 0;  // sqrt(var_a/n_a + var_b/n_b), sample variances
+  double df = 0;              // Welch–Satterthwaite
+  double t = 0;               // delta / standard_error
+  double p = 1;               // two-sided
+  double ci_low = 0, ci_high = 0;  // delta ± t_{df}(1 - alpha/2) * standard_error
+  std::string why_undefined;        // when !defined: "fewer than 2 seeds in ...", ...
+};
+
+// Welch's t-test of mean(a) against mean(b) with a (1 - alpha) CI of the
+// delta. REQUIRES: 0 < alpha < 1.
+WelchResult WelchTest(const std::vector<double>& a, const std::vector<double>& b, double alpha = 0.05);
+
+struct BootstrapCi {
+  double low = 0, high = 0;
+  int resamples = 0;  // B
+  uint64_t seed = 0;
+};
+
+// Percentile bootstrap (1 - alpha) CI of mean(a) - mean(b): B resamples of
+// each group with replacement (std::mt19937_64 seeded with `seed`), the
+// alpha/2 and 1 - alpha/2 quantiles of the B deltas (linear interpolation
+// between order statistics, numpy's default). Empty when a group is empty.
+std::optional<BootstrapCi> BootstrapDeltaCi(const std::vector<double>& a, const std::vector<double>& b,
+                                            int resamples = 10000, uint64_t seed = 20240611,
+                                            double alpha = 0.05);
+
+// Holm (1979): sort the m p-values ascending, p_(i) -> (m - i + 1) * p_(i)
+// (1-based i), made non-decreasing in that order and capped at 1. A
+// hypothesis is rejected at family-wise level alpha when its adjusted p is
+// below alpha. Returns the adjusted p-values in the input order.
+std::vector<double> HolmAdjust(const std::vector<double>& p);
+
+// Smallest number of seeds per cell below which the table warns.
+inline constexpr int kMinSeedsForSignificance = 3;
+// Seeds per cell from which the bootstrap interval is shown.
+inline constexpr int kMinSeedsForBootstrap = 5;
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_REPORT_SIGNIFICANCE_H_
