@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "framework/io/atomic_file.h"
 #include "framework/report/run_dir.h"
 #include "experiments/spec/spec_loader.h"
 #include "google/protobuf/text_format.h"
@@ -36,9 +37,8 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  return WriteFileAtomically(path, text);
 }
 
 // One run process in flight.
@@ -78,17 +78,20 @@ void Consume(Child* c, const char* data, size_t n) {
 // Prepares the run directory and starts the run process.
 bool Start(const PlannedRun& p, const std::string& run_binary, Child* c, std::string* error) {
   const GridRun& run = *p.run;
-  std::error_code ignored;
-  std::filesystem::create_directories(run.run_dir, ignored);
-  std::filesystem::remove(run.run_dir + "/" + kFailedFile, ignored);
-  WriteText(run.run_dir + "/cell_spec.pbtxt", SpecToText(run.spec));
+  absl::Status prepared = DefaultFileSystem()->CreateDirs(run.run_dir);
+  if (prepared.ok()) prepared = DefaultFileSystem()->RemoveFile(run.run_dir + "/" + kFailedFile);
+  if (prepared.ok()) prepared = WriteText(run.run_dir + "/cell_spec.pbtxt", SpecToText(run.spec));
   GridRunRecord record;
   record.set_cell(p.cell->label);
   record.set_seed(run.seed);
   for (const std::string& o : p.cell->overrides) record.add_overrides(o);
   std::string record_text;
   google::protobuf::TextFormat::PrintToString(record, &record_text);
-  WriteText(run.run_dir + "/grid_run.pbtxt", record_text);
+  if (prepared.ok()) prepared = WriteText(run.run_dir + "/grid_run.pbtxt", record_text);
+  if (!prepared.ok()) {
+    *error = std::string(prepared.message());
+    return false;
+  }
 
   std::vector<std::string> args = {run_binary};
   if (p.resume) {
@@ -264,7 +267,8 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       std::string error;
       display.Started();
       if (!Start(p, options.run_binary, child.get(), &error)) {
-        WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"));
+        WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"))
+            .IgnoreError();  // reported just below; the run stays unfinished either way
         display.Ended(false, 0);
         ++summary.failed;
         display.Event(absl::StrCat("FAILED to start ", RunName(p), ": ", error));
@@ -317,7 +321,8 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       } else {
         ++summary.failed;
         std::string text = FailureText(*c, status);
-        WriteText(run.run_dir + "/" + kFailedFile, text);
+        if (absl::Status s = WriteText(run.run_dir + "/" + kFailedFile, text); !s.ok())
+          display.Event(absl::StrCat("warning: ", s.message()));
         std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
         display.Event(absl::StrCat("FAILED ", RunName(*c->planned), ": ", absl::StrJoin(lines, " / "),
                                    "  (log: ", run.run_dir, "/run.log)"));
