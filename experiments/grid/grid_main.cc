@@ -33,7 +33,17 @@ std::string UserPath(const std::string& path) {
 
 std::string WorkingDir() {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  return cwd != nullptr ? cwd : std::filesystem::current_path().string();
+  if (cwd != nullptr) return cwd;
+  std::error_code error;  // a deleted working directory: relative paths stay relative
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  return error ? "." : here.string();
+}
+
+// Absolute and normalised; the path as given if the working directory is gone.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
 }
 
 int Report(const ExpandedGrid& grid, FileSystem* fs) {
@@ -73,13 +83,13 @@ bool IsGridCommand(const std::vector<std::string>& positional) {
 int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* fs) {
   // Absolute, so every path derived from it (output and run directories)
   // means the same to the run processes.
-  const std::string grid_path = std::filesystem::absolute(UserPath(flags.grid_path)).lexically_normal();
+  const std::string grid_path = AbsolutePath(UserPath(flags.grid_path));
   auto spec = ParseGridFile(grid_path);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  if (!flags.output_dir.empty()) spec->set_output_dir(std::filesystem::absolute(UserPath(flags.output_dir)));
+  if (!flags.output_dir.empty()) spec->set_output_dir(AbsolutePath(UserPath(flags.output_dir)));
   absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
   if (!metric_ok.ok()) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
