@@ -94,6 +94,27 @@ TEST(Resume, FullDiskDuringACheckpointKeepsThePreviousOneAndResumesBitForBit) {
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
 }
 
+// A crash after the step-20 checkpoint was renamed into place but before
+// `latest` named it: resuming starts again from step 10, writes step 20 over
+// the orphaned directory, and ends bit for bit like the uninterrupted run.
+TEST(Resume, CrashBeforeLatestIsUpdatedResumesFromThePreviousCheckpoint) {
+  std::string whole = TempDir() + "/whole_for_crash", broken = TempDir() + "/crash_latest";
+  ASSERT_EQ(RunBinary(SpecFile() + " --output_dir " + whole).exit_code, 0);
+  RunResult killed = RunProgram("tests/run_with_faults",
+                                SpecFile() + " --output_dir " + broken +
+                                    " --fault_op rename --fault_path checkpoints/latest --fault_nth 2 "
+                                    "--fault_error crash");
+  ASSERT_EQ(killed.exit_code, 137) << killed.output;
+  EXPECT_EQ(ReadFile(broken + "/checkpoints/latest"), "step_0000010\n");
+  EXPECT_TRUE(std::filesystem::exists(broken + "/checkpoints/step_0000020/model.safetensors"));
+
+  RunResult resumed = RunBinary("--resume " + broken);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("at step 10"), std::string::npos) << resumed.output;
+  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
+}
+
 TEST(Resume, EvalOnlyReproducesTheRunsMetrics) {
   std::string run = TempDir() + "/evalsrc", eval = TempDir() + "/evalonly";
   ASSERT_EQ(RunBinary(SpecFile() + " --set train.steps=12 --output_dir " + run).exit_code, 0);
