@@ -94,6 +94,24 @@ TEST_F(WriteFaults, DamagedMetricsIsNotAFinishedRun) {
   EXPECT_THAT(again.output, HasSubstr("nothing to resume"));
 }
 
+// A failure after the run directory was made but before the first step (here
+// train_log.csv cannot be opened) removes the directory this run made: nothing
+// half-made is left that looks like a run.
+TEST_F(WriteFaults, FailureBeforeTrainingRemovesTheNewRunDirectory) {
+  const std::string run = dir_ + "/new/run";
+  RunResult r = Faulty(dir_ + "/spec.pbtxt --output_dir " + run +
+                       " --fault_op open --fault_path train_log.csv --fault_error EIO");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("train_log.csv.tmp': Input/output error"));
+  EXPECT_FALSE(fs::exists(run));
+  // A directory that existed before is left as it was.
+  fs::create_directories(run);
+  std::ofstream(run + "/notes.txt") << "mine\n";
+  EXPECT_EQ(Faulty(dir_ + "/spec.pbtxt --output_dir " + run +
+                   " --fault_op open --fault_path train_log.csv --fault_error EIO").exit_code, 1);
+  EXPECT_EQ(ReadFile(run + "/notes.txt"), "mine\n");
+}
+
 TEST_F(WriteFaults, FullDiskWritingGridResultsFailsAndTheNextInvocationWritesThem) {
   RunResult r = Faulty(dir_ + "/grid.pbtxt --fault_op append --fault_path results.md --fault_error ENOSPC");
   EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -59,25 +61,36 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
 
   RunDirectory dir(run_dir, fs);
-  TVLAB_RETURN_IF_ERROR(dir.Create());
-  absl::StatusOr<DirLock> lock = DirLock::Acquire(run_dir, ".run.lock");
-  if (!lock.ok()) {
-    return absl::Status(lock.status().code(),
-                        absl::StrCat("another run is writing into ", run_dir, " (", lock.status().message(),
-                                     "); wait for it to end, or choose another --output_dir"));
-  }
-
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(run_dir, ignored);
+  absl::StatusOr<DirLock> lock;
   TrainState state;
-  if (options.resume) {
-    TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
-    TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
-    TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
-    TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
-    progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
-             << "\n";
-  } else {
-    TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
-    TVLAB_RETURN_IF_ERROR(dir.StartLog());
+  // Everything before the first step; if it fails in a directory this run
+  // made, the directory is removed so nothing half-made looks like a run.
+  absl::Status prepared = [&]() -> absl::Status {
+    TVLAB_RETURN_IF_ERROR(dir.Create());
+    lock = DirLock::Acquire(run_dir, ".run.lock");
+    if (!lock.ok()) {
+      return absl::Status(lock.status().code(),
+                          absl::StrCat("another run is writing into ", run_dir, " (", lock.status().message(),
+                                       "); wait for it to end, or choose another --output_dir"));
+    }
+    if (options.resume) {
+      TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
+      TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
+      progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
+               << "\n";
+    } else {
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.StartLog());
+    }
+    return absl::OkStatus();
+  }();
+  if (!prepared.ok()) {
+    if (!existed) fs->RemoveAll(run_dir).IgnoreError();  // best effort; the error below says what failed
+    return prepared;
   }
   progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)\n",
                               spec.name(), model->NumParameters(), spec.train().steps(),
