@@ -63,7 +63,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   RunDirectory dir(run_dir, fs);
   std::error_code ignored;
   const bool existed = std::filesystem::exists(run_dir, ignored);
-  absl::StatusOr<DirLock> lock;
+  absl::StatusOr<DirLock> lock = absl::UnknownError("not locked yet");
   TrainState state;
   // Everything before the first step; if it fails in a directory this run
   // made, the directory is removed so nothing half-made looks like a run.
@@ -89,7 +89,9 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     return absl::OkStatus();
   }();
   if (!prepared.ok()) {
-    if (!existed) fs->RemoveAll(run_dir).IgnoreError();  // best effort; the error below says what failed
+    // Only while holding the lock: two runs started at once into a new
+    // directory both see it missing, and the one refused must not remove it.
+    if (!existed && lock.ok()) fs->RemoveAll(run_dir).IgnoreError();  // best effort
     return prepared;
   }
   progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)\n",
