@@ -46,7 +46,8 @@ struct Child {
   const PlannedRun* planned = nullptr;
   pid_t pid = -1;
   int fd = -1;  // read end of the child's stdout+stderr
-  std::ofstream log;
+  std::unique_ptr<WritableFile> log;  // run.log; every append checked
+  absl::Status log_status;            // the first failed append, reported when the run ends
   std::string partial;              // text after the last newline
   std::deque<std::string> tail;     // last lines, for failed.txt
   int64_t step = -1, steps = 0;     // from "step N/M" progress lines
@@ -62,8 +63,7 @@ void ConsumeLine(Child* c, const std::string& line) {
 }
 
 void Consume(Child* c, const char* data, size_t n) {
-  c->log.write(data, static_cast<std::streamsize>(n));
-  c->log.flush();
+  if (c->log != nullptr && c->log_status.ok()) c->log_status = c->log->Append(absl::string_view(data, n));
   c->partial.append(data, n);
   size_t start = 0;
   for (size_t i = 0; i < c->partial.size(); ++i) {
@@ -104,9 +104,16 @@ bool Start(const PlannedRun& p, const std::string& run_binary, Child* c, std::st
     *error = absl::StrCat("pipe: ", std::strerror(errno));
     return false;
   }
-  c->log.open(run.run_dir + "/run.log", p.resume ? std::ios::app : std::ios::trunc);
-  c->log << "$ " << absl::StrJoin(args, " ") << "\n";
-  c->log.flush();
+  const std::string log_path = run.run_dir + "/run.log";
+  auto log = p.resume ? DefaultFileSystem()->NewAppendableFile(log_path)
+                      : DefaultFileSystem()->NewWritableFile(log_path);
+  if (!log.ok()) {
+    *error = std::string(log.status().message());
+    close(pipe_fds[0]), close(pipe_fds[1]);
+    return false;
+  }
+  c->log = std::move(*log);
+  c->log_status = c->log->Append(absl::StrCat("$ ", absl::StrJoin(args, " "), "\n"));
   pid_t pid = fork();
   if (pid < 0) {
     *error = absl::StrCat("fork: ", std::strerror(errno));
@@ -299,6 +306,7 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       if (!c->partial.empty()) ConsumeLine(c, c->partial);
       const double seconds = SecondsSince(c->started);
       const GridRun& run = *c->planned->run;
+      if (!c->log_status.ok()) display.Event(absl::StrCat("warning: run.log is incomplete: ", c->log_status.message()));
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
                       ReadRunState(run.run_dir) == RunState::kFinished;
       // Stopped by Ctrl-C or a TERM: interrupted, not failed; it reruns next time.
