@@ -23,7 +23,9 @@
 #include "absl/strings/str_split.h"
 #include "experiments/cli/command_line.h"
 #include "framework/backend/backend.h"
+#include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
+#include "framework/io/atomic_file.h"
 #include "framework/model/model.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
@@ -106,9 +108,13 @@ struct LayerWeights {
   Tensor weights;     // (1, H, T, S)
 };
 
+// Every file through the atomic writer: a full disk or a file in the way is
+// an error naming the path, never a partial file.
 absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
                           const std::vector<LayerWeights>& layers) {
-  std::filesystem::create_directories(dir);
+  FileSystem* fs = DefaultFileSystem();
+  if (absl::Status s = fs->CreateDirs(dir); !s.ok())
+    return absl::Status(s.code(), absl::StrCat("cannot create the --output_dir: ", s.message()));
   std::ostringstream json;
   json << "{\n  \"tokens\": [";
   for (size_t i = 0; i < batch.inputs.size(); ++i) json << (i ? ", " : "") << batch.inputs[i];
@@ -116,9 +122,10 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
   for (size_t l = 0; l < layers.size(); ++l) {
     const Tensor w = layers[l].weights.ToHost();  // (1, H, T, S), an edge: reporting
     const int64_t h = w.dim(1), t = w.dim(2), s = w.dim(3);
+    const std::vector<float> values = w.ToVector();
     json << (l ? "," : "") << "\n    {\"layer\": \"" << layers[l].layer << "\", \"heads\": [";
     for (int64_t hd = 0; hd < h; ++hd) {
-      std::ofstream csv(absl::StrCat(dir, "/", layers[l].layer, ".head", hd, ".csv"));
+      std::ostringstream csv;
       csv << "query\\key";
       for (int64_t j = 0; j < s; ++j) csv << ",k" << j << "=" << batch.inputs[j];
       csv << "\n";
@@ -127,7 +134,7 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
         csv << "q" << i << "=" << batch.inputs[i];
         json << (i ? ", " : "") << "[";
         for (int64_t j = 0; j < s; ++j) {
-          const float v = w.data()[(hd * t + i) * s + j];
+          const float v = values[(hd * t + i) * s + j];
           csv << absl::StrFormat(",%.6g", v);
           json << (j ? ", " : "") << absl::StrFormat("%.6g", v);
         }
@@ -135,15 +142,13 @@ absl::Status WriteOutputs(const std::string& dir, const Batch& batch,
         json << "]";
       }
       json << "]";
-      if (!csv) return absl::PermissionDeniedError(absl::StrCat("cannot write into '", dir, "'"));
+      TVLAB_RETURN_IF_ERROR(
+          WriteFileAtomically(fs, absl::StrCat(dir, "/", layers[l].layer, ".head", hd, ".csv"), csv.str()));
     }
     json << "]}";
   }
   json << "\n  ]\n}\n";
-  std::ofstream out(dir + "/attention.json");
-  out << json.str();
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", dir, "/attention.json'"));
-  return absl::OkStatus();
+  return WriteFileAtomically(fs, dir + "/attention.json", json.str());
 }
 
 int Main(int argc, char** argv) {
@@ -162,7 +167,8 @@ int Main(int argc, char** argv) {
     return 2;
   };
   const std::string spec_path = run_dir + "/spec.resolved.pbtxt";
-  if (!std::filesystem::exists(spec_path))
+  std::error_code ignored;  // an odd path (a file in the middle) is "no", not an exception
+  if (!std::filesystem::is_regular_file(spec_path, ignored))
     return fail(absl::NotFoundError(absl::StrCat(
         run_dir, " is not a run directory (no spec.resolved.pbtxt); give the directory "
                  "//experiments:run wrote")));

@@ -12,6 +12,7 @@
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
 #include "experiments/spec/spec_loader.h"
+#include "framework/report/run_dir.h"
 #include "framework/train/run_experiment.h"
 
 namespace tvlab {
@@ -37,7 +38,7 @@ int UsageError(const absl::Status& status, const char* usage) {
 }
 
 // One spec trained (or resumed) into its run directory.
-int TrainOne(const RunFlags& flags, TrainerHooks* hooks) {
+int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   const bool resume = !flags.resume_dir.empty();
   const std::string spec_path =
       resume ? UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : UserPath(flags.spec_path);
@@ -50,7 +51,9 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks) {
                               : flags.output_dir.empty()
                                   ? UserPath("runs/" + spec->name() + "/" + Timestamp())
                                   : UserPath(flags.output_dir);
-  if (std::filesystem::exists(run_dir + "/metrics.json")) {
+  // Finished means a metrics.json that parses: a damaged one (a partial
+  // write by an older trainer) is redone.
+  if (ReadRunState(run_dir) == RunState::kFinished) {
     std::cerr << "error: " << run_dir
               << " already holds a finished run (metrics.json); "
               << (resume ? "there is nothing to resume" : "choose another --output_dir") << "\n";
@@ -61,6 +64,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks) {
   options.init_from = flags.init_from.empty() ? "" : UserPath(flags.init_from);
   options.eval_only = flags.eval_only;
   options.hooks = hooks;
+  options.file_system = fs;
   auto metrics = RunExperiment(*spec, run_dir, std::cerr, options);
   if (!metrics.ok()) {
     std::cerr << "error: " << metrics.status().message() << "\n";
@@ -77,7 +81,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks) {
 
 }  // namespace
 
-int RunMain(int argc, char** argv, TrainerHooks* hooks) {
+int RunMain(int argc, char** argv, TrainerHooks* hooks, FileSystem* fs) {
   // Training allocates and frees the same large activation buffers every
   // step; keep them in the heap instead of mmap/munmap (page faults) per step.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
@@ -92,7 +96,14 @@ int RunMain(int argc, char** argv, TrainerHooks* hooks) {
   if (IsGridCommand(line->positional)) {
     auto grid = GridFlagsFrom(*line);
     if (!grid.ok()) return UsageError(grid.status(), kGridUsage);
-    return GridMain(*grid, std::filesystem::read_symlink("/proc/self/exe"));
+    std::error_code error;
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error) {
+      std::cerr << "error: cannot find this program's path (/proc/self/exe: " << error.message()
+                << "); grids need /proc mounted\n";
+      return 1;
+    }
+    return GridMain(*grid, self, fs != nullptr ? fs : DefaultFileSystem());
   }
   auto flags = RunFlagsFrom(*line);
   if (!flags.ok()) return UsageError(flags.status(), kRunUsage);
@@ -100,7 +111,7 @@ int RunMain(int argc, char** argv, TrainerHooks* hooks) {
     ListPlugins(std::cout);
     return 0;
   }
-  return TrainOne(*flags, hooks);
+  return TrainOne(*flags, hooks, fs);
 }
 
 }  // namespace tvlab

@@ -7,13 +7,16 @@
 //
 // `hooks` is the trainer's test seam (framework/train/trainer_hooks.h):
 // //experiments:run passes nullptr; test binaries built from this same code
-// (//tests:run_with_crash_hook) pass theirs.
+// (//tests:run_with_crash_hook) pass theirs. `fs` is where every file is
+// written (null: DefaultFileSystem()); //tests:run_with_faults passes a
+// fault-injecting one.
 
+#include "framework/io/file_system.h"
 #include "framework/train/trainer_hooks.h"
 
 namespace tvlab {
 
-int RunMain(int argc, char** argv, TrainerHooks* hooks);
+int RunMain(int argc, char** argv, TrainerHooks* hooks, FileSystem* fs = nullptr);
 
 }  // namespace tvlab
 

@@ -62,6 +62,59 @@ TEST(Resume, KilledAndResumedRunEqualsUninterruptedRunBitForBit) {
   EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
 }
 
+// A full disk while the step-20 checkpoint is written (injected through the
+// filesystem interface by //tests:run_with_faults): the run fails, the step-10
+// checkpoint stays the latest and intact, and resuming from it gives the
+// uninterrupted run bit for bit.
+TEST(Resume, FullDiskDuringACheckpointKeepsThePreviousOneAndResumesBitForBit) {
+  std::string whole = TempDir() + "/whole_for_enospc", broken = TempDir() + "/enospc";
+  RunResult a = RunBinary(SpecFile() + " --output_dir " + whole);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+
+  RunResult failed = RunProgram("tests/run_with_faults",
+                                SpecFile() + " --output_dir " + broken +
+                                    " --fault_op append --fault_path .step_0000020.partial/optimizer "
+                                    "--fault_error ENOSPC");
+  ASSERT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("optimizer.safetensors.tmp': No space left on device"), std::string::npos)
+      << failed.output;
+  EXPECT_EQ(ReadFile(broken + "/checkpoints/latest"), "step_0000010\n");
+  EXPECT_FALSE(std::filesystem::exists(broken + "/checkpoints/step_0000020"));
+  for (const char* file : {"model.safetensors", "optimizer.safetensors"}) {
+    EXPECT_EQ(ReadFile(broken + "/checkpoints/step_0000010/" + file),
+              ReadFile(whole + "/checkpoints/step_0000010/" + file)) << file;
+  }
+  EXPECT_EQ(JsonNumber(ReadFile(broken + "/checkpoints/step_0000010/state.json"), "next_step"), 10);
+  EXPECT_FALSE(std::filesystem::exists(broken + "/metrics.json"));
+
+  RunResult resumed = RunBinary("--resume " + broken);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("at step 10"), std::string::npos) << resumed.output;
+  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
+}
+
+// A crash after the step-20 checkpoint was renamed into place but before
+// `latest` named it: resuming starts again from step 10, writes step 20 over
+// the orphaned directory, and ends bit for bit like the uninterrupted run.
+TEST(Resume, CrashBeforeLatestIsUpdatedResumesFromThePreviousCheckpoint) {
+  std::string whole = TempDir() + "/whole_for_crash", broken = TempDir() + "/crash_latest";
+  ASSERT_EQ(RunBinary(SpecFile() + " --output_dir " + whole).exit_code, 0);
+  RunResult killed = RunProgram("tests/run_with_faults",
+                                SpecFile() + " --output_dir " + broken +
+                                    " --fault_op rename --fault_path checkpoints/latest --fault_nth 2 "
+                                    "--fault_error crash");
+  ASSERT_EQ(killed.exit_code, 137) << killed.output;
+  EXPECT_EQ(ReadFile(broken + "/checkpoints/latest"), "step_0000010\n");
+  EXPECT_TRUE(std::filesystem::exists(broken + "/checkpoints/step_0000020/model.safetensors"));
+
+  RunResult resumed = RunBinary("--resume " + broken);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("at step 10"), std::string::npos) << resumed.output;
+  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
+}
+
 TEST(Resume, EvalOnlyReproducesTheRunsMetrics) {
   std::string run = TempDir() + "/evalsrc", eval = TempDir() + "/evalonly";
   ASSERT_EQ(RunBinary(SpecFile() + " --set train.steps=12 --output_dir " + run).exit_code, 0);

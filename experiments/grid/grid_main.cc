@@ -1,6 +1,5 @@
 #include "experiments/grid/grid_main.h"
 
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,6 +14,8 @@
 #include "experiments/grid/grid_runner.h"
 #include "experiments/grid/results_table.h"
 #include "experiments/spec/grid_loader.h"
+#include "framework/io/dir_lock.h"
+#include "framework/report/run_dir.h"
 
 namespace tvlab {
 
@@ -33,40 +34,23 @@ std::string UserPath(const std::string& path) {
 
 std::string WorkingDir() {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  return cwd != nullptr ? cwd : std::filesystem::current_path().string();
+  if (cwd != nullptr) return cwd;
+  std::error_code error;  // a deleted working directory: relative paths stay relative
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  return error ? "." : here.string();
 }
 
-// Holds an exclusive lock on <dir>/.grid.lock while a grid trains there, so
-// two invocations never train the same run twice.
-class DirLock {
- public:
-  absl::Status Acquire(const std::string& dir) {
-    std::error_code error;
-    std::filesystem::create_directories(dir, error);
-    if (error) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot create output directory '", dir, "': ", error.message()));
-    }
-    fd_ = open((dir + "/.grid.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-    if (fd_ < 0 || flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "another grid is training in '", dir, "' (", dir, "/.grid.lock is held); wait for it or "
-          "choose another --output_dir"));
-    }
-    return absl::OkStatus();
-  }
-  ~DirLock() {
-    if (fd_ >= 0) close(fd_);
-  }
+// Absolute and normalised; the path as given if the working directory is gone.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
 
- private:
-  int fd_ = -1;
-};
-
-int Report(const ExpandedGrid& grid) {
+int Report(const ExpandedGrid& grid, FileSystem* fs) {
   const GridResults results = CollectResults(grid);
   for (const std::string& warning : FewSeedsWarnings(results)) std::cerr << warning << "\n";
-  auto written = WriteReport(results);
+  auto written = WriteReport(results, fs);
   if (!written.ok()) {
     std::cerr << "error: " << written.status().message() << "\n";
     return 1;
@@ -99,16 +83,16 @@ bool IsGridCommand(const std::vector<std::string>& positional) {
   return false;
 }
 
-int GridMain(const GridFlags& flags, const std::string& run_binary) {
+int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* fs) {
   // Absolute, so every path derived from it (output and run directories)
   // means the same to the run processes.
-  const std::string grid_path = std::filesystem::absolute(UserPath(flags.grid_path)).lexically_normal();
+  const std::string grid_path = AbsolutePath(UserPath(flags.grid_path));
   auto spec = ParseGridFile(grid_path);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  if (!flags.output_dir.empty()) spec->set_output_dir(std::filesystem::absolute(UserPath(flags.output_dir)));
+  if (!flags.output_dir.empty()) spec->set_output_dir(AbsolutePath(UserPath(flags.output_dir)));
   absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
   if (!metric_ok.ok()) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
@@ -132,7 +116,7 @@ int GridMain(const GridFlags& flags, const std::string& run_binary) {
 
   const std::string invalid = InvalidCellsReport(*grid);
   if (!invalid.empty()) std::cerr << invalid;
-  if (flags.report_only) return Report(*grid);
+  if (flags.report_only) return Report(*grid, fs);
   const bool stop = !invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP;
   if (stop) {
     std::cerr << "Nothing was trained. Fix these cells in the grid, or set `invalid_cells: SKIP` to "
@@ -150,10 +134,15 @@ int GridMain(const GridFlags& flags, const std::string& run_binary) {
                 << p.run->seed << "\n";
     return stop ? 2 : 0;
   }
-  DirLock lock;
-  absl::Status locked = lock.Acquire(grid->output_dir);
-  if (!locked.ok()) {
-    std::cerr << "error: " << locked.message() << "\n";
+  // Two invocations must never train the same run twice.
+  if (absl::Status created = fs->CreateDirs(grid->output_dir); !created.ok()) {
+    std::cerr << "error: cannot create the grid's output directory: " << created.message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<DirLock> lock = DirLock::Acquire(grid->output_dir, ".grid.lock");
+  if (!lock.ok()) {
+    std::cerr << "error: another grid is training in '" << grid->output_dir << "' ("
+              << lock.status().message() << "); wait for it or choose another --output_dir\n";
     return 2;
   }
   GridRunnerOptions options;
@@ -162,11 +151,25 @@ int GridMain(const GridFlags& flags, const std::string& run_binary) {
   options.progress = &std::cerr;
   options.interactive = isatty(STDERR_FILENO) == 1;
   GridRunSummary summary = RunGrid(plan, options);
-  int status = Report(*grid);
+  int status = Report(*grid, fs);
   if (summary.interrupted) return 1;
-  if (summary.failed > 0 || plan.failed_kept > 0) {
-    std::cerr << summary.failed + plan.failed_kept
-              << " run(s) failed; their errors are in the notes column and in <run_dir>/failed.txt\n";
+  // Read back from the run directories, not taken from the runner: a run
+  // whose metrics.json is missing or does not parse is not finished.
+  std::string unfinished;
+  int num_unfinished = 0;
+  for (const GridCell& cell : grid->cells) {
+    for (const GridRun& run : cell.runs) {
+      const RunState state = ReadRunState(run.run_dir);
+      if (state == RunState::kFinished) continue;
+      ++num_unfinished;
+      absl::StrAppend(&unfinished, "  ", cell.label, " seed ", run.seed, ": ", RunStateName(state), " (",
+                      run.run_dir, ")\n");
+    }
+  }
+  if (num_unfinished > 0) {
+    std::cerr << "error: " << num_unfinished << " run(s) did not finish; their errors are in the notes "
+              << "column and in <run_dir>/failed.txt (--retry_failed reruns them):\n"
+              << unfinished;
     return 1;
   }
   return status;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "framework/io/file_system.h"
+
 namespace tvlab {
 
 struct GridFlags {
@@ -29,7 +31,10 @@ struct GridFlags {
 bool IsGridCommand(const std::vector<std::string>& positional);
 
 // `run_binary` is started once per run (normally /proc/self/exe).
-int GridMain(const GridFlags& flags, const std::string& run_binary);
+// Every results file is written through `fs`. Exit 1 names each run that
+// is not finished (failed, or its metrics.json unreadable) after training.
+int GridMain(const GridFlags& flags, const std::string& run_binary,
+             FileSystem* fs = DefaultFileSystem());
 
 // The grid command's synopsis (the flags' help texts are absl's).
 extern const char kGridUsage[];

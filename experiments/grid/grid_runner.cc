@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "framework/io/atomic_file.h"
 #include "framework/report/run_dir.h"
 #include "experiments/spec/spec_loader.h"
 #include "google/protobuf/text_format.h"
@@ -36,9 +37,8 @@ double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
+absl::Status WriteText(const std::string& path, const std::string& text) {
+  return WriteFileAtomically(path, text);
 }
 
 // One run process in flight.
@@ -46,7 +46,8 @@ struct Child {
   const PlannedRun* planned = nullptr;
   pid_t pid = -1;
   int fd = -1;  // read end of the child's stdout+stderr
-  std::ofstream log;
+  std::unique_ptr<WritableFile> log;  // run.log; every append checked
+  absl::Status log_status;            // the first failed append, reported when the run ends
   std::string partial;              // text after the last newline
   std::deque<std::string> tail;     // last lines, for failed.txt
   int64_t step = -1, steps = 0;     // from "step N/M" progress lines
@@ -62,8 +63,7 @@ void ConsumeLine(Child* c, const std::string& line) {
 }
 
 void Consume(Child* c, const char* data, size_t n) {
-  c->log.write(data, static_cast<std::streamsize>(n));
-  c->log.flush();
+  if (c->log != nullptr && c->log_status.ok()) c->log_status = c->log->Append(absl::string_view(data, n));
   c->partial.append(data, n);
   size_t start = 0;
   for (size_t i = 0; i < c->partial.size(); ++i) {
@@ -78,17 +78,20 @@ void Consume(Child* c, const char* data, size_t n) {
 // Prepares the run directory and starts the run process.
 bool Start(const PlannedRun& p, const std::string& run_binary, Child* c, std::string* error) {
   const GridRun& run = *p.run;
-  std::error_code ignored;
-  std::filesystem::create_directories(run.run_dir, ignored);
-  std::filesystem::remove(run.run_dir + "/" + kFailedFile, ignored);
-  WriteText(run.run_dir + "/cell_spec.pbtxt", SpecToText(run.spec));
+  absl::Status prepared = DefaultFileSystem()->CreateDirs(run.run_dir);
+  if (prepared.ok()) prepared = DefaultFileSystem()->RemoveFile(run.run_dir + "/" + kFailedFile);
+  if (prepared.ok()) prepared = WriteText(run.run_dir + "/cell_spec.pbtxt", SpecToText(run.spec));
   GridRunRecord record;
   record.set_cell(p.cell->label);
   record.set_seed(run.seed);
   for (const std::string& o : p.cell->overrides) record.add_overrides(o);
   std::string record_text;
   google::protobuf::TextFormat::PrintToString(record, &record_text);
-  WriteText(run.run_dir + "/grid_run.pbtxt", record_text);
+  if (prepared.ok()) prepared = WriteText(run.run_dir + "/grid_run.pbtxt", record_text);
+  if (!prepared.ok()) {
+    *error = std::string(prepared.message());
+    return false;
+  }
 
   std::vector<std::string> args = {run_binary};
   if (p.resume) {
@@ -101,9 +104,16 @@ bool Start(const PlannedRun& p, const std::string& run_binary, Child* c, std::st
     *error = absl::StrCat("pipe: ", std::strerror(errno));
     return false;
   }
-  c->log.open(run.run_dir + "/run.log", p.resume ? std::ios::app : std::ios::trunc);
-  c->log << "$ " << absl::StrJoin(args, " ") << "\n";
-  c->log.flush();
+  const std::string log_path = run.run_dir + "/run.log";
+  auto log = p.resume ? DefaultFileSystem()->NewAppendableFile(log_path)
+                      : DefaultFileSystem()->NewWritableFile(log_path);
+  if (!log.ok()) {
+    *error = std::string(log.status().message());
+    close(pipe_fds[0]), close(pipe_fds[1]);
+    return false;
+  }
+  c->log = std::move(*log);
+  c->log_status = c->log->Append(absl::StrCat("$ ", absl::StrJoin(args, " "), "\n"));
   pid_t pid = fork();
   if (pid < 0) {
     *error = absl::StrCat("fork: ", std::strerror(errno));
@@ -264,7 +274,8 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       std::string error;
       display.Started();
       if (!Start(p, options.run_binary, child.get(), &error)) {
-        WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"));
+        WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"))
+            .IgnoreError();  // reported just below; the run stays unfinished either way
         display.Ended(false, 0);
         ++summary.failed;
         display.Event(absl::StrCat("FAILED to start ", RunName(p), ": ", error));
@@ -295,6 +306,7 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       if (!c->partial.empty()) ConsumeLine(c, c->partial);
       const double seconds = SecondsSince(c->started);
       const GridRun& run = *c->planned->run;
+      if (!c->log_status.ok()) display.Event(absl::StrCat("warning: run.log is incomplete: ", c->log_status.message()));
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
                       ReadRunState(run.run_dir) == RunState::kFinished;
       // Stopped by Ctrl-C or a TERM: interrupted, not failed; it reruns next time.
@@ -317,7 +329,8 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
       } else {
         ++summary.failed;
         std::string text = FailureText(*c, status);
-        WriteText(run.run_dir + "/" + kFailedFile, text);
+        if (absl::Status s = WriteText(run.run_dir + "/" + kFailedFile, text); !s.ok())
+          display.Event(absl::StrCat("warning: ", s.message()));
         std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
         display.Event(absl::StrCat("FAILED ", RunName(*c->planned), ": ", absl::StrJoin(lines, " / "),
                                    "  (log: ", run.run_dir, "/run.log)"));

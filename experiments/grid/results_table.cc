@@ -15,6 +15,7 @@
 #include "experiments/grid/scaling_report.h"
 #include "experiments/spec/equal_budget.h"
 #include "framework/core/status_macros.h"
+#include "framework/io/atomic_file.h"
 #include "framework/report/plots.h"
 #include "framework/report/stats.h"
 
@@ -462,13 +463,10 @@ std::string MainMetricSvg(const GridResults& results) {
   return RenderBarChart(chart);
 }
 
-absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results) {
+absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results, FileSystem* fs) {
   const std::string dir = results.grid->results_dir;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  if (error) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create results directory '", dir, "': ", error.message()));
+  if (absl::Status created = fs->CreateDirs(dir); !created.ok()) {
+    return absl::Status(created.code(), absl::StrCat("cannot create the results directory: ", created.message()));
   }
   std::vector<std::pair<std::string, std::string>> files = {
       {"results.csv", ResultsCsv(results)},
@@ -480,14 +478,8 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results)
   if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
-    const std::string path = dir + "/" + name, tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << text;
-      if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "'"));
-    }
-    std::filesystem::rename(tmp, path, error);
-    if (error) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", error.message()));
+    const std::string path = dir + "/" + name;
+    if (absl::Status s = WriteFileAtomically(fs, path, text); !s.ok()) return s;
     written.push_back(path);
   }
   return written;

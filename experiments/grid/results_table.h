@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "framework/io/file_system.h"
 #include "framework/report/cost_model.h"
 #include "framework/report/run_dir.h"
 #include "experiments/spec/grid_loader.h"
@@ -58,9 +59,10 @@ std::string ResultsMarkdown(const GridResults& results);
 std::string LossCurvesSvg(const GridResults& results);
 std::string MainMetricSvg(const GridResults& results);
 
-// Writes the four files into grid->results_dir (created if needed); returns
-// their paths.
-absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results);
+// Writes the four files into grid->results_dir (created if needed), each
+// through the atomic writer (framework/io/atomic_file.h); returns their paths.
+absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
+                                                     FileSystem* fs = DefaultFileSystem());
 
 // "1.23M", "45.6k", "789": three significant digits for cost columns.
 std::string FormatSi(double value);

@@ -37,18 +37,22 @@ const char* RunStateName(RunState state) {
 }
 
 RunState ReadRunState(const std::string& run_dir) {
-  if (Exists(run_dir + "/" + kMetricsFile)) return RunState::kFinished;
-  if (Exists(run_dir + "/" + kFailedFile)) return RunState::kFailed;
+  const bool has_metrics = Exists(run_dir + "/" + kMetricsFile);
+  if (has_metrics && ReadMetrics(run_dir).ok()) return RunState::kFinished;
+  if (has_metrics || Exists(run_dir + "/" + kFailedFile)) return RunState::kFailed;
   return RunState::kNotRun;
 }
 
 absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir) {
   const std::string path = run_dir + "/" + kMetricsFile;
   if (!Exists(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  const std::string text = Slurp(path);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return absl::DataLossError(absl::StrCat(path, " is empty: the run did not finish writing it; rerun or --resume it"));
   RunMetrics metrics;
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
-  auto parsed = google::protobuf::util::JsonStringToMessage(Slurp(path), &metrics, options);
+  auto parsed = google::protobuf::util::JsonStringToMessage(text, &metrics, options);
   if (!parsed.ok()) {
     return absl::DataLossError(absl::StrCat(path, " is not valid metrics JSON: ", std::string(parsed.message())));
   }
@@ -57,7 +61,10 @@ absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir) {
 
 std::string ReadFailure(const std::string& run_dir) {
   const std::string path = run_dir + "/" + kFailedFile;
-  return Exists(path) ? Slurp(path) : "";
+  if (Exists(path)) return Slurp(path);
+  if (!Exists(run_dir + "/" + kMetricsFile)) return "";
+  absl::StatusOr<RunMetrics> metrics = ReadMetrics(run_dir);
+  return metrics.ok() ? "" : std::string(metrics.status().message());
 }
 
 std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir) {

@@ -2,7 +2,10 @@
 #define TVLAB_FRAMEWORK_REPORT_RUN_DIR_H_
 
 // What a run directory holds, as far as grids and reports care. The trainer
-// writes metrics.json last, so its presence means the run finished; the grid
+// writes metrics.json last and atomically, so a metrics.json that parses
+// means the run finished; one that exists but does not parse (an old
+// trainer's partial write, a damaged disk) makes the run failed, so resume,
+// the grid's skip and --retry_failed all see it as unfinished. The grid
 // runner writes failed.txt when the run process failed.
 
 #include <string>
@@ -21,11 +24,14 @@ inline constexpr char kFailedFile[] = "failed.txt";
 enum class RunState { kFinished, kFailed, kNotRun };
 const char* RunStateName(RunState state);  // "finished", "failed", "not run"
 
+// kFinished: metrics.json parses; kFailed: failed.txt exists, or
+// metrics.json exists but does not parse; kNotRun otherwise.
 RunState ReadRunState(const std::string& run_dir);
 
 // metrics.json parsed; unknown fields (from a newer trainer) are ignored.
 absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir);
-// The error the grid runner recorded ("" if none).
+// The error the grid runner recorded, or why metrics.json is unreadable
+// ("" if neither).
 std::string ReadFailure(const std::string& run_dir);
 // (step, loss) from train_log.csv; empty if the file is missing.
 std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir);

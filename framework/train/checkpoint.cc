@@ -8,26 +8,24 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "framework/core/status_macros.h"
+#include "framework/io/atomic_file.h"
 #include "framework/train/safetensors.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tvlab {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-absl::Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return absl::DataLossError(absl::StrCat("cannot write '", tmp, "'"));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename '", tmp, "': ", ec.message()));
-  return absl::OkStatus();
+// Error-code forms: an odd path (a file in the middle, no permission) is
+// "no", never an exception.
+bool Exists(const std::string& path) {
+  std::error_code ignored;
+  return stdfs::exists(path, ignored);
+}
+bool IsDirectory(const std::string& path) {
+  std::error_code ignored;
+  return stdfs::is_directory(path, ignored);
 }
 
 std::string ReadText(const std::string& path) {
@@ -41,17 +39,15 @@ std::string ReadText(const std::string& path) {
 
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
                             const NamedVars& params, const AdamW& optimizer,
-                            const std::string& spec_text) {
+                            const std::string& spec_text, FileSystem* fs) {
   const std::string root = run_dir + "/checkpoints";
   const std::string name = absl::StrFormat("step_%07d", state.next_step());
   const std::string final_dir = root + "/" + name;
   const std::string tmp_dir = root + "/." + name + ".partial";
-  std::error_code ec;
-  fs::remove_all(tmp_dir, ec);
-  fs::create_directories(tmp_dir, ec);
-  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot create '", tmp_dir, "': ", ec.message()));
-  TVLAB_RETURN_IF_ERROR(WriteSafetensors(tmp_dir + "/model.safetensors", params));
-  TVLAB_RETURN_IF_ERROR(WriteSafetensors(tmp_dir + "/optimizer.safetensors", optimizer.StateTensors()));
+  TVLAB_RETURN_IF_ERROR(fs->RemoveAll(tmp_dir));
+  TVLAB_RETURN_IF_ERROR(fs->CreateDirs(tmp_dir));
+  TVLAB_RETURN_IF_ERROR(WriteSafetensors(tmp_dir + "/model.safetensors", params, fs));
+  TVLAB_RETURN_IF_ERROR(WriteSafetensors(tmp_dir + "/optimizer.safetensors", optimizer.StateTensors(), fs));
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
@@ -59,21 +55,23 @@ absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
   options.preserve_proto_field_names = true;
   if (!google::protobuf::util::MessageToJsonString(state, &json, options).ok())
     return absl::InternalError("cannot encode the training state");
-  TVLAB_RETURN_IF_ERROR(WriteAtomically(tmp_dir + "/state.json", json));
-  TVLAB_RETURN_IF_ERROR(WriteAtomically(tmp_dir + "/spec.resolved.pbtxt", spec_text));
-  fs::remove_all(final_dir, ec);
-  fs::rename(tmp_dir, final_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot rename '", tmp_dir, "': ", ec.message()));
-  return WriteAtomically(root + "/latest", name + "\n");
+  TVLAB_RETURN_IF_ERROR(WriteFileAtomically(fs, tmp_dir + "/state.json", json));
+  TVLAB_RETURN_IF_ERROR(WriteFileAtomically(fs, tmp_dir + "/spec.resolved.pbtxt", spec_text));
+  // A checkpoint of this step exists only if a run resumed from an earlier
+  // one redoes it; `latest` never names it while it is replaced.
+  TVLAB_RETURN_IF_ERROR(fs->RemoveAll(final_dir));
+  TVLAB_RETURN_IF_ERROR(fs->RenameFile(tmp_dir, final_dir));
+  TVLAB_RETURN_IF_ERROR(fs->SyncDir(root));
+  return WriteFileAtomically(fs, root + "/latest", name + "\n");
 }
 
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir) {
   const std::string latest = run_dir + "/checkpoints/latest";
-  if (!fs::exists(latest))
+  if (!Exists(latest))
     return absl::NotFoundError(absl::StrCat(run_dir, " has no checkpoint (", latest, " is missing)"));
   std::string name(absl::StripAsciiWhitespace(ReadText(latest)));
   std::string dir = run_dir + "/checkpoints/" + name;
-  if (name.empty() || !fs::is_directory(dir))
+  if (name.empty() || !IsDirectory(dir))
     return absl::DataLossError(absl::StrCat(latest, " names '", name, "', which does not exist"));
   return dir;
 }
@@ -82,7 +80,7 @@ absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
                                           const NamedVars& params, AdamW* optimizer) {
   TrainState state;
   const std::string state_path = checkpoint_dir + "/state.json";
-  if (!fs::exists(state_path))
+  if (!Exists(state_path))
     return absl::DataLossError(absl::StrCat(state_path, " is missing: incomplete checkpoint"));
   if (!google::protobuf::util::JsonStringToMessage(ReadText(state_path), &state).ok())
     return absl::DataLossError(absl::StrCat(state_path, " does not parse"));
@@ -102,8 +100,8 @@ absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
 
 absl::Status LoadWeights(const std::string& path, const NamedVars& params) {
   std::string file = path;
-  if (fs::is_directory(path)) {
-    if (fs::exists(path + "/model.safetensors")) {
+  if (IsDirectory(path)) {
+    if (Exists(path + "/model.safetensors")) {
       file = path + "/model.safetensors";
     } else {
       TVLAB_ASSIGN_OR_RETURN(std::string dir, LatestCheckpoint(path));

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
+#include "framework/io/file_system.h"
 #include "framework/train/adamw.h"
 #include "framework/train/checkpoint.pb.h"
 
@@ -25,9 +26,11 @@ namespace tvlab {
 
 using NamedVars = std::vector<std::pair<std::string, Var>>;
 
+// Every file goes through the atomic writer; on any failure (a full disk
+// included) the previous checkpoint and `latest` are untouched.
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
                             const NamedVars& params, const AdamW& optimizer,
-                            const std::string& spec_text);
+                            const std::string& spec_text, FileSystem* fs = DefaultFileSystem());
 
 // The directory of the latest complete checkpoint, or NotFound.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir);

@@ -3,9 +3,11 @@
 
 #include "framework/train/checkpoint.h"
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 
+#include "framework/io/testing/fault_injection_file_system.h"
 #include "framework/train/safetensors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -129,6 +131,46 @@ TEST(Safetensors, TruncatedAndForeignFilesAreRejected) {
   EXPECT_THAT(Msg(ReadSafetensors(d + "/f16.safetensors").status()),
               HasSubstr("tensor 'x' has dtype F16; tvlab reads F32"));
   EXPECT_THAT(Msg(ReadSafetensors(d + "/missing.safetensors").status()), HasSubstr("cannot read"));
+}
+
+}  // namespace
+}  // namespace tvlab
+
+namespace tvlab {
+namespace {
+
+// A failing write at any point of a checkpoint (a full disk, EIO, on any of
+// its files, on the rename into place or on `latest`) leaves the previous
+// checkpoint the latest one, and loadable.
+TEST(Checkpoint, FailedWriteKeepsThePreviousCheckpoint) {
+  struct Case {
+    FaultOp op;
+    const char* path;
+  };
+  for (const Case& c : {Case{FaultOp::kAppend, "model.safetensors"}, Case{FaultOp::kAppend, "optimizer"},
+                        Case{FaultOp::kSync, "state.json"}, Case{FaultOp::kClose, "spec.resolved"},
+                        Case{FaultOp::kRename, "step_0000009"}, Case{FaultOp::kRename, "latest"}}) {
+    std::string run = Dir("faults");
+    NamedVars p = Params(3);
+    AdamWSpec spec;
+    AdamW opt(p, spec);
+    TrainState state;
+    state.set_next_step(4);
+    ASSERT_TRUE(SaveCheckpoint(run, state, p, opt, "name: \"x\"\n").ok());
+    state.set_next_step(9);
+    FaultInjectionFileSystem faulty(DefaultFileSystem(), {c.op, c.path, 1, ENOSPC});
+    absl::Status s = SaveCheckpoint(run, state, Params(100), opt, "name: \"x\"\n", &faulty);
+    EXPECT_TRUE(faulty.fired()) << c.path;
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << c.path << ": " << s;
+    auto latest = LatestCheckpoint(run);
+    ASSERT_TRUE(latest.ok()) << latest.status();
+    EXPECT_EQ(*latest, run + "/checkpoints/step_0000004") << c.path;
+    NamedVars q = Params(0);
+    AdamW opt2(q, spec);
+    auto loaded = LoadCheckpoint(*latest, q, &opt2);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(q[0].second.value().ToVector()[0], 3) << c.path;
+  }
 }
 
 }  // namespace

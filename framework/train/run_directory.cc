@@ -1,11 +1,12 @@
 #include "framework/train/run_directory.h"
 
-#include <filesystem>
-#include <system_error>
+#include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/core/status_macros.h"
+#include "framework/io/atomic_file.h"
 #include "framework/schema/spec_text.h"
 #include "framework/train/safetensors.h"
 #include "google/protobuf/util/json_util.h"
@@ -16,36 +17,23 @@ namespace {
 constexpr char kLogHeader[] =
     "step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,eval_loss,eval_token_accuracy\n";
 
-// Writes to `path`.tmp, then renames: readers never see half a file.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "'"));
-  }
-  std::filesystem::rename(tmp, path);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::Status RunDirectory::Create() {
-  std::error_code error;
-  std::filesystem::create_directories(path_, error);
-  if (error) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create run directory '", path_, "': ", error.message()));
+  absl::Status created = fs_->CreateDirs(path_);
+  if (!created.ok()) {
+    return absl::Status(created.code(), absl::StrCat("cannot create the run directory: ", created.message(),
+                                                     " (--output_dir chooses it)"));
   }
   return absl::OkStatus();
 }
 
 absl::Status RunDirectory::WriteResolvedSpec(const Experiment& spec) {
-  return WriteFileAtomically(path_ + "/spec.resolved.pbtxt", SpecToText(spec));
+  return WriteFileAtomically(fs_, path_ + "/spec.resolved.pbtxt", SpecToText(spec));
 }
 
 absl::Status RunDirectory::StartLog() {
-  if (absl::Status s = WriteFileAtomically(LogPath(), kLogHeader); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(fs_, LogPath(), kLogHeader); !s.ok()) return s;
   return OpenLogForAppend();
 }
 
@@ -66,28 +54,24 @@ absl::Status RunDirectory::ContinueLog(int64_t next_step) {
       if (step < next_step) kept += line + "\n";
     }
   }
-  if (absl::Status s = WriteFileAtomically(LogPath(), kept); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(fs_, LogPath(), kept); !s.ok()) return s;
   return OpenLogForAppend();
 }
 
 absl::Status RunDirectory::OpenLogForAppend() {
-  log_.open(LogPath(), std::ios::app);
-  if (!log_) return absl::PermissionDeniedError(absl::StrCat("cannot open '", LogPath(), "'"));
+  TVLAB_ASSIGN_OR_RETURN(log_, fs_->NewAppendableFile(LogPath()));
   return absl::OkStatus();
 }
 
 absl::Status RunDirectory::AppendLogRow(const TrainLogRow& row) {
   const std::string eval_columns =
       row.has_eval ? absl::StrFormat("%.6f,%.6f", row.eval_loss, row.eval_token_accuracy) : ",";
-  log_ << absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s\n", row.step, row.loss, row.lr,
-                          row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns);
-  log_.flush();
-  if (!log_) return absl::PermissionDeniedError(absl::StrCat("cannot write '", LogPath(), "'"));
-  return absl::OkStatus();
+  return log_->Append(absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s\n", row.step, row.loss, row.lr,
+                                      row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns));
 }
 
 absl::Status RunDirectory::WriteWeights(const NamedVars& params) const {
-  return WriteSafetensors(path_ + "/model.safetensors", params);
+  return WriteSafetensors(path_ + "/model.safetensors", params, fs_);
 }
 
 absl::Status RunDirectory::WriteMetrics(const RunMetrics& metrics) const {
@@ -98,7 +82,7 @@ absl::Status RunDirectory::WriteMetrics(const RunMetrics& metrics) const {
   options.preserve_proto_field_names = true;
   auto printed = google::protobuf::util::MessageToJsonString(metrics, &json, options);
   if (!printed.ok()) return absl::InternalError(std::string(printed.message()));
-  return WriteFileAtomically(path_ + "/metrics.json", json);
+  return WriteFileAtomically(fs_, path_ + "/metrics.json", json);
 }
 
 }  // namespace tvlab

@@ -8,15 +8,18 @@
 //                        empty on rows without a periodic evaluation)
 //   metrics.json         RunMetrics (framework/train/metrics.proto)
 //   model.safetensors    final weights under their parameter names
-// Whole files are written to a temporary name and renamed, so a crash never
-// leaves half a file; log rows are flushed as they are appended.
+// Whole files go through the atomic writer (framework/io/atomic_file.h), so a
+// crash or a full disk never leaves half a file; every log row appended is
+// checked. A run is finished only when metrics.json is complete and parses
+// (framework/report/run_dir.h's ReadRunState).
 //
 // Not thread-safe: one writer per run directory.
 
-#include <fstream>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "framework/io/file_system.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/metrics.pb.h"
@@ -26,11 +29,14 @@ namespace tvlab {
 
 class RunDirectory {
  public:
-  explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+  // `fs` must outlive the RunDirectory.
+  explicit RunDirectory(std::string path, FileSystem* fs = DefaultFileSystem())
+      : path_(std::move(path)), fs_(fs) {}
 
   const std::string& path() const { return path_; }
 
-  // Creates the directory (and its parents) if missing.
+  // Creates the directory (and its parents) if missing; an error names the
+  // part of the path that is in the way (a regular file, /proc, ...).
   absl::Status Create();
   absl::Status WriteResolvedSpec(const Experiment& spec);
 
@@ -50,7 +56,8 @@ class RunDirectory {
   absl::Status OpenLogForAppend();
 
   std::string path_;
-  std::ofstream log_;
+  FileSystem* fs_;
+  std::unique_ptr<WritableFile> log_;
 };
 
 }  // namespace tvlab

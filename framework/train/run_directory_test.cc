@@ -2,11 +2,13 @@
 
 #include "framework/train/run_directory.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "framework/io/testing/fault_injection_file_system.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -98,6 +100,43 @@ TEST(RunDirectory, WritesMetricsAsJsonWithoutTemporaryFiles) {
   EXPECT_NE(json.find("\"token_accuracy\": 0.5"), std::string::npos) << json;
   EXPECT_NE(json.find("\"steps\": "), std::string::npos) << json;  // zero fields too
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/metrics.json.tmp"));
+}
+
+// Every appended log row is checked: a full disk is an error, not a lost row.
+TEST(RunDirectory, FailedLogAppendIsAnError) {
+  FaultInjectionFileSystem faulty(DefaultFileSystem(), {FaultOp::kAppend, "train_log.csv", 2, ENOSPC});
+  RunDirectory dir(NewDir("log_enospc"), &faulty);
+  ASSERT_TRUE(dir.Create().ok());
+  ASSERT_TRUE(dir.StartLog().ok());  // the header: append 1
+  absl::Status s = dir.AppendLogRow(Row(0));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(std::string(s.message()).find("train_log.csv': No space left on device"), std::string::npos) << s;
+}
+
+// A full disk while metrics.json is written leaves no metrics.json at all
+// (it used to leave an empty one that counted as a finished run).
+TEST(RunDirectory, FailedMetricsWriteLeavesNoMetricsFile) {
+  for (FaultOp op : {FaultOp::kAppend, FaultOp::kSync, FaultOp::kClose, FaultOp::kRename}) {
+    FaultInjectionFileSystem faulty(DefaultFileSystem(), {op, "metrics.json", 1, ENOSPC});
+    RunDirectory dir(NewDir("metrics_enospc"), &faulty);
+    ASSERT_TRUE(dir.Create().ok());
+    RunMetrics metrics;
+    metrics.set_token_accuracy(0.5);
+    EXPECT_FALSE(dir.WriteMetrics(metrics).ok());
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/metrics.json"));
+    EXPECT_FALSE(std::filesystem::exists(dir.path() + "/metrics.json.tmp"));
+  }
+}
+
+TEST(RunDirectory, CreateNamesTheFileInTheWay) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/file_in_the_way";
+  std::filesystem::remove_all(base);
+  std::ofstream(base) << "x";
+  RunDirectory dir(base + "/run");
+  absl::Status s = dir.Create();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(std::string(s.message()).find("'" + base + "' exists and is not a directory"), std::string::npos)
+      << s;
 }
 
 }  // namespace

@@ -3,11 +3,15 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
+#include "framework/io/dir_lock.h"
 #include "framework/model/model.h"
 #include "framework/schema/spec_text.h"
 #include "framework/train/adamw.h"
@@ -47,9 +51,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
   AllocatorFor(CurrentDevice()).ResetPeak();
   omp_set_num_threads(spec.runtime().threads());
-  RunDirectory dir(run_dir);
-  TVLAB_RETURN_IF_ERROR(dir.Create());
-  TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : DefaultFileSystem();
 
   // The task validation built (data files are read once per process).
   TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
@@ -57,17 +59,43 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
                          BuildModel(spec, task->vocab_size(), HeadOutputs(*task)));
   const NamedVars params = model->NamedParameters();
   AdamW optimizer(params, spec.train().optimizer().adamw());
+  // Bad weights are refused before the run directory exists.
+  if (!options.resume && !options.init_from.empty())
+    TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
 
+  RunDirectory dir(run_dir, fs);
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(run_dir, ignored);
+  absl::StatusOr<DirLock> lock = absl::UnknownError("not locked yet");
   TrainState state;
-  if (options.resume) {
-    TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
-    TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
-    TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
-    progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
-             << "\n";
-  } else {
-    if (!options.init_from.empty()) TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
-    TVLAB_RETURN_IF_ERROR(dir.StartLog());
+  // Everything before the first step; if it fails in a directory this run
+  // made, the directory is removed so nothing half-made looks like a run.
+  absl::Status prepared = [&]() -> absl::Status {
+    TVLAB_RETURN_IF_ERROR(dir.Create());
+    lock = DirLock::Acquire(run_dir, ".run.lock");
+    if (!lock.ok()) {
+      return absl::Status(lock.status().code(),
+                          absl::StrCat("another run is writing into ", run_dir, " (", lock.status().message(),
+                                       "); wait for it to end, or choose another --output_dir"));
+    }
+    if (options.resume) {
+      TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
+      TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
+      progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
+               << "\n";
+    } else {
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.StartLog());
+    }
+    return absl::OkStatus();
+  }();
+  if (!prepared.ok()) {
+    // Only while holding the lock: two runs started at once into a new
+    // directory both see it missing, and the one refused must not remove it.
+    if (!existed && lock.ok()) fs->RemoveAll(run_dir).IgnoreError();  // best effort
+    return prepared;
   }
   progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)\n",
                               spec.name(), model->NumParameters(), spec.train().steps(),
@@ -83,7 +111,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   callbacks.log = [&](const TrainLogRow& row) { return dir.AppendLogRow(row); };
   const std::string spec_text = SpecToText(spec);
   callbacks.checkpoint = [&](const TrainState& at) {
-    return SaveCheckpoint(run_dir, at, params, optimizer, spec_text);
+    return SaveCheckpoint(run_dir, at, params, optimizer, spec_text, fs);
   };
   callbacks.hooks = options.hooks;
   TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,

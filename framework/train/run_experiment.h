@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "framework/io/file_system.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
 #include "framework/train/trainer_hooks.h"
@@ -24,10 +25,19 @@ struct RunOptions {
   bool eval_only = false;
   // Tests only (trainer_hooks.h); production passes none.
   TrainerHooks* hooks = nullptr;
+  // Where every file of the run is written; null: DefaultFileSystem().
+  // Tests pass a fault-injecting one (framework/io/testing/).
+  FileSystem* file_system = nullptr;
 };
 
 // Requires: `spec` came from LoadExperiment (resolved and validated).
 // `progress` receives one human-readable line per log interval.
+// The model is built and the weights of --init_from (or the checkpoint of
+// --resume) loaded before the run directory is created or changed, so a bad
+// flag leaves nothing behind. The run holds <run_dir>/.run.lock
+// (framework/io/dir_lock.h) until it returns: a second run into the same
+// directory is refused with the holder's pid. metrics.json is written last;
+// the run counts as finished only once it is complete.
 absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
                                          std::ostream& progress,
                                          const RunOptions& options = {});

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
+#include "framework/io/atomic_file.h"
 #include "framework/train/safetensors_parse.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -19,7 +20,8 @@
 namespace tvlab {
 
 absl::Status WriteSafetensors(const std::string& path,
-                              const std::vector<std::pair<std::string, Var>>& tensors) {
+                              const std::vector<std::pair<std::string, Var>>& tensors,
+                              FileSystem* fs) {
   std::string header = "{";
   uint64_t offset = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -32,25 +34,18 @@ absl::Status WriteSafetensors(const std::string& path,
   }
   header += "}";
   while (header.size() % 8 != 0) header += ' ';  // align data to 8 bytes
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", tmp, "'"));
-    uint64_t n = header.size();
-    unsigned char len[8];
-    for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(n >> (8 * i));
-    out.write(reinterpret_cast<const char*>(len), 8);
-    out.write(header.data(), header.size());
-    for (const auto& [name, var] : tensors) {
-      const Tensor t = var.value().ToHost();  // an edge: device weights to the file
-      out.write(reinterpret_cast<const char*>(t.data()), t.numel() * sizeof(float));
-    }
-    out.flush();
-    if (!out) return absl::DataLossError(absl::StrCat("short write to '", tmp, "'"));
+  TVLAB_ASSIGN_OR_RETURN(AtomicFile out, AtomicFile::Open(fs, path));
+  uint64_t n = header.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(static_cast<unsigned char>(n >> (8 * i)));
+  TVLAB_RETURN_IF_ERROR(out.Append(absl::string_view(len, 8)));
+  TVLAB_RETURN_IF_ERROR(out.Append(header));
+  for (const auto& [name, var] : tensors) {
+    const Tensor t = var.value().ToHost();  // an edge: device weights to the file
+    TVLAB_RETURN_IF_ERROR(out.Append(
+        absl::string_view(reinterpret_cast<const char*>(t.data()), t.numel() * sizeof(float))));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return absl::InternalError(absl::StrCat("cannot rename '", tmp, "' to '", path, "'"));
-  return absl::OkStatus();
+  return out.Commit();
 }
 
 using safetensors_internal::Bad;

@@ -15,12 +15,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
+#include "framework/io/file_system.h"
 #include "framework/train/safetensors_parse.h"
 
 namespace tvlab {
 
+// Writes through the atomic writer (framework/io/atomic_file.h): `path` is
+// the old file or the complete new one, never a part.
 absl::Status WriteSafetensors(const std::string& path,
-                              const std::vector<std::pair<std::string, Var>>& tensors);
+                              const std::vector<std::pair<std::string, Var>>& tensors,
+                              FileSystem* fs = DefaultFileSystem());
 
 // Reads every tensor of a safetensors file (F32 only). The header is not
 // trusted: on failure returns a Status (never aborts) whose message names the

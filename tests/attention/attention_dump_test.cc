@@ -147,5 +147,19 @@ TEST_F(AttentionDump, ADirectoryThatIsNotARunIsNamed) {
   EXPECT_NE(out.find("is not a run directory"), std::string::npos) << out;
 }
 
+
+// An --output_dir that cannot be made (a file in the way, /proc) used to be
+// an uncaught std::filesystem::filesystem_error (abort).
+TEST_F(AttentionDump, AnUnwritableOutputDirIsACleanError) {
+  const std::string file = Tmp("plain_file");
+  std::ofstream(file) << "x";
+  for (const std::string& dir : {file, file + "/below", std::string("/proc/tvlab_no_such_dir")}) {
+    std::string out;
+    const int code = RunTool("experiments/attention_dump", Tmp("run") + " --output_dir " + dir, &out);
+    EXPECT_TRUE(code == 1 || code == 2) << code << " " << out;
+    EXPECT_NE(out.find("error: cannot create the --output_dir: "), std::string::npos) << out;
+  }
+}
+
 }  // namespace
 }  // namespace tvlab
