@@ -26,6 +26,7 @@ ALLOWED = (
     "framework/backend/",          # kernels and device memory
     "framework/tensor/",           # the copies between host and device
     "framework/data/",             # loading batches
+    "framework/io/",               # files (no tensors there)
     "framework/train/safetensors", # checkpoints and weights files
     "framework/train/checkpoint",
     "framework/train/fuzz/",       # fuzz targets of the weights reader
