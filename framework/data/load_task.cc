@@ -44,14 +44,12 @@ absl::Status CheckEvalFits(const Task& task, const std::string& name, const Eval
   const int64_t available = task.NumEvalExamples(eval.examples());
   if (available < eval.examples())
     return absl::InvalidArgumentError(absl::StrCat(
-        "eval.examples: ", eval.examples(), eval.has_examples() ? "" : " (the default)",
-        " evaluation examples requested, but task '", name, "' holds only ", available,
+        "eval.examples: ", eval.examples(), " evaluation examples requested, but task '", name, "' holds only ", available,
         " held-out examples; set eval.examples to at most ", available));
   if (task.kind() == TaskKind::kSequencePair &&
       task.NumEvalExamples(eval.decode_examples()) < eval.decode_examples())
     return absl::InvalidArgumentError(absl::StrCat(
-        "eval.decode_examples: ", eval.decode_examples(), eval.has_decode_examples() ? "" : " (the default)",
-        " examples to decode requested, but task '", name, "' holds only ", available,
+        "eval.decode_examples: ", eval.decode_examples(), " examples to decode requested, but task '", name, "' holds only ", available,
         " held-out examples; set eval.decode_examples to at most ", available));
   return absl::OkStatus();
 }
