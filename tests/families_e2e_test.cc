@@ -19,6 +19,8 @@ std::string Train(const std::string& config, const std::string& extra = "") {
 TEST(Families, EncoderDecoderLearnsToReverse) {
   std::string m = Train("seq2seq_reverse");
   EXPECT_GE(JsonNumber(m, "exact_match"), 0.95) << m;
+  EXPECT_EQ(JsonNumber(m, "eval_train_overlap"), 0) << m;  // held out by construction
+  EXPECT_EQ(m.find("\"bleu\""), std::string::npos) << m;  // not scored with BLEU: absent
 }
 
 TEST(Families, TextLanguageModelBeatsTheUnigramBaselineByAWideMargin) {
@@ -38,6 +40,10 @@ TEST(Families, DecoderOnlyLearnsToCopy) {
 TEST(Families, ParallelTextIsScoredWithBleu) {
   std::string m = Train("seq2seq_parallel_text");
   EXPECT_GE(JsonNumber(m, "bleu"), 0.6) << m;
+  // The bundled file repeats pairs; the training lines no longer include the
+  // held-out ones (91 of the 300 used to be among them).
+  EXPECT_EQ(JsonNumber(m, "eval_examples"), 300) << m;
+  EXPECT_EQ(JsonNumber(m, "eval_train_overlap"), 0) << m;
   EXPECT_GE(JsonNumber(m, "exact_match"), 0.5) << m;
 }
 

@@ -19,6 +19,12 @@ TEST(SortDigits, ReproducesTheSeedWithSinusoidalPositions) {
   EXPECT_GT(JsonNumber(metrics, "parameters"), 60000);
   EXPECT_GT(JsonNumber(metrics, "train_seconds"), 0);
   EXPECT_GT(JsonNumber(metrics, "final_train_loss"), 0);
+  // Evaluated on 1000 held-out inputs, none of which the run trained on.
+  EXPECT_EQ(JsonNumber(metrics, "eval_examples"), 1000) << metrics;
+  EXPECT_EQ(JsonNumber(metrics, "eval_train_overlap"), 0) << metrics;
+  // Metrics of other task kinds are absent, not 0.
+  for (const char* absent : {"\"exact_match\"", "\"bleu\"", "\"perplexity\"", "\"accuracy\""})
+    EXPECT_EQ(metrics.find(absent), std::string::npos) << absent << " in " << metrics;
   EXPECT_NE(ReadFile(dir + "/spec.resolved.pbtxt").find("dropout: 0.1"), std::string::npos);
   std::string log = ReadFile(dir + "/train_log.csv");
   EXPECT_EQ(log.rfind("step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,", 0), 0u) << log.substr(0, 80);

@@ -1,10 +1,15 @@
 #include <algorithm>
+#include <fstream>
 #include <string>
 
+#include "framework/data/eval_train_overlap.h"
+#include "framework/data/heldout_split.h"
 #include "framework/data/load_task.h"
 #include "plugins/task/addition/addition.pb.h"
+#include "plugins/task/parallel_text/parallel_text.pb.h"
 #include "plugins/task/reverse/reverse.pb.h"
 #include "plugins/task/sort_digits/sort_digits.pb.h"
+#include "plugins/task/text_lm/text_lm.pb.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -18,6 +23,10 @@ std::shared_ptr<const Task> MakeTask(const std::string& plugin, const Options& o
   spec.mutable_model()->set_family(family);
   spec.mutable_task()->set_plugin(plugin);
   spec.mutable_task()->mutable_options()->PackFrom(options);
+  // The tests ask the task for examples directly; the spec's own eval counts
+  // only have to fit the smallest held-out split below.
+  spec.mutable_eval()->set_examples(1);
+  spec.mutable_eval()->set_decode_examples(1);
   auto task = LoadTask(spec);
   EXPECT_TRUE(task.ok()) << task.status();
   return *task;
@@ -127,6 +136,76 @@ TEST(Addition, TargetsAreTheSums) {
     EXPECT_EQ(std::stol(source.substr(0, plus)) + std::stol(source.substr(plus + 1)), std::stol(target))
         << source << " -> " << target;
   }
+}
+
+// Held out by construction. Reverse with strings of 1..3 digits has only
+// 1110 inputs, so a large training sample meets every training input: still
+// no evaluation input is among them, and every evaluation source is one the
+// hash holds out.
+TEST(HeldOut, SmallDigitSpacesStayDisjoint) {
+  ReverseOptions o;
+  o.set_min_length(1);
+  o.set_max_length(3);
+  auto task = std::static_pointer_cast<const SequencePairTask>(
+      MakeTask("reverse", o, ModelSpec::ENCODER_DECODER));
+  const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(*task, 0, 500, 32, 42, 300);
+  EXPECT_EQ(overlap.overlapping, 0);
+  for (int i = 0; i < 300; ++i) EXPECT_TRUE(IsHeldOut(task->EvalExample(42, i).source)) << i;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A text whose held-out tail repeats a span of its training part: the
+// training windows that equal an evaluation window are redrawn.
+TEST(HeldOut, TextWindowsRepeatingTheHeldOutTextAreNotTrainedOn) {
+  std::string text;
+  uint32_t x = 7;
+  for (int i = 0; i < 900; ++i) {
+    x = x * 1103515245u + 12345u;
+    text += static_cast<char>('a' + (x >> 16) % 26);
+  }
+  text += text.substr(100, 100);  // the held-out tenth copies bytes 100..199
+  TextLmOptions o;
+  o.set_path(WriteFile("repeating.txt", text));
+  o.set_context_length(16);
+  auto task = MakeTask("text_lm", o, ModelSpec::DECODER_ONLY);
+  // The split falls at byte 899 (0.9f rounds down): (101 - 1) / 16 windows,
+  // five of them copies of training text.
+  ASSERT_EQ(task->NumEvalExamples(1000), 6);
+  const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(*task, 0, 2000, 32, 42, 6);
+  EXPECT_EQ(overlap.overlapping, 0);
+  EXPECT_EQ(overlap.train_examples, 64000);
+}
+
+// parallel_text: training lines equal to a held-out pair are dropped; a file
+// with nothing else to train on is an error naming the file.
+TEST(HeldOut, ParallelTextDropsTrainingLinesRepeatingHeldOutPairs) {
+  std::string lines;
+  for (int i = 0; i < 18; ++i) lines += "x" + std::to_string(i % 4) + "\tX" + std::to_string(i % 4) + "\n";
+  lines += "a\tA\nx1\tX1\n";  // held out (the last tenth): a new pair and a repeated one
+  ParallelTextOptions o;
+  o.set_path(WriteFile("pairs.tsv", lines));
+  auto task = std::static_pointer_cast<const SequencePairTask>(
+      MakeTask("parallel_text", o, ModelSpec::ENCODER_DECODER));
+  ASSERT_EQ(task->NumEvalExamples(1000), 2);
+  EXPECT_EQ(MeasureEvalTrainOverlap(*task, 0, 200, 8, 42, 2).overlapping, 0);
+  EXPECT_EQ(task->Detokenize(task->EvalExample(42, 1).source), "x1");
+
+  Experiment spec;
+  spec.mutable_model()->set_family(ModelSpec::ENCODER_DECODER);
+  spec.mutable_task()->set_plugin("parallel_text");
+  o.set_path(WriteFile("only_repeats.tsv", "a\tA\nb\tB\na\tA\nb\tB\n"));
+  o.set_heldout_fraction(0.5);
+  spec.mutable_task()->mutable_options()->PackFrom(o);
+  auto refused = LoadTask(spec);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(std::string(refused.status().message()).find("only_repeats.tsv' repeats a held-out pair"),
+            std::string::npos)
+      << refused.status();
 }
 
 }  // namespace

@@ -189,8 +189,8 @@ GridResults CollectResults(const ExpandedGrid& grid) {
 }
 
 absl::Status ValidateMainMetric(const std::string& name) {
-  auto value = MetricValue(RunMetrics(), name);
-  if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat("main_metric: ", value.status().message()));
+  absl::Status known = CheckMetricName(name);
+  if (!known.ok()) return absl::InvalidArgumentError(absl::StrCat("main_metric: ", known.message()));
   return absl::OkStatus();
 }
 
@@ -235,8 +235,12 @@ std::string ResultsCsv(const GridResults& results) {
     for (const RunOutcome& r : cell.runs) {
       std::vector<std::string> row = prefix;
       row.insert(row.end(), {absl::StrCat(r.run->seed), RunStateName(r.state), baseline});
-      for (const std::string& m : metrics)
-        row.push_back(r.state == RunState::kFinished ? Num(*MetricValue(r.metrics, m)) : "");
+      for (const std::string& m : metrics) {
+        // Empty for an unfinished run and for a metric the run's task lacks.
+        auto value = r.state == RunState::kFinished ? MetricValue(r.metrics, m)
+                                                    : absl::StatusOr<double>(absl::NotFoundError(""));
+        row.push_back(value.ok() ? Num(*value) : "");
+      }
       if (cell.cost) {
         row.insert(row.end(), {Num(cell.cost->parameters), Num(cell.cost->dense_parameters),
                                Num(cell.cost->train_flops_per_token),

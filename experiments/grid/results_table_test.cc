@@ -101,6 +101,26 @@ TEST_F(ResultsTableTest, MarkdownHasMeanStdDeltaAndCosts) {
   EXPECT_THAT(md, HasSubstr("| 1k | 2.0 |"));
 }
 
+// A metric a run's task does not record is absent from its metrics.json,
+// and a table of it shows nothing for that run rather than a 0. Older files
+// that wrote 0 for it still read, as that 0.
+TEST_F(ResultsTableTest, AbsentMetricsAreEmptyNotZero) {
+  Write(grid_.cells[0].runs[0].run_dir + "/metrics.json",
+        "{\"token_accuracy\": 0.3, \"bleu\": 0.25}");
+  Write(grid_.cells[0].runs[1].run_dir + "/metrics.json",
+        "{\"token_accuracy\": 0.3, \"exact_match\": 0, \"bleu\": 0}");  // an old file
+  GridResults r = CollectResults(grid_);
+  EXPECT_EQ(r.cells[0].Values("bleu"), (std::vector<double>{0.25, 0.0}));
+  EXPECT_EQ(r.cells[0].Values("exact_match"), (std::vector<double>{0.0}));
+  auto absent = MetricValue(r.cells[0].runs[0].metrics, "exact_match");
+  EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(absent.status().message()), HasSubstr("absent from this run"));
+  EXPECT_DOUBLE_EQ(*MetricValue(r.cells[0].runs[2].metrics, "token_accuracy"), 0.32);
+  EXPECT_TRUE(r.cells[1].Values("bleu").empty());  // FinishRun writes no bleu
+  std::string md = ResultsMarkdown(r);  // does not fail on the absent values
+  EXPECT_THAT(md, HasSubstr("| none | 3 |"));
+}
+
 TEST_F(ResultsTableTest, CsvHasOneRowPerCellAndSeed) {
   std::string csv = ResultsCsv(CollectResults(grid_));
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
@@ -324,6 +344,7 @@ TEST(Scaling, AxisMustExistAndBeNumericForAxisValue) {
 
 TEST(MainMetric, MustBeAMetric) {
   EXPECT_TRUE(ValidateMainMetric("sequence_accuracy").ok());
+  EXPECT_TRUE(ValidateMainMetric("bleu").ok());  // a metric only some tasks record
   EXPECT_THAT(std::string(ValidateMainMetric("acc").message()),
               HasSubstr("main_metric: 'acc' is not a metric; metrics: token_accuracy, sequence_accuracy"));
 }

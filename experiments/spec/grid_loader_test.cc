@@ -142,8 +142,9 @@ TEST(GridLoader, ACellThatChangesNothingIsReportedAsADuplicate) {
   auto g = Expand(R"pb(base_spec: "base.pbtxt"
     axis { field: "model.d_ff" values: ["0", "64"] })pb");  // relu's default width is 4 * 16 = 64
   ASSERT_TRUE(g.ok()) << g.status();
-  // d_ff 0 and 64 are different specs: the key follows the spec, not the model.
-  EXPECT_EQ(g->num_invalid(), 0);
+  // d_ff 0 resolves to the width it means (64), so both cells are one spec.
+  EXPECT_EQ(g->num_invalid(), 1);
+  EXPECT_THAT(g->cells[1].invalid_reason, HasSubstr("same spec as cell 'd_ff=0'"));
   auto same = Expand(R"pb(base_spec: "base.pbtxt"
     axis { field: "model.dropout" values: ["0.1", "0.10"] })pb");
   ASSERT_TRUE(same.ok()) << same.status();

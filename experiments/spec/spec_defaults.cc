@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/model/model_spec.h"
 #include "google/protobuf/any.pb.h"
 
 namespace tvlab {
@@ -74,6 +75,26 @@ void ResolvePluginOptions(Experiment* spec) {
 }
 
 }  // namespace
+
+void ResolveAutomaticSizes(Experiment* spec) {
+  PluginValidationArgs args;
+  args.dims = ModelDimsFromSpec(*spec);
+  args.family = spec->model().family();
+  for (const PluginKind& kind : PluginKinds()) {
+    if (kind.id == "task") continue;
+    auto options = UnpackPluginOptions(*spec, kind);
+    if (!options.ok()) continue;  // validation has refused the spec already
+    kind.resolve(PluginNameIn(*spec, kind), options->get(), &args);
+    Message* parent = MutableParentIn(spec, kind);
+    static_cast<google::protobuf::Any*>(parent->GetReflection()->MutableMessage(
+        parent, parent->GetDescriptor()->FindFieldByName(kind.options_field)))
+        ->PackFrom(**options);
+  }
+  ModelSpec* model = spec->mutable_model();
+  if (model->d_ff() == 0 && args.dims.d_ff > 0) model->set_d_ff(static_cast<int32_t>(args.dims.d_ff));
+  if (model->family() == ModelSpec::ENCODER_DECODER && model->num_decoder_layers() == 0)
+    model->set_num_decoder_layers(model->num_layers());
+}
 
 void ResolveDefaults(Experiment* spec) {
   ResolvePluginNames(spec);

@@ -13,6 +13,14 @@ namespace tvlab {
 // its own defaults. Idempotent; leaves unknown plugins to validation.
 void ResolveDefaults(Experiment* spec);
 
+// For a valid spec: replaces "0 = automatic" sizes with the sizes the model
+// will be built with, so spec.resolved.pbtxt says what ran. Each plugin
+// resolves its own options (e.g. MLA's kv_latent_dim and rope_head_dim,
+// GQA's num_kv_heads, the additive score's hidden_size) and the FFN plugin
+// resolves model.d_ff; model.num_decoder_layers 0 becomes num_layers for
+// encoder-decoder models. Building from the result gives the same model.
+void ResolveAutomaticSizes(Experiment* spec);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_EXPERIMENTS_SPEC_SPEC_DEFAULTS_H_

@@ -88,6 +88,7 @@ absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
     TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
     spec.mutable_model()->set_max_seq_len(static_cast<int32_t>(task->max_length()));
   }
+  ResolveAutomaticSizes(&spec);
   return spec;
 }
 

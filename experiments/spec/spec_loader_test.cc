@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "google/protobuf/empty.pb.h"
@@ -272,6 +273,63 @@ TEST(SpecLoader, TaskOptionsAreSetThroughTheAny) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->model().max_seq_len(), 5);
   EXPECT_THAT(SpecToText(*spec), HasSubstr("length: 5"));
+}
+
+TEST(SpecLoader, AutomaticSizesAreResolvedToTheSizesUsed) {
+  // d_model 16 / 2 heads: head_dim 8, so MLA's latent is 4 * 8 and its rotary
+  // part 8 / 2; the ReLU FFN is 4 * 16 wide.
+  auto spec = LoadExperiment(WriteTemp(kGood), {"model.attention.layout=mla"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::string text = SpecToText(*spec);
+  EXPECT_THAT(text, HasSubstr("kv_latent_dim: 32"));
+  EXPECT_THAT(text, HasSubstr("rope_head_dim: 4"));
+  EXPECT_THAT(text, HasSubstr("q_latent_dim: 0"));  // 0 = no query latent: a setting, not a size
+  EXPECT_EQ(spec->model().d_ff(), 64);
+  // Loading the resolved spec again changes nothing.
+  auto again = LoadExperiment(WriteTemp(text), {});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(SpecToText(*again), text);
+  // Sizes a spec sets stay as set.
+  auto set = LoadExperiment(WriteTemp(kGood), {"model.attention.layout=mla", "model.d_ff=40",
+                                               "model.attention.layout_options.kv_latent_dim=12"});
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->model().d_ff(), 40);
+  EXPECT_THAT(SpecToText(*set), HasSubstr("kv_latent_dim: 12"));
+  // GQA's key/value heads and SwiGLU's width likewise.
+  auto gqa = LoadExperiment(WriteTemp(kGood), {"model.attention.layout=gqa", "model.ffn.plugin=swiglu"});
+  ASSERT_TRUE(gqa.ok()) << gqa.status();
+  EXPECT_THAT(SpecToText(*gqa), HasSubstr("num_kv_heads: 1"));
+  EXPECT_GT(gqa->model().d_ff(), 0);
+}
+
+TEST(SpecLoader, EvalExamplesBeyondTheHeldOutDataAreAnError) {
+  // 2000 bytes, a tenth held out: (200 - 1) / 16 = 12 evaluation windows.
+  const std::string corpus = std::string(getenv("TEST_TMPDIR")) + "/corpus.txt";
+  std::string text;
+  uint32_t x = 1;
+  for (int i = 0; i < 2000; ++i) {
+    x = x * 1103515245u + 12345u;  // fixed pseudo-random letters
+    text += static_cast<char>('a' + (x >> 16) % 26);
+  }
+  std::ofstream(corpus) << text;
+  const std::string lm = absl::StrCat(R"pb(name: "lm"
+    model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] { path: ")pb",
+                                      corpus, R"pb(" context_length: 16 } } }
+    train { steps: 3 })pb");
+  EXPECT_THAT(std::string(Load(lm + "\neval { examples: 50 }").message()),
+              HasSubstr("eval.examples: 50 evaluation examples requested, but task 'text_lm' holds "
+                        "only 12 held-out examples; set eval.examples to at most 12"));
+  // The default (1000) is checked like any value.
+  EXPECT_THAT(std::string(Load(lm).message()), HasSubstr("eval.examples: 1000 evaluation examples"));
+  EXPECT_TRUE(Load(lm + "\neval { examples: 12 }").ok());
+}
+
+TEST(SpecLoader, InputSpacesTooSmallToHoldOutAreRefused) {
+  EXPECT_THAT(std::string(Load(kGood, {"task.options.length=1"}).message()),
+              HasSubstr("task (sort_digits): task.options: the task has only 10 distinct inputs "
+                        "(vocab_size^length = 10^1), too few to hold 1 in 8 out"));
+  EXPECT_TRUE(Load(kGood, {"task.options.length=2"}).ok());
 }
 
 }  // namespace

@@ -38,6 +38,22 @@ void ResolvePaths(google::protobuf::Message* m, const std::string& base) {
   }
 }
 
+// A file-backed task holds a finite number of held-out examples: asking for
+// more is an error rather than a silent cap.
+absl::Status CheckEvalFits(const Task& task, const std::string& name, const EvalSpec& eval) {
+  const int64_t available = task.NumEvalExamples(eval.examples());
+  if (available < eval.examples())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "eval.examples: ", eval.examples(), " evaluation examples requested, but task '", name, "' holds only ", available,
+        " held-out examples; set eval.examples to at most ", available));
+  if (task.kind() == TaskKind::kSequencePair &&
+      task.NumEvalExamples(eval.decode_examples()) < eval.decode_examples())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "eval.decode_examples: ", eval.decode_examples(), " examples to decode requested, but task '", name, "' holds only ", available,
+        " held-out examples; set eval.decode_examples to at most ", available));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void ResolveTaskPaths(Experiment* spec, const std::string& spec_path) {
@@ -79,14 +95,23 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
 
   const std::string key = absl::StrCat(name, "\n", ModelSpec::Family_Name(family), "\n",
                                        (*options)->SerializeAsString());
-  TaskCache& cache = Cache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  auto it = cache.tasks.find(key);
-  if (it != cache.tasks.end()) return it->second;
-  auto task = (*entry)->create(**options, args);
-  if (!task.ok()) return absl::Status(task.status().code(), absl::StrCat("task (", name, "): ", task.status().message()));
-  std::shared_ptr<const Task> shared(std::move(*task));
-  cache.tasks.emplace(key, shared);
+  std::shared_ptr<const Task> shared;
+  {
+    TaskCache& cache = Cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.tasks.find(key);
+    if (it != cache.tasks.end()) {
+      shared = it->second;
+    } else {
+      auto task = (*entry)->create(**options, args);
+      if (!task.ok())
+        return absl::Status(task.status().code(),
+                            absl::StrCat("task (", name, "): ", task.status().message()));
+      shared = std::shared_ptr<const Task>(std::move(*task));
+      cache.tasks.emplace(key, shared);
+    }
+  }
+  if (absl::Status s = CheckEvalFits(*shared, name, spec.eval()); !s.ok()) return s;
   return shared;
 }
 

@@ -19,7 +19,9 @@ namespace tvlab {
 // On success, the task `spec` names. On failure, every problem with the
 // task part of the spec: no or an unknown plugin, a task that does not fit
 // model.family (or a classifier without model.pooling), bad options, an
-// unreadable or malformed data file. Messages name the field path.
+// unreadable or malformed data file, eval.examples (or, for sequence pairs,
+// eval.decode_examples) larger than the held-out examples the task holds.
+// Messages name the field path.
 absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec);
 
 // Task options' string fields named "path" are files; a relative one is

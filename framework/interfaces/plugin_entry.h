@@ -8,6 +8,12 @@
 //   static std::unique_ptr<Interface> Create(const Options&, const Args&);
 //   static absl::Status Validate(const Options&, const Args&);  // optional
 //   static constexpr uint32_t kCapabilities = ...;               // optional
+//   static void Resolve(Options*, Args*);                        // optional
+//
+// Resolve (called on valid options only) replaces "0 = automatic" fields
+// with the values the plugin will use, so the resolved spec a run writes
+// records sizes, not 0; where the plugin chooses a model-wide size (an
+// FFN's width when model.d_ff is 0) it writes it into the Args.
 //
 // and registers with one line (see the TVLAB_REGISTER_* macros in each
 // interface header).
@@ -35,6 +41,9 @@ struct PluginEntry {
   const google::protobuf::Message* default_options = nullptr;
   std::function<absl::Status(const google::protobuf::Message&, const Args&)> validate;
   std::function<std::unique_ptr<Interface>(const google::protobuf::Message&, const Args&)> create;
+  // Fills automatic sizes in (valid) options and args; a no-op for plugins
+  // without a Resolve.
+  std::function<void(google::protobuf::Message*, Args*)> resolve;
 };
 
 namespace internal {
@@ -54,6 +63,13 @@ struct HasValidate<P, O, A,
                    std::void_t<decltype(P::Validate(std::declval<const O&>(),
                                                     std::declval<const A&>()))>>
     : std::true_type {};
+
+template <typename P, typename O, typename A, typename = void>
+struct HasResolve : std::false_type {};
+template <typename P, typename O, typename A>
+struct HasResolve<P, O, A,
+                  std::void_t<decltype(P::Resolve(std::declval<O*>(), std::declval<A*>()))>>
+    : std::true_type {};
 }  // namespace internal
 
 template <typename Interface, typename Args, typename Plugin, typename Options>
@@ -70,6 +86,11 @@ PluginEntry<Interface, Args> MakePluginEntry() {
   };
   entry.create = [](const google::protobuf::Message& m, const Args& a) {
     return std::unique_ptr<Interface>(Plugin::Create(static_cast<const Options&>(m), a));
+  };
+  entry.resolve = [](google::protobuf::Message* m, Args* a) {
+    if constexpr (internal::HasResolve<Plugin, Options, Args>::value) {
+      Plugin::Resolve(static_cast<Options*>(m), a);
+    }
   };
   return entry;
 }

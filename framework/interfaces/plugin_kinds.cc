@@ -27,6 +27,20 @@ TaskArgs ArgsFor(const PluginValidationArgs& a, const TaskArgs*) {
   return args;
 }
 
+// Runs a plugin's Resolve with the arguments of its kind, writing back what
+// it resolved into the model dims.
+void ResolveWith(const std::function<void(google::protobuf::Message*, ModelDims*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs* args) {
+  resolve(options, &args->dims);
+}
+void ResolveWith(const std::function<void(google::protobuf::Message*, PlacementArgs*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs* args) {
+  PlacementArgs placement;
+  placement.dims = args->dims;
+  resolve(options, &placement);
+  args->dims = placement.dims;
+}
+
 template <typename Entry>
 uint32_t CapabilitiesOf(const Entry& entry) {
   if constexpr (std::is_same_v<Entry, TaskEntry>) {
@@ -73,6 +87,13 @@ PluginKind Kind(std::string id, std::string display, std::string parent, std::st
     if (!entry.ok()) return entry.status();
     using Args = typename ArgsTypeOf<Entry>::type;
     return (*entry)->validate(options, ArgsFor(args, static_cast<const Args*>(nullptr)));
+  };
+  k.resolve = [registry](const std::string& name, google::protobuf::Message* options,
+                         PluginValidationArgs* args) {
+    if constexpr (!std::is_same_v<Entry, TaskEntry>) {
+      auto entry = registry().Get(name);
+      if (entry.ok()) ResolveWith((*entry)->resolve, options, args);
+    }
   };
   return k;
 }

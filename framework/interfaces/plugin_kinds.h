@@ -50,6 +50,12 @@ struct PluginKind {
                              const PluginValidationArgs& args)>
       validate;
 
+  // The plugin's own Resolve (plugin_entry.h) on its valid options: fills
+  // automatic sizes in `options` and model-wide ones in args->dims. A no-op
+  // for tasks and unknown names.
+  std::function<void(const std::string& name, google::protobuf::Message* options,
+                     PluginValidationArgs* args)>
+      resolve;
   // "model.attention.layout", "model.attention.layout_options".
   std::string name_path() const { return parent_path + "." + name_field; }
   std::string options_path() const { return parent_path + "." + options_field; }

@@ -1,5 +1,6 @@
 #include "framework/report/run_dir.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -101,15 +102,22 @@ std::vector<std::string> MetricNames() {
   return names;
 }
 
+absl::Status CheckMetricName(const std::string& name) {
+  const std::vector<std::string> names = MetricNames();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat("'", name, "' is not a metric; metrics: ",
+                                          absl::StrJoin(names, ", ")));
+}
+
 absl::StatusOr<double> MetricValue(const RunMetrics& metrics, const std::string& name) {
+  if (absl::Status known = CheckMetricName(name); !known.ok()) return known;
   const auto* f = RunMetrics::descriptor()->FindFieldByName(name);
   const auto* r = metrics.GetReflection();
-  if (f != nullptr && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE)
-    return r->GetDouble(metrics, f);
-  if (f != nullptr && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_INT32)
-    return static_cast<double>(r->GetInt32(metrics, f));
-  return absl::NotFoundError(absl::StrCat("'", name, "' is not a metric; metrics: ",
-                                          absl::StrJoin(MetricNames(), ", ")));
+  if (f->has_presence() && !r->HasField(metrics, f))
+    return absl::NotFoundError(absl::StrCat(
+        "metric '", name, "' is absent from this run: it does not apply to the run's task"));
+  if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_DOUBLE) return r->GetDouble(metrics, f);
+  return static_cast<double>(r->GetInt32(metrics, f));
 }
 
 }  // namespace tvlab

@@ -38,7 +38,11 @@ std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir)
 
 // Numeric fields of RunMetrics by name: token_accuracy, eval_loss, ...
 std::vector<std::string> MetricNames();
-// NotFound lists MetricNames().
+// NotFound listing MetricNames() when `name` is not one of them.
+absl::Status CheckMetricName(const std::string& name);
+// The value of metric `name`. NotFound listing MetricNames() for an unknown
+// name, and NotFound saying so for a metric the run did not record because
+// it does not apply to its task (e.g. bleu on sort_digits).
 absl::StatusOr<double> MetricValue(const RunMetrics& metrics, const std::string& name);
 
 }  // namespace tvlab

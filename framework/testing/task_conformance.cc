@@ -2,13 +2,15 @@
 // one under test; see census.h), built from the example config in its folder
 // (plugins/task/<name>/example.pbtxt) for every model family it fits:
 // batches have the declared shapes and token ranges, training batches are
-// pure functions of (seed, step), and evaluation is deterministic and does
-// not depend on how it is batched or on which instance computes it.
+// pure functions of (seed, step), evaluation is deterministic and does
+// not depend on how it is batched or on which instance computes it, and no
+// evaluation example is also a training example.
 
 #include <fstream>
 #include <sstream>
 #include <tuple>
 
+#include "framework/data/eval_train_overlap.h"
 #include "framework/data/load_task.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/testing/census.h"
@@ -127,6 +129,22 @@ TEST_P(TaskConformance, EvaluationIsDeterministicAndIndependentOfBatching) {
     for (int64_t t = 0; t < real; ++t)
       EXPECT_EQ(one.inputs[t], all.inputs[i * all.length + t]) << "example " << i << " token " << t;
     if (classify) EXPECT_EQ(one.targets[0], all.targets[i]);
+  }
+}
+
+// The held-out set shares no example with a large sample of training
+// batches: 2000 batches of 32 (64,000 training rows, more than the bundled
+// example configs train on) from two training seeds, against up to 1000
+// evaluation examples.
+TEST_P(TaskConformance, HeldOutSetSharesNoExampleWithTraining) {
+  const int64_t eval = task_->NumEvalExamples(1000);
+  for (uint64_t seed : {0, 1}) {
+    const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(*task_, seed, 2000, 32, 42, eval);
+    EXPECT_EQ(overlap.eval_examples, eval);
+    EXPECT_EQ(overlap.train_examples, 2000 * 32);
+    EXPECT_EQ(overlap.overlapping, 0)
+        << overlap.overlapping << " of " << eval << " evaluation examples also occur among "
+        << overlap.train_examples << " training rows of seed " << seed;
   }
 }
 

@@ -67,6 +67,7 @@ void Generated(const Model& model, const SequencePairTask& task, const Experimen
     hypotheses.push_back(task.Detokenize(out));
     references.push_back(task.Detokenize(e.target));
   }
+  m->set_decoded_examples(static_cast<int32_t>(n));
   m->set_exact_match(static_cast<double>(exact) / n);
   if (task.ScoredWithBleu()) m->set_bleu(CorpusBleu(hypotheses, references));
 }
@@ -76,6 +77,7 @@ void Generated(const Model& model, const SequencePairTask& task, const Experimen
 void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
               RunMetrics* metrics) {
   TeacherForced(model, task, spec.eval(), metrics);
+  metrics->set_eval_examples(static_cast<int32_t>(task.NumEvalExamples(spec.eval().examples())));
   switch (task.kind()) {
     case TaskKind::kClassification:
       metrics->set_accuracy(metrics->token_accuracy());

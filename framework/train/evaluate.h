@@ -17,8 +17,9 @@
 
 namespace tvlab {
 
-// Fills the evaluation fields of `metrics`. `full` = false skips generation
-// (periodic evaluation during training).
+// Fills the evaluation fields of `metrics` that apply to the task's kind and
+// leaves the others absent. `full` = false skips generation (periodic
+// evaluation during training).
 void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
               RunMetrics* metrics);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
+#include "framework/data/eval_train_overlap.h"
 #include "framework/data/load_task.h"
 #include "framework/io/dir_lock.h"
 #include "framework/model/model.h"
@@ -38,6 +39,13 @@ RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& 
   metrics.set_threads(spec.runtime().threads());
   metrics.set_peak_memory_bytes(
       static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+  // Measured over the spec's whole training stream (also for --eval_only,
+  // whose weights were trained on it elsewhere).
+  const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(
+      task, spec.seed(), spec.train().steps() * spec.train().grad_accumulation(),
+      spec.train().batch_size(), spec.eval().seed(), metrics.eval_examples());
+  metrics.set_eval_train_overlap(static_cast<int32_t>(overlap.overlapping));
+  metrics.set_eval_train_overlap_fraction(overlap.fraction());
   return metrics;
 }
 

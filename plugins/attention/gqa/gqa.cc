@@ -30,6 +30,10 @@ int64_t KvHeads(const GqaOptions& options, const ModelDims& dims) {
 
 class Gqa : public GroupedQueryAttention {
  public:
+  // The resolved spec records the key/value heads used.
+  static void Resolve(GqaOptions* options, ModelDims* dims) {
+    options->set_num_kv_heads(static_cast<int32_t>(KvHeads(*options, *dims)));
+  }
   static absl::Status Validate(const GqaOptions& options, const ModelDims& dims) {
     std::vector<int64_t> divisors;
     for (int64_t g = 1; g <= dims.num_heads; ++g)

@@ -87,6 +87,13 @@ class Mla : public AttentionLayout {
     return absl::OkStatus();
   }
 
+  // The resolved spec records the latent and rotary widths used.
+  static void Resolve(MlaOptions* o, ModelDims* dims) {
+    const MlaSizes s = Sizes(*o, *dims);
+    o->set_kv_latent_dim(static_cast<int32_t>(s.kv_latent));
+    o->set_rope_head_dim(static_cast<int32_t>(s.rope));
+  }
+
   static std::unique_ptr<AttentionLayout> Create(const MlaOptions& o, const ModelDims& dims) {
     return std::make_unique<Mla>(dims, Sizes(o, dims));
   }

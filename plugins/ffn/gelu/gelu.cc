@@ -17,6 +17,10 @@ namespace {
 
 class GeluFfn : public Ffn {
  public:
+  // model.d_ff 0 resolves to the width used.
+  static void Resolve(GeluFfnOptions*, ModelDims* dims) {
+    if (dims->d_ff == 0) dims->d_ff = 4 * dims->d_model;
+  }
   static std::unique_ptr<Ffn> Create(const GeluFfnOptions& options, const ModelDims& dims) {
     return std::make_unique<GeluFfn>(options, dims);
   }

@@ -15,6 +15,10 @@ namespace {
 
 class ReluFfn : public Ffn {
  public:
+  // model.d_ff 0 resolves to the width used.
+  static void Resolve(ReluFfnOptions*, ModelDims* dims) {
+    if (dims->d_ff == 0) dims->d_ff = 4 * dims->d_model;
+  }
   static std::unique_ptr<Ffn> Create(const ReluFfnOptions&, const ModelDims& dims) {
     return std::make_unique<ReluFfn>(dims);
   }

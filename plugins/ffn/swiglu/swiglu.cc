@@ -30,6 +30,10 @@ class SwigluFfn : public Ffn {
     }
     return absl::OkStatus();
   }
+  // model.d_ff 0 resolves to the width used.
+  static void Resolve(SwigluFfnOptions* options, ModelDims* dims) {
+    dims->d_ff = HiddenWidth(*dims, options->multiple_of());
+  }
   static std::unique_ptr<Ffn> Create(const SwigluFfnOptions& options, const ModelDims& dims) {
     return std::make_unique<SwigluFfn>(dims, HiddenWidth(dims, options.multiple_of()));
   }

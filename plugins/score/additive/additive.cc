@@ -32,6 +32,10 @@ class Additive : public AttentionScore {
           "hidden_size must be >= 0 (got ", options.hidden_size(), "); 0 means head_dim"));
     return absl::OkStatus();
   }
+  // The resolved spec records the hidden width used.
+  static void Resolve(AdditiveOptions* options, ModelDims* dims) {
+    if (options->hidden_size() == 0) options->set_hidden_size(static_cast<int32_t>(dims->head_dim));
+  }
   static std::unique_ptr<AttentionScore> Create(const AdditiveOptions& options,
                                                 const ModelDims& dims) {
     return std::make_unique<Additive>(

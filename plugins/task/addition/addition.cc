@@ -1,12 +1,15 @@
 // addition (sequence pair): "a+b" -> a + b in decimal; operands have
-// 1..max_digits digits.
+// 1..max_digits digits. A source "a+b" is held out or not by its hash
+// (framework/data/heldout_split.h).
 //
 // Example config: plugins/task/addition/example.pbtxt
 
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "framework/data/digit_pairs.h"
+#include "framework/data/heldout_split.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/addition/addition.pb.h"
 
@@ -19,7 +22,8 @@ class Addition : public DigitPairTask {
     if (o.max_digits() < 1 || o.max_digits() > 9)
       return absl::InvalidArgumentError(
           absl::StrCat("task.options.max_digits must be in [1, 9] (got ", o.max_digits(), ")"));
-    return absl::OkStatus();
+    // Operands take 10^max_digits values each.
+    return CheckSplittable(std::pow(10.0, 2.0 * o.max_digits()), "pairs of operands", "task.options");
   }
   static absl::StatusOr<std::unique_ptr<Task>> Create(const AdditionOptions& o, const TaskArgs& args) {
     return std::unique_ptr<Task>(new Addition(args.family, o));
@@ -36,8 +40,9 @@ class Addition : public DigitPairTask {
     return rng.UniformInt(at + 1, static_cast<uint32_t>(limit));
   }
   std::vector<int32_t> Digits(int64_t v) const { return Tokenize(std::to_string(v)); }
-  Example Make(const RngStream& rng) const override {
-    const int64_t a = Operand(rng, 0), b = Operand(rng, 2);
+  const char* name() const override { return "addition"; }
+  Example Make(const RngStream& rng, uint64_t w) const override {
+    const int64_t a = Operand(rng, w), b = Operand(rng, w + 2);
     Example e;
     e.source = Digits(a);
     e.source.push_back(plus());

@@ -1,13 +1,17 @@
 // classify_max (classification): a sequence of random digits, labelled with
 // its largest digit (num_digits classes). An encoder-only model with a
 // pooled head (model.pooling MEAN or FIRST_TOKEN) learns it in seconds.
+// Every input belongs to the training or the held-out split by a hash of
+// its digits (framework/data/heldout_split.h).
 //
 // Example config: plugins/task/classify_max/example.pbtxt
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/rng.h"
+#include "framework/data/heldout_split.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/classify_max/classify_max.pb.h"
 
@@ -21,7 +25,9 @@ class ClassifyMax : public ClassificationTask {
       return absl::InvalidArgumentError(absl::StrCat("task.options.length must be >= 1 (got ", o.length(), ")"));
     if (o.num_digits() < 2)
       return absl::InvalidArgumentError(absl::StrCat("task.options.num_digits must be >= 2 (got ", o.num_digits(), ")"));
-    return absl::OkStatus();
+    return CheckSplittable(std::pow(static_cast<double>(o.num_digits()), o.length()),
+                           absl::StrCat("num_digits^length = ", o.num_digits(), "^", o.length()),
+                           "task.options");
   }
   static absl::StatusOr<std::unique_ptr<Task>> Create(const ClassifyMaxOptions& o, const TaskArgs&) {
     return std::unique_ptr<Task>(new ClassifyMax(o));
@@ -32,25 +38,31 @@ class ClassifyMax : public ClassificationTask {
   int64_t num_classes() const override { return digits_; }
   int64_t max_length() const override { return length_; }
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
-    return Draw(RngStream(seed, RngPurpose::kTrainData, step), 0, batch_size);
+    return Draw(RngStream(seed, RngPurpose::kTrainData, step), 0, batch_size, /*heldout=*/false);
   }
   Batch EvalBatch(uint64_t eval_seed, int64_t first, int64_t count) const override {
-    return Draw(RngStream(eval_seed, RngPurpose::kEvalData, 0), first, count);
+    return Draw(RngStream(eval_seed, RngPurpose::kEvalData, 0), first, count, /*heldout=*/true);
   }
 
  private:
-  Batch Draw(const RngStream& rng, int64_t first, int64_t count) const {
+  // Example i uses words [i * length, (i + 1) * length) (plus
+  // SplitDrawOffset on a redraw), redrawn until its input is in the wanted
+  // split.
+  Batch Draw(const RngStream& rng, int64_t first, int64_t count, bool heldout) const {
     Batch b;
     b.batch = count;
     b.length = length_;
+    b.inputs.resize(count * length_);  // (B, T)
     for (int64_t r = 0; r < count; ++r) {
-      int32_t label = 0;
-      for (int64_t t = 0; t < length_; ++t) {
-        int32_t d = static_cast<int32_t>(rng.UniformInt((first + r) * length_ + t, digits_));
-        b.inputs.push_back(d);  // (B, T)
-        label = std::max(label, d);
+      int32_t* row = b.inputs.data() + r * length_;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == kMaxSplitDraws) SplitDrawsExhausted("classify_max", heldout);
+        for (int64_t t = 0; t < length_; ++t)
+          row[t] = static_cast<int32_t>(
+              rng.UniformInt(SplitDrawOffset(attempt) + (first + r) * length_ + t, digits_));
+        if (IsHeldOut(row, length_) == heldout) break;
       }
-      b.targets.push_back(label);  // (B): one label per sequence
+      b.targets.push_back(*std::max_element(row, row + length_));  // (B): one label per sequence
     }
     return b;
   }

@@ -22,6 +22,7 @@ class Copy : public TransformDigitsTask {
   }
   Copy(ModelSpec::Family family, const CopyOptions& o)
       : TransformDigitsTask(family, o.min_length(), o.max_length(), o.num_digits(), kCopy) {}
+  const char* name() const override { return "copy"; }
 };
 
 TVLAB_REGISTER_TASK("copy", Copy, CopyOptions);

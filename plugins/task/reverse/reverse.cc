@@ -22,6 +22,7 @@ class Reverse : public TransformDigitsTask {
   }
   Reverse(ModelSpec::Family family, const ReverseOptions& o)
       : TransformDigitsTask(family, o.min_length(), o.max_length(), o.num_digits(), kReverse) {}
+  const char* name() const override { return "reverse"; }
 };
 
 TVLAB_REGISTER_TASK("reverse", Reverse, ReverseOptions);

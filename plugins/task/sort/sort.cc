@@ -22,6 +22,7 @@ class Sort : public TransformDigitsTask {
   }
   Sort(ModelSpec::Family family, const SortOptions& o)
       : TransformDigitsTask(family, o.min_length(), o.max_length(), o.num_digits(), kSort) {}
+  const char* name() const override { return "sort"; }
 };
 
 TVLAB_REGISTER_TASK("sort", Sort, SortOptions);

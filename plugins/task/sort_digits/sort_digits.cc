@@ -1,15 +1,18 @@
 // sort_digits (tagging): inputs are `length` random digits in
 // [0, vocab_size), targets the same digits sorted ascending (seed lesson
 // 000). Each training step draws a fresh batch keyed by (seed, step);
-// evaluation draws from the eval seed, so train and eval never share a
-// stream.
+// evaluation draws from the eval seed. Every input belongs to the training
+// or the held-out split by a hash of its digits (framework/data/
+// heldout_split.h), so no evaluation input is ever a training input.
 //
 // Example config: plugins/task/sort_digits/example.pbtxt
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/rng.h"
+#include "framework/data/heldout_split.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/sort_digits/sort_digits.pb.h"
 
@@ -25,7 +28,9 @@ class SortDigits : public TaggingTask {
     if (o.vocab_size() < 2)
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.vocab_size must be >= 2 (got ", o.vocab_size(), "); the seed uses 10"));
-    return absl::OkStatus();
+    return CheckSplittable(std::pow(static_cast<double>(o.vocab_size()), o.length()),
+                           absl::StrCat("vocab_size^length = ", o.vocab_size(), "^", o.length()),
+                           "task.options");
   }
   static absl::StatusOr<std::unique_ptr<Task>> Create(const SortDigitsOptions& o, const TaskArgs&) {
     return std::unique_ptr<Task>(new SortDigits(o));
@@ -36,21 +41,31 @@ class SortDigits : public TaggingTask {
   int64_t vocab_size() const override { return vocab_; }
   int64_t max_length() const override { return length_; }
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
-    return Draw(RngStream(seed, RngPurpose::kTrainData, step), 0, batch_size);
+    return Draw(RngStream(seed, RngPurpose::kTrainData, step), 0, batch_size, /*heldout=*/false);
   }
   Batch EvalBatch(uint64_t eval_seed, int64_t first, int64_t count) const override {
-    return Draw(RngStream(eval_seed, RngPurpose::kEvalData, 0), first, count);
+    return Draw(RngStream(eval_seed, RngPurpose::kEvalData, 0), first, count, /*heldout=*/true);
   }
 
  private:
-  // Example i uses words [i * length, (i + 1) * length) of the stream.
-  Batch Draw(const RngStream& rng, int64_t first, int64_t count) const {
+  // Example i uses words [i * length, (i + 1) * length) of the stream (plus
+  // SplitDrawOffset on a redraw), redrawn until its input is in the wanted
+  // split.
+  Batch Draw(const RngStream& rng, int64_t first, int64_t count, bool heldout) const {
     Batch b;
     b.batch = count;
     b.length = length_;
     b.inputs.resize(count * length_);  // (B, T)
-    for (int64_t i = 0; i < count * length_; ++i)
-      b.inputs[i] = static_cast<int32_t>(rng.UniformInt(first * length_ + i, vocab_));
+    for (int64_t r = 0; r < count; ++r) {
+      int32_t* row = b.inputs.data() + r * length_;
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == kMaxSplitDraws) SplitDrawsExhausted("sort_digits", heldout);
+        for (int64_t t = 0; t < length_; ++t)
+          row[t] = static_cast<int32_t>(
+              rng.UniformInt(SplitDrawOffset(attempt) + (first + r) * length_ + t, vocab_));
+        if (IsHeldOut(row, length_) == heldout) break;
+      }
+    }
     b.targets = b.inputs;  // (B, T)
     for (int64_t r = 0; r < count; ++r)
       std::sort(b.targets.begin() + r * length_, b.targets.begin() + (r + 1) * length_);

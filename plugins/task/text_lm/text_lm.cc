@@ -2,15 +2,19 @@
 // file. Tokens are bytes (vocabulary 256). The last heldout_fraction of the
 // file is the evaluation split; training windows of context_length + 1 bytes
 // start at offsets drawn per (seed, step) inside the training split;
-// evaluation walks the held-out split in consecutive windows. The file is
-// read once, when the task is created.
+// evaluation walks the held-out split in consecutive windows. The spans are
+// disjoint, and since text repeats itself (a licence quotes its own
+// sentences), a training window whose input bytes equal an evaluation window's is
+// redrawn. The file is read once, when the task is created.
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
 #include <cmath>
+#include <unordered_set>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/rng.h"
+#include "framework/data/heldout_split.h"
 #include "framework/data/text_file.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/text_lm/text_lm.pb.h"
@@ -41,13 +45,27 @@ class TextLm : public LanguageModelTask {
           "task.options.path: '", o.path(), "' has ", text->size(),
           " bytes, too few for windows of ", o.context_length(),
           " bytes in both splits; use a longer file or a shorter context_length"));
-    return std::unique_ptr<Task>(new TextLm(*std::move(text), o));
+    auto task = std::make_unique<TextLm>(*std::move(text), o);
+    if (!task->HasTrainingWindow())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task.options.path: every training window of '", o.path(),
+          "' repeats an evaluation window byte for byte; nothing is left to train on"));
+    return std::unique_ptr<Task>(std::move(task));
   }
 
   TextLm(std::string text, const TextLmOptions& o) : context_(o.context_length()) {
     const int64_t split = static_cast<int64_t>(text.size() * (1.0 - o.heldout_fraction()));
     train_ = text.substr(0, split);
     heldout_ = text.substr(split);
+    for (int64_t i = 0; i < NumEvalExamples(heldout_.size()); ++i)
+      heldout_windows_.insert(heldout_.substr(i * context_, context_));
+  }
+
+  // Whether some training window differs from every evaluation window.
+  bool HasTrainingWindow() const {
+    for (size_t offset = 0; offset + context_ < train_.size(); ++offset)
+      if (heldout_windows_.count(train_.substr(offset, context_)) == 0) return true;
+    return false;
   }
 
   int64_t vocab_size() const override { return 256; }
@@ -57,7 +75,15 @@ class TextLm : public LanguageModelTask {
     RngStream rng(seed, RngPurpose::kTrainData, step);
     const uint32_t starts = static_cast<uint32_t>(train_.size() - context_);
     std::vector<int64_t> offsets;
-    for (int64_t r = 0; r < batch_size; ++r) offsets.push_back(rng.UniformInt(r, starts));
+    for (int64_t r = 0; r < batch_size; ++r)
+      for (int attempt = 0;; ++attempt) {
+        if (attempt == kMaxSplitDraws) SplitDrawsExhausted("text_lm", /*heldout=*/false);
+        const int64_t offset = rng.UniformInt(SplitDrawOffset(attempt) + r, starts);
+        if (heldout_windows_.count(train_.substr(offset, context_)) == 0) {
+          offsets.push_back(offset);
+          break;
+        }
+      }
     return Windows(train_, offsets);
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
@@ -103,6 +129,8 @@ class TextLm : public LanguageModelTask {
 
   int64_t context_;
   std::string train_, heldout_;
+  // The input bytes of every evaluation window.
+  std::unordered_set<std::string> heldout_windows_;
 };
 
 TVLAB_REGISTER_TASK("text_lm", TextLm, TextLmOptions);
