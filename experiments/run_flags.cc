@@ -14,7 +14,8 @@ ABSL_FLAG(std::string, resume, "",
           "RUN_DIR: continue an interrupted run from its latest checkpoint (no SPEC: the run's "
           "spec.resolved.pbtxt is used)");
 ABSL_FLAG(std::string, init_from, "",
-          "PATH: start from these weights (run dir, checkpoint dir or .safetensors)");
+          "PATH: start from these weights (run dir, checkpoint dir, .safetensors, or a Hugging "
+          "Face Llama/GPT-2 directory of the same shape: docs/interop.md)");
 ABSL_FLAG(bool, eval_only, false, "evaluate the --init_from weights without training");
 ABSL_FLAG(bool, list_plugins, false, "print the registered plugins by kind");
 // A grid (docs/grids.md).

@@ -1,14 +1,17 @@
 #include "experiments/run_main.h"
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_replace.h"
 #include "experiments/cli/command_line.h"
 #include "experiments/grid/grid_main.h"
+#include "experiments/hf_import.h"
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
 #include "experiments/spec/spec_loader.h"
@@ -62,12 +65,27 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   RunOptions options;
   options.resume = resume;
   options.init_from = flags.init_from.empty() ? "" : UserPath(flags.init_from);
+  // A Hugging Face directory becomes tvlab weights first (experiments/hf_import.h).
+  const std::string imported = (std::filesystem::temp_directory_path() /
+                                ("tvlab_init_from_hf_" + std::to_string(getpid()) + ".safetensors")).string();
+  if (IsHuggingFaceDirectory(options.init_from)) {
+    absl::Status written = WriteImportedWeights(*spec, options.init_from, imported);
+    if (!written.ok()) {
+      std::cerr << "error: --init_from " << options.init_from << ": " << written.message() << "\n";
+      return 2;
+    }
+    options.init_from = imported;
+  }
   options.eval_only = flags.eval_only;
   options.hooks = hooks;
   options.file_system = fs;
   auto metrics = RunExperiment(*spec, run_dir, std::cerr, options);
+  if (options.init_from == imported) std::filesystem::remove(imported);
   if (!metrics.ok()) {
-    std::cerr << "error: " << metrics.status().message() << "\n";
+    std::cerr << "error: "
+              << absl::StrReplaceAll(metrics.status().message(),
+                                     {{imported, UserPath(flags.init_from) + " (imported)"}})
+              << "\n";
     return 1;
   }
   std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"

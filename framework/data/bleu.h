@@ -6,14 +6,28 @@
 
 namespace tvlab {
 
-// Corpus BLEU-4 (Papineni et al. 2002) with one reference per hypothesis:
-// clipped n-gram precisions for n = 1..4 summed over the corpus, their
-// geometric mean, times the brevity penalty exp(1 - r/c) when c < r.
-// Tokens are whitespace-separated words. Returns a value in [0, 1], 0 when
-// some n-gram order has no match at all (unsmoothed, as NLTK's corpus_bleu);
-// bleu_test.cc has worked examples.
+// Corpus BLEU-4 (Papineni et al. 2002) with one reference per hypothesis,
+// computed as sacrebleu's default `sacrebleu.corpus_bleu(hyps, [refs])`
+// (BLEU+case.mixed+tok.13a+smooth.exp, no effective order), on a 0-1 scale
+// (sacrebleu's score / 100): hypotheses and references are tokenized with
+// Tokenize13a, clipped n-gram counts for n = 1..4 are summed over the
+// corpus, an order with no match gets the 'exp' smoothing of mteval-v13a
+// (its k-th such order counts as 1 / (2^k * total)), and the geometric mean
+// is multiplied by the brevity penalty exp(1 - r/c) when c < r. An order with
+// no n-gram at all (every hypothesis shorter than n), or no match of any
+// order, gives 0.
+// bleu_test.cc has worked examples; tests/sacrebleu_parity_test.sh checks
+// against sacrebleu itself (docs/interop.md).
 double CorpusBleu(const std::vector<std::string>& hypotheses,
                   const std::vector<std::string>& references);
+
+// sacrebleu's '13a' tokenizer (mteval-v13a.pl): drops "<skipped>", joins
+// "-\n" hyphenations, unescapes &quot; &amp; &lt; &gt;, splits off ASCII
+// punctuation and symbols, periods and commas except between digits, and a
+// dash after a digit; whitespace is collapsed. Works on bytes: non-ASCII
+// characters pass through unchanged (as in sacrebleu), but only ASCII
+// whitespace separates tokens.
+std::string Tokenize13a(const std::string& line);
 
 }  // namespace tvlab
 

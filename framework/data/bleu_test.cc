@@ -1,5 +1,6 @@
 // Corpus BLEU-4 against worked examples computed by hand from the definition
-// (Papineni et al. 2002).
+// (Papineni et al. 2002) with sacrebleu's defaults (13a tokenization, 'exp'
+// smoothing); tests/sacrebleu_parity_test.sh compares with sacrebleu itself.
 
 #include "framework/data/bleu.h"
 
@@ -24,9 +25,15 @@ TEST(Bleu, BrevityPenaltyForShortOutput) {
 }
 
 TEST(Bleu, ClippingAndCorpusAggregation) {
-  // "the the the the" vs "the cat": unigram matches clip to 1; no 2-gram
-  // matches -> 0 (unsmoothed).
-  EXPECT_EQ(CorpusBleu({"the the the the"}, {"the cat"}), 0.0);
+  // "the the the the" vs "the cat": unigram matches clip to 1 (p1 = 1/4);
+  // no 2-, 3- or 4-gram matches: 'exp' smoothing gives 1/(2*3), 1/(4*2),
+  // 1/(8*1).
+  EXPECT_NEAR(CorpusBleu({"the the the the"}, {"the cat"}),
+              std::pow(1.0 / 4 * 1.0 / 6 * 1.0 / 8 * 1.0 / 8, 0.25), 1e-12);
+  // Hypotheses shorter than 4 words have no 4-grams at all: 0.
+  EXPECT_EQ(CorpusBleu({"a b c"}, {"a b c"}), 0.0);
+  // No match of any order: 0, not a smoothed value.
+  EXPECT_EQ(CorpusBleu({"p q r s"}, {"w x y z"}), 0.0);
   // Statistics add over sentences before the geometric mean: the perfect
   // pair (4 words) plus the 7/6-word pair above.
   double p = (4.0 + 6) / (4 + 7) * (3.0 + 5) / (3 + 6) * (2.0 + 4) / (2 + 5) * (1.0 + 3) / (1 + 4);
@@ -34,6 +41,21 @@ TEST(Bleu, ClippingAndCorpusAggregation) {
                          {"a b c d", "the cat sat on the mat"}),
               std::pow(p, 0.25), 1e-12);
   EXPECT_EQ(CorpusBleu({"x y z w"}, {"x y z w"}), 1.0);
+}
+
+TEST(Bleu, Tokenizes13aBeforeCounting) {
+  // "cat." is "cat ." after 13a, so it matches the reference's "cat ."
+  EXPECT_EQ(CorpusBleu({"the cat sat on the mat."}, {"the cat sat on the mat ."}), 1.0);
+}
+
+TEST(Tokenize13a, SplitsPunctuationLikeMteval) {
+  EXPECT_EQ(Tokenize13a("Hello, world."), "Hello , world .");
+  EXPECT_EQ(Tokenize13a("  pi is 3.14, not 1,000!  "), "pi is 3.14 , not 1,000 !");
+  EXPECT_EQ(Tokenize13a("well-known 5-3 (x)"), "well-known 5 - 3 ( x )");
+  EXPECT_EQ(Tokenize13a("don't say \"a&amp;b\" or &lt;c&gt;"), "don't say \" a & b \" or < c >");
+  EXPECT_EQ(Tokenize13a("end.<skipped>"), "end .");
+  EXPECT_EQ(Tokenize13a("hyphen-\nated"), "hyphenated");
+  EXPECT_EQ(Tokenize13a("caf\xc3\xa9."), "caf\xc3\xa9 .");  // non-ASCII passes through
 }
 
 }  // namespace

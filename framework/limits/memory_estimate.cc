@@ -148,7 +148,7 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
         m.d_ff() > 0 && m.d_ff() > C ? Field("model.d_ff", m.d_ff()) : (C >= blocks ? width_field : layers_field),
         blocks * (2 * C * F + F + C));
   param("norms", width_field, (2 * blocks + 2) * 2 * C);
-  param("output head (outputs x C)", out >= C ? vocab_field : width_field, out * C + out);
+  param("output head (outputs x C)", out >= C ? vocab_field : width_field, out * C + (m.head_bias() ? out : 0));
   for (const IntegerField& w : widths)
     param(absl::StrCat("plugin width ", w.path, " (3 x C x w per sublayer)"), Field(w.path, w.value),
           attention * 3 * C * w.value);

@@ -40,7 +40,7 @@ class EncoderOnlyModel : public FamilyModel {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
                                                                 spec.dropout(), false));
-    head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs));
+    head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
   }
 
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -146,7 +146,7 @@ class DecoderOnlyModel : public FamilyModel {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
                                                                       spec.dropout(), false));
-    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab));
+    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
               const AttentionProbe* probe) const override {
@@ -180,7 +180,7 @@ class EncoderDecoderModel : public FamilyModel {
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(), spec.dropout(), false));
     const int64_t decoder_layers = spec.num_decoder_layers() > 0 ? spec.num_decoder_layers() : spec.num_layers();
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, decoder_layers, spec.dropout(), true));
-    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab));
+    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
   }
 
 

@@ -97,4 +97,26 @@ void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool
   }
 }
 
+std::vector<std::string> EvaluationMetricNames(const Task& task, const Experiment& spec) {
+  // In step with Evaluate above: TeacherForced, then the task kind's own.
+  std::vector<std::string> names = {"eval_loss", "token_accuracy", "sequence_accuracy"};
+  switch (task.kind()) {
+    case TaskKind::kClassification:
+      names.push_back("accuracy");
+      break;
+    case TaskKind::kLanguageModel:
+      names.insert(names.end(), {"perplexity", "bits_per_byte", "unigram_perplexity"});
+      break;
+    case TaskKind::kSequencePair:
+      if (task.NumEvalExamples(spec.eval().decode_examples()) > 0) {
+        names.push_back("exact_match");
+        if (static_cast<const SequencePairTask&>(task).ScoredWithBleu()) names.push_back("bleu");
+      }
+      break;
+    case TaskKind::kTagging:
+      break;
+  }
+  return names;
+}
+
 }  // namespace tvlab

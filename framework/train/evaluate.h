@@ -10,6 +10,9 @@
 //                   (and corpus BLEU where the task asks) of generated
 //                   outputs, decoded with spec.eval().decoding()
 
+#include <string>
+#include <vector>
+
 #include "framework/interfaces/task.h"
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
@@ -22,6 +25,11 @@ namespace tvlab {
 // evaluation during training).
 void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
               RunMetrics* metrics);
+
+// The RunMetrics fields Evaluate(full = true) fills for `task` under `spec`
+// (zeros included: a real 0 accuracy is a value); the other evaluation
+// fields do not apply to it. Used for the TensorBoard curves.
+std::vector<std::string> EvaluationMetricNames(const Task& task, const Experiment& spec);
 
 }  // namespace tvlab
 

@@ -19,6 +19,7 @@
 #include "framework/train/checkpoint.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/run_directory.h"
+#include "framework/train/tensorboard_log.h"
 #include "framework/train/train_loop.h"
 
 namespace tvlab {
@@ -116,7 +117,11 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     Evaluate(*model, *task, spec, /*full=*/false, &periodic);
     return periodic;
   };
-  callbacks.log = [&](const TrainLogRow& row) { return dir.AppendLogRow(row); };
+  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir));
+  callbacks.log = [&](const TrainLogRow& row) {
+    TVLAB_RETURN_IF_ERROR(dir.AppendLogRow(row));
+    return curves.WriteRow(row);
+  };
   const std::string spec_text = SpecToText(spec);
   callbacks.checkpoint = [&](const TrainState& at) {
     return SaveCheckpoint(run_dir, at, params, optimizer, spec_text, fs);
@@ -129,6 +134,8 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   RunMetrics metrics = FinalMetrics(spec, *model, *task, trained, options.eval_only);
   TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));
   TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
+  TVLAB_RETURN_IF_ERROR(
+      curves.WriteFinalMetrics(metrics.steps(), metrics, EvaluationMetricNames(*task, spec)));
   return metrics;
 }
 

@@ -1,0 +1,80 @@
+// bazel run //experiments:export -- --run_dir DIR --format hf --out OUT
+//
+// Writes a finished run as a Hugging Face `transformers` model directory:
+// OUT/config.json and OUT/model.safetensors, loadable with
+// AutoModelForCausalLM.from_pretrained(OUT). Llama and GPT-2 shaped runs
+// only (experiments/hf_export.h lists the exact combinations); any other is
+// an error naming the component with no HF equivalent. The run directory is
+// only read. Exit codes: 0 ok, 2 bad input or a model with no HF equivalent.
+
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/hf_export.h"
+#include "experiments/spec/spec_loader.h"
+#include "framework/train/safetensors.h"
+
+ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");
+ABSL_FLAG(std::string, format, "", "hf: a Hugging Face transformers directory (required)");
+ABSL_FLAG(std::string, out, "", "OUT: the directory to write (created if missing; required)");
+
+namespace {
+
+constexpr char kUsage[] = "usage: bazel run //experiments:export -- --run_dir DIR --format hf --out OUT\n";
+
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto line = tvlab::ParseFlags(argc, argv, kUsage);
+  if (!line.ok()) {
+    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
+    return 2;
+  }
+  if (line->help) {
+    tvlab::PrintHelp(std::cout, kUsage);
+    return 0;
+  }
+  if (!line->positional.empty()) {
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"), kUsage);
+    return 2;
+  }
+  const std::string run_dir = UserPath(absl::GetFlag(FLAGS_run_dir));
+  const std::string out = UserPath(absl::GetFlag(FLAGS_out));
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (run_dir.empty() || out.empty() || format.empty()) {
+    tvlab::PrintUsageError(std::cerr, absl::InvalidArgumentError("--run_dir, --format and --out are required"),
+                           kUsage);
+    return 2;
+  }
+  if (format != "hf") return Fail(absl::StrCat("--format '", format, "' is not known; the one format is 'hf'"));
+  auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", {});
+  if (!spec.ok()) return Fail(std::string(spec.status().message()));
+  auto weights = tvlab::ReadSafetensors(run_dir + "/model.safetensors");
+  if (!weights.ok()) {
+    return Fail(absl::StrCat(weights.status().message(),
+                             " (export reads the weights a finished run writes)"));
+  }
+  auto model = tvlab::ToHuggingFace(*spec, *weights);
+  if (!model.ok()) return Fail(absl::StrCat(run_dir, ": ", model.status().message()));
+  absl::Status written = tvlab::WriteHuggingFace(*model, out);
+  if (!written.ok()) return Fail(std::string(written.message()));
+  std::cout << "wrote " << out << " (" << model->architecture << ", " << model->tensors.size()
+            << " tensors): load it with transformers.AutoModelForCausalLM.from_pretrained(\"" << out
+            << "\")\n";
+  return 0;
+}

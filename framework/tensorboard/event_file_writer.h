@@ -1,0 +1,56 @@
+#ifndef TVLAB_FRAMEWORK_TENSORBOARD_EVENT_FILE_WRITER_H_
+#define TVLAB_FRAMEWORK_TENSORBOARD_EVENT_FILE_WRITER_H_
+
+// Writes TensorBoard event files: a file named
+// events.out.tfevents.<unix seconds>.<host>.<pid>.<n> holding TFRecords, each
+//   uint64 length (little endian)
+//   uint32 masked CRC-32C of those 8 length bytes
+//   the serialized Event (event.proto)
+//   uint32 masked CRC-32C of the serialized Event
+// The first event is file_version "brain.Event:2"; then one Summary event of
+// simple_value scalars per WriteScalars call. TensorBoard (and TensorFlow's
+// summary_iterator) read these files; no TensorFlow dependency.
+//
+// Each call is written through and flushed, so a crash loses at most the
+// record being written (TensorBoard's reader stops at a torn last record).
+// Not thread-safe: one writer per file.
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tvlab {
+
+// One TFRecord: the framing above around `data`.
+std::string FrameRecord(const std::string& data);
+
+class EventFileWriter {
+ public:
+  // Creates a new event file in `dir` (which must exist; a name already
+  // taken gets the next <n>) and writes the file_version event.
+  static absl::StatusOr<std::unique_ptr<EventFileWriter>> Open(const std::string& dir);
+
+  // Appends one event at `step` with a scalar per (tag, value); values are
+  // stored as float, as TensorBoard's simple_value is.
+  absl::Status WriteScalars(int64_t step, const std::vector<std::pair<std::string, double>>& scalars);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  EventFileWriter(std::string path, std::ofstream file)
+      : path_(std::move(path)), file_(std::move(file)) {}
+  absl::Status WriteEvent(const std::string& serialized_event);
+
+  std::string path_;
+  std::ofstream file_;
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TENSORBOARD_EVENT_FILE_WRITER_H_
