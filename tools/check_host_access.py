@@ -27,6 +27,8 @@ ALLOWED = (
     "framework/tensor/",           # the copies between host and device
     "framework/data/",             # loading batches
     "framework/io/",               # files (no tensors there)
+    "framework/tensorboard/",      # reporting: event files (no tensors there)
+    "plugins/task/",               # tasks build host batches (data loading)
     "framework/train/safetensors", # checkpoints and weights files
     "framework/train/checkpoint",
     "framework/train/fuzz/",       # fuzz targets of the weights reader
