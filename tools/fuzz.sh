@@ -32,7 +32,7 @@ echo "building $FUZZ_DIR/safetensors_fuzzer"
 "$CXX" -std=c++17 -O1 -g -fno-omit-frame-pointer -I. \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   framework/train/fuzz/safetensors_fuzzer.cc framework/train/safetensors_parse.cc \
-  framework/tensor/tensor.cc \
+  framework/tensor/tensor.cc framework/tensor/device_memory.cc \
   -o "$FUZZ_DIR/safetensors_fuzzer" $libs
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
