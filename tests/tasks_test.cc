@@ -181,6 +181,24 @@ TEST(HeldOut, TextWindowsRepeatingTheHeldOutTextAreNotTrainedOn) {
   EXPECT_EQ(overlap.train_examples, 64000);
 }
 
+// Prompts with non-ASCII bytes (UTF-8) tokenize to ids 128..255, never to
+// negative ids, and round-trip.
+TEST(TextLm, TokenizesEveryByteIntoTheVocabulary) {
+  TextLmOptions o;
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += static_cast<char>('a' + (i * 7919 % 26));
+  o.set_path(WriteFile("plain.txt", text));
+  o.set_context_length(16);
+  auto made = MakeTask("text_lm", o, ModelSpec::DECODER_ONLY);
+  auto task = std::dynamic_pointer_cast<const GenerativeTask>(made);
+  ASSERT_NE(task, nullptr);
+  const std::string prompt = "caf\xc3\xa9 \xff";
+  const std::vector<int32_t> ids = task->Tokenize(prompt);
+  EXPECT_EQ(ids, (std::vector<int32_t>{'c', 'a', 'f', 0xc3, 0xa9, ' ', 0xff}));
+  for (int32_t id : ids) EXPECT_TRUE(id >= 0 && id < task->vocab_size()) << id;
+  EXPECT_EQ(task->Detokenize(ids), prompt);
+}
+
 // parallel_text: training lines equal to a held-out pair are dropped; a file
 // with nothing else to train on is an error naming the file.
 TEST(HeldOut, ParallelTextDropsTrainingLinesRepeatingHeldOutPairs) {

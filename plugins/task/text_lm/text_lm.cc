@@ -95,7 +95,10 @@ class TextLm : public LanguageModelTask {
     return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / context_);
   }
   std::vector<int32_t> Tokenize(const std::string& text) const override {
-    return std::vector<int32_t>(text.begin(), text.end());
+    // Bytes 0..255 (char is signed here: 0x80 and above must not go negative).
+    std::vector<int32_t> ids;
+    for (unsigned char c : text) ids.push_back(c);
+    return ids;
   }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
     std::string out;
