@@ -52,12 +52,6 @@ struct Flags {
 };
 
 // Paths typed by the user are relative to where they ran `bazel run`.
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
-
 absl::StatusOr<Flags> ParseCommandLine(int argc, char** argv) {
   auto line = ParseFlags(argc, argv, kUsage);
   if (!line.ok()) return line.status();
@@ -161,7 +155,7 @@ int Main(int argc, char** argv) {
     PrintHelp(std::cout, kUsage);
     return 0;
   }
-  const std::string run_dir = UserPath(flags->run_dir);
+  const std::string run_dir = tvlab::UserPath(flags->run_dir);
   auto fail = [](const absl::Status& s) {
     std::cerr << "error: " << s.message() << "\n";
     return 2;
@@ -208,7 +202,7 @@ int Main(int argc, char** argv) {
     (*model)->Forward(batch, ForwardContext{}, &probe);
   }
   const std::string out_dir =
-      flags->output_dir.empty() ? run_dir + "/attention" : UserPath(flags->output_dir);
+      flags->output_dir.empty() ? run_dir + "/attention" : tvlab::UserPath(flags->output_dir);
   if (absl::Status s = WriteOutputs(out_dir, batch, layers); !s.ok()) {
     std::cerr << "error: " << s.message() << "\n";
     return 1;

@@ -25,12 +25,6 @@ namespace {
 constexpr char kUsage[] =
     "usage: bazel run //experiments:bleu -- --hypotheses FILE --references FILE [--tokens]\n";
 
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
-
 bool ReadLines(const std::string& flag, const std::string& path, std::vector<std::string>* lines) {
   std::ifstream in(path);
   if (!in) {
@@ -60,8 +54,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<std::string> hypotheses, references;
-  if (!ReadLines("hypotheses", UserPath(absl::GetFlag(FLAGS_hypotheses)), &hypotheses) ||
-      !ReadLines("references", UserPath(absl::GetFlag(FLAGS_references)), &references)) {
+  if (!ReadLines("hypotheses", tvlab::UserPath(absl::GetFlag(FLAGS_hypotheses)), &hypotheses) ||
+      !ReadLines("references", tvlab::UserPath(absl::GetFlag(FLAGS_references)), &references)) {
     return 2;
   }
   if (hypotheses.size() != references.size()) {

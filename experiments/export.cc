@@ -25,12 +25,6 @@ namespace {
 
 constexpr char kUsage[] = "usage: bazel run //experiments:export -- --run_dir DIR --format hf --out OUT\n";
 
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
-
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
   return 2;
@@ -53,8 +47,8 @@ int main(int argc, char** argv) {
         std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"), kUsage);
     return 2;
   }
-  const std::string run_dir = UserPath(absl::GetFlag(FLAGS_run_dir));
-  const std::string out = UserPath(absl::GetFlag(FLAGS_out));
+  const std::string run_dir = tvlab::UserPath(absl::GetFlag(FLAGS_run_dir));
+  const std::string out = tvlab::UserPath(absl::GetFlag(FLAGS_out));
   const std::string format = absl::GetFlag(FLAGS_format);
   if (run_dir.empty() || out.empty() || format.empty()) {
     tvlab::PrintUsageError(std::cerr, absl::InvalidArgumentError("--run_dir, --format and --out are required"),

@@ -49,12 +49,6 @@ constexpr char kUsage[] =
 constexpr const char* kDecodingFlags[] = {"method",    "max_new_tokens", "temperature", "top_k",
                                           "beam_size", "length_penalty", "seed"};
 
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
-
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
   return 2;
@@ -96,7 +90,7 @@ int main(int argc, char** argv) {
     sets.emplace_back(field, v);
   }
   if (absl::GetFlag(FLAGS_no_cache)) sets.emplace_back("use_kv_cache", "false");
-  run_dir = UserPath(run_dir);
+  run_dir = tvlab::UserPath(run_dir);
   std::vector<std::string> overrides;
   for (const auto& [field, val] : sets) overrides.push_back("eval.decoding." + field + "=" + val);
   auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", overrides);

@@ -22,12 +22,6 @@ namespace tvlab {
 namespace {
 
 // Paths typed by the user are relative to where they ran `bazel run`.
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
-
 std::string Timestamp() {
   std::time_t now = std::time(nullptr);
   char buf[32];
@@ -44,16 +38,16 @@ int UsageError(const absl::Status& status, const char* usage) {
 int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   const bool resume = !flags.resume_dir.empty();
   const std::string spec_path =
-      resume ? UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : UserPath(flags.spec_path);
+      resume ? tvlab::UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : tvlab::UserPath(flags.spec_path);
   auto spec = LoadExperiment(spec_path, flags.overrides);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  const std::string run_dir = resume ? UserPath(flags.resume_dir)
+  const std::string run_dir = resume ? tvlab::UserPath(flags.resume_dir)
                               : flags.output_dir.empty()
-                                  ? UserPath("runs/" + spec->name() + "/" + Timestamp())
-                                  : UserPath(flags.output_dir);
+                                  ? tvlab::UserPath("runs/" + spec->name() + "/" + Timestamp())
+                                  : tvlab::UserPath(flags.output_dir);
   // Finished means a metrics.json that parses: a damaged one (a partial
   // write by an older trainer) is redone.
   if (ReadRunState(run_dir) == RunState::kFinished) {
@@ -64,7 +58,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   }
   RunOptions options;
   options.resume = resume;
-  options.init_from = flags.init_from.empty() ? "" : UserPath(flags.init_from);
+  options.init_from = flags.init_from.empty() ? "" : tvlab::UserPath(flags.init_from);
   // A Hugging Face directory becomes tvlab weights first (experiments/hf_import.h).
   const std::string imported = (std::filesystem::temp_directory_path() /
                                 ("tvlab_init_from_hf_" + std::to_string(getpid()) + ".safetensors")).string();
@@ -84,7 +78,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   if (!metrics.ok()) {
     std::cerr << "error: "
               << absl::StrReplaceAll(metrics.status().message(),
-                                     {{imported, UserPath(flags.init_from) + " (imported)"}})
+                                     {{imported, tvlab::UserPath(flags.init_from) + " (imported)"}})
               << "\n";
     return 1;
   }

@@ -1,5 +1,7 @@
 #include "experiments/cli/command_line.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "absl/flags/commandlineflag.h"
@@ -122,6 +124,12 @@ void PrintHelp(std::ostream& out, const std::string& usage) {
 
 void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage) {
   out << "error: " << error.message() << "\n\n" << usage << "--help lists every flag.\n";
+}
+
+std::string UserPath(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
+  return std::string(cwd) + "/" + path;
 }
 
 }  // namespace tvlab

@@ -51,6 +51,10 @@ void PrintHelp(std::ostream& out, const std::string& usage);
 // are explained. The binary then exits with 2.
 void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage);
 
+// A path as the user typed it: relative paths resolve against the directory
+// `bazel run` was started from (BUILD_WORKING_DIRECTORY), else unchanged.
+std::string UserPath(const std::string& path);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_EXPERIMENTS_CLI_COMMAND_LINE_H_

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "experiments/cli/command_line.h"
 #include "experiments/grid/baseline_comparison.h"
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
@@ -25,12 +26,6 @@ const char kGridUsage[] =
     "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n";
 
 namespace {
-
-std::string UserPath(const std::string& path) {
-  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || cwd == nullptr) return path;
-  return std::string(cwd) + "/" + path;
-}
 
 std::string WorkingDir() {
   const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -71,10 +66,10 @@ bool IsGridCommand(const std::vector<std::string>& positional) {
     // Only a regular file small enough to be a spec (not /dev/zero, which
     // never ends).
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(UserPath(a), ec) ||
-        std::filesystem::file_size(UserPath(a), ec) > (64 << 20))
+    if (!std::filesystem::is_regular_file(tvlab::UserPath(a), ec) ||
+        std::filesystem::file_size(tvlab::UserPath(a), ec) > (64 << 20))
       continue;
-    std::ifstream in(UserPath(a));
+    std::ifstream in(tvlab::UserPath(a));
     if (!in) continue;
     std::stringstream text;
     text << in.rdbuf();
@@ -86,13 +81,13 @@ bool IsGridCommand(const std::vector<std::string>& positional) {
 int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* fs) {
   // Absolute, so every path derived from it (output and run directories)
   // means the same to the run processes.
-  const std::string grid_path = AbsolutePath(UserPath(flags.grid_path));
+  const std::string grid_path = AbsolutePath(tvlab::UserPath(flags.grid_path));
   auto spec = ParseGridFile(grid_path);
   if (!spec.ok()) {
     std::cerr << "error: " << spec.status().message() << "\n";
     return 2;
   }
-  if (!flags.output_dir.empty()) spec->set_output_dir(AbsolutePath(UserPath(flags.output_dir)));
+  if (!flags.output_dir.empty()) spec->set_output_dir(AbsolutePath(tvlab::UserPath(flags.output_dir)));
   absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
   if (!metric_ok.ok()) {
     std::cerr << "error: " << grid_path << ": " << metric_ok.message() << "\n";
