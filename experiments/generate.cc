@@ -16,6 +16,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
+#include "framework/attention/attend.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/decoding.h"
@@ -99,6 +100,8 @@ int main(int argc, char** argv) {
     return Fail("this run is an ENCODER_ONLY model, which does not generate; use a DECODER_ONLY or "
                 "ENCODER_DECODER run");
   if (!tvlab::SetBackend(spec->runtime().backend()).ok()) return Fail("backend unavailable");
+  tvlab::SetAttentionKernel(tvlab::ParseAttentionKernel(spec->runtime().attention())
+                                .value_or(tvlab::AttentionKernel::kAuto));  // validated
   auto loaded_task = tvlab::LoadTask(*spec);
   if (!loaded_task.ok()) return Fail(std::string(loaded_task.status().message()));
   // Encoder-only runs were refused above: the task generates text.

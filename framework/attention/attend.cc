@@ -1,8 +1,11 @@
 #include "framework/attention/attend.h"
 
+#include <atomic>
+
 #include "framework/attention/key_state.h"
 #include "framework/attention/mask.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -30,7 +33,65 @@ Var GroupedWeightedSum(const Var& weights, const Var& v) {
   return Reshape(out, {b, h, t, hs_v});  // (B, H, T, hs_v), a view
 }
 
+AttentionKernel& Policy() {
+  static AttentionKernel policy = AttentionKernel::kAuto;
+  return policy;
+}
+
+std::atomic<int64_t>& FusedCalls() {
+  static std::atomic<int64_t> calls{0};
+  return calls;
+}
+
+// The bias description for the fused kernel; `fusable` false when the
+// position plugin's bias cannot be computed inside the kernel.
+PositionEncoding::FusedLogitBias FusedBias(const AttentionContext& c, int64_t heads) {
+  if (c.logit_bias == nullptr) return {true, {}};
+  return c.logit_bias->FusedLogitBiasFor(heads);
+}
+
+// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v)
+// through Backend::FusedAttention.
+Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+  FusedAttentionDesc d;
+  d.batch = q.dim(0), d.heads = q.dim(1), d.queries = q.dim(2), d.head_dim = q.dim(3);
+  d.kv_heads = k.dim(1), d.keys = k.dim(2), d.value_dim = v.dim(3);
+  d.scale = *c.score->FusedDotProductScale();
+  d.mask = c.mask;
+  d.alibi_slopes = FusedBias(c, d.heads).alibi_slopes;
+  d.alibi_offset = c.position_offset;
+  if (c.ctx.training && c.dropout > 0.0f) {
+    d.dropout = c.dropout;
+    d.dropout_stream = c.owner->DropoutStream(c.ctx, "attention_weights");
+  }
+  FusedCalls().fetch_add(1);
+  return FusedAttention(q, k, v, d);  // (B, H, T, hs_v)
+}
+
 }  // namespace
+
+void SetAttentionKernel(AttentionKernel kernel) { Policy() = kernel; }
+AttentionKernel CurrentAttentionKernel() { return Policy(); }
+
+std::optional<AttentionKernel> ParseAttentionKernel(const std::string& name) {
+  if (name == "auto") return AttentionKernel::kAuto;
+  if (name == "fused") return AttentionKernel::kFused;
+  if (name == "unfused") return AttentionKernel::kUnfused;
+  return std::nullopt;
+}
+int64_t FusedAttentionCalls() { return FusedCalls().load(); }
+
+bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t s) {
+  if (Policy() == AttentionKernel::kUnfused) return false;
+  if (Policy() == AttentionKernel::kAuto && t * s < kFusedAttentionMinPairs) return false;
+  const Backend& backend = CurrentBackend();
+  if (!backend.Implements(Kernel::kFusedAttention) ||
+      !backend.Implements(Kernel::kFusedAttentionBackward))
+    return false;
+  if (!c.score->FusedDotProductScale().has_value()) return false;
+  if (c.probe != nullptr && *c.probe) return false;  // the weights are wanted
+  return FusedBias(c, heads).fusable;
+}
 
 AttentionContext ContextFor(const AttentionInput& in, const Module& owner, float dropout) {
   AttentionContext c;
@@ -62,6 +123,8 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
   const int64_t b = q.dim(0), h = q.dim(1), t = q.dim(2), g = k.dim(1);
   TVLAB_CHECK(g > 0 && h % g == 0) << g << " key/value heads for " << h << " query heads";
   TVLAB_CHECK(v.dim(1) == g && v.dim(2) == k.dim(2)) << "keys and values disagree";
+
+  if (TakesFusedPath(c, h, t, k.dim(2))) return FusedAttend(q, k, v, c);  // (B, H, T, hs_v)
 
   Var logits = GroupedLogits(*c.score, q, k);  // (B, H, T, S)
   const int64_t s = logits.dim(3);

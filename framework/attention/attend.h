@@ -7,9 +7,21 @@
 //   rotate q and the new keys (RoPE) -> KV cache -> score(q, k)
 //   -> + position logit bias -> + mask -> softmax -> probe -> dropout -> @ v
 //
-// is composed. A fused attention kernel will plug in here (when the score
-// declares itself fusable and the backend implements it), with this
-// unfused composition as its oracle; that is why the mask arrives as a
+// is composed. Everything after the KV cache runs as one fused kernel
+// (Backend::FusedAttention, framework/backend/fused_attention.h: no (T, S)
+// buffer in forward or backward) when
+//   - the policy allows it (runtime.attention, SetAttentionKernel): "auto"
+//     when there are enough (query, key) pairs per head for the kernel to
+//     pay (kFusedAttentionMinPairs), "fused" always, "unfused" never,
+//   - the backend implements it,
+//   - the score declares itself a scaled dot product (FusedDotProductScale),
+//   - the position plugin's logit bias is none or ALiBi-shaped
+//     (FusedLogitBiasFor), and
+//   - no probe asks for the weights (attention_dump gets them exactly from
+//     the unfused path).
+// Otherwise the unfused composition runs; it is the oracle the fused path
+// is tested against (fused_attention_test.cc). Dropout on the weights
+// draws the same mask on both paths. That is also why the mask arrives as a
 // description (AttentionMask) and not as a table.
 //
 // Grouped heads. q has H heads; k and v may have G heads, G dividing H:
@@ -27,6 +39,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "framework/attention/kv_cache.h"
 #include "framework/autograd/var.h"
@@ -64,6 +78,29 @@ struct AttentionContext {
 // only. A layout that rotates or caches by itself (MLA) clears `rotation`
 // or `cache` afterwards.
 AttentionContext ContextFor(const AttentionInput& in, const Module& owner, float dropout);
+
+// Process-wide policy (runtime.attention).
+enum class AttentionKernel {
+  kAuto,     // fused where it applies and T * S >= kFusedAttentionMinPairs
+  kFused,    // fused wherever it applies (score, position, backend, probe)
+  kUnfused,  // always the composition
+};
+// Below this many (query, key) pairs per head the unfused composition's few
+// large batched GEMMs beat the fused kernel's many small tiles (the sort
+// model, T = S = 8: bench/README.md).
+constexpr int64_t kFusedAttentionMinPairs = 64 * 64;
+void SetAttentionKernel(AttentionKernel kernel);
+AttentionKernel CurrentAttentionKernel();
+// "auto", "fused" or "unfused" -> the policy; nullopt for anything else.
+std::optional<AttentionKernel> ParseAttentionKernel(const std::string& name);
+
+// Whether Attend would run the fused kernel for context `c` with `heads`
+// query heads on the current backend.
+// (T queries, S keys.)
+bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t s);
+// How many Attend calls in this process took the fused kernel (tests prove
+// with it that a comparison of the two paths really ran both).
+int64_t FusedAttentionCalls();
 
 // Keys or values of the tokens this call brings, (B, G, S_new, hs). Called
 // at most once each, and not at all when a cross-attention cache already

@@ -215,6 +215,27 @@ Var Softmax(const Var& x) {
   });
 }
 
+Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc) {
+  const FusedAttentionDesc d = desc;
+  TVLAB_CHECK(q.shape() == Shape({d.batch, d.heads, d.queries, d.head_dim})) << ShapeToString(q.shape());
+  TVLAB_CHECK(k.shape() == Shape({d.batch, d.kv_heads, d.keys, d.head_dim})) << ShapeToString(k.shape());
+  TVLAB_CHECK(v.shape() == Shape({d.batch, d.kv_heads, d.keys, d.value_dim})) << ShapeToString(v.shape());
+  Tensor out = Tensor::Empty({d.batch, d.heads, d.queries, d.value_dim});
+  Tensor lse = Tensor::Empty({d.batch, d.heads, d.queries});
+  B().FusedAttention(d, q.value().ptr(), k.value().ptr(), v.value().ptr(), out.ptr(), lse.ptr());
+  auto qn = q.node(), kn = k.node(), vn = v.node();
+  return MakeResult(out, {q, k, v}, [qn, kn, vn, d, out, lse](const Tensor& dout) {
+    Tensor dq = Tensor::Empty(qn->value.shape());
+    Tensor dk = Tensor::Empty(kn->value.shape());
+    Tensor dv = Tensor::Empty(vn->value.shape());
+    B().FusedAttentionBackward(d, qn->value.ptr(), kn->value.ptr(), vn->value.ptr(), out.ptr(),
+                               lse.ptr(), dout.ptr(), dq.ptr(), dk.ptr(), dv.ptr());
+    if (qn->requires_grad) AccumulateGrad(*qn, dq);
+    if (kn->requires_grad) AccumulateGrad(*kn, dk);
+    if (vn->requires_grad) AccumulateGrad(*vn, dv);
+  });
+}
+
 Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool subtract_mean) {
   const int64_t cols = x.dim(-1), rows = x.value().numel() / cols;
   Tensor y = Tensor::Empty(x.shape());

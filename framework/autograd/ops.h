@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "framework/autograd/var.h"
+#include "framework/backend/fused_attention.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
@@ -42,6 +43,13 @@ Var Linear(const Var& x, const Var& w, const Var& b);
 
 // Softmax over the last dimension; rows that are all -inf give zeros.
 Var Softmax(const Var& x);
+
+// Attention in one kernel, without a (T, S) buffer (backend/fused_attention.h
+// has the math): q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) ->
+// (B, H, T, hs_v). The backward recomputes the weights from the saved
+// per-row log-sum-exp. REQUIRES: the backend implements kFusedAttention and
+// kFusedAttentionBackward; the desc's sizes match the inputs.
+Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc);
 
 // Normalizes over the last dimension. subtract_mean = true is LayerNorm,
 // false is RMSNorm. gamma (C) and beta (C) may be undefined.

@@ -51,15 +51,21 @@ const char* KernelName(Kernel kernel) {
     case Kernel::kDropoutMask: return "DropoutMask";
     case Kernel::kSumSquares: return "SumSquares";
     case Kernel::kAdamW: return "AdamW";
+    case Kernel::kFusedAttention: return "FusedAttention";
+    case Kernel::kFusedAttentionBackward: return "FusedAttentionBackward";
     case Kernel::kNumKernels: break;
   }
   return "?";
 }
 
+bool KernelIsOptional(Kernel kernel) {
+  return kernel == Kernel::kFusedAttention || kernel == Kernel::kFusedAttentionBackward;
+}
+
 std::vector<std::string> MissingKernels(const Backend& backend) {
   std::vector<std::string> missing;
   for (int k = 0; k < static_cast<int>(Kernel::kNumKernels); ++k)
-    if (!backend.Implements(static_cast<Kernel>(k)))
+    if (!KernelIsOptional(static_cast<Kernel>(k)) && !backend.Implements(static_cast<Kernel>(k)))
       missing.push_back(KernelName(static_cast<Kernel>(k)));
   return missing;
 }
@@ -143,6 +149,15 @@ void Backend::DropoutMask(const RngStream&, float, float*, int64_t) {
 void Backend::SumSquares(const float*, int64_t, double*) { Missing(Kernel::kSumSquares); }
 void Backend::AdamW(float*, const float*, float*, float*, int64_t, const AdamWHyper&) {
   Missing(Kernel::kAdamW);
+}
+void Backend::FusedAttention(const FusedAttentionDesc&, const float*, const float*, const float*,
+                             float*, float*) {
+  Missing(Kernel::kFusedAttention);
+}
+void Backend::FusedAttentionBackward(const FusedAttentionDesc&, const float*, const float*,
+                                     const float*, const float*, const float*, const float*,
+                                     float*, float*, float*) {
+  Missing(Kernel::kFusedAttentionBackward);
 }
 
 bool RegisterBackend(const std::string& name, BackendFactory factory) {

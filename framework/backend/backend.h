@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/backend/attention_mask.h"
+#include "framework/backend/fused_attention.h"
 #include "framework/core/rng.h"
 #include "framework/tensor/tensor.h"
 
@@ -80,9 +81,16 @@ enum class Kernel {
   kDropoutMask,
   kSumSquares,
   kAdamW,
+  // Optional: the attention kit composes the same result from the kernels
+  // above when a backend lacks these (see KernelIsOptional).
+  kFusedAttention,
+  kFusedAttentionBackward,
   kNumKernels,
 };
 const char* KernelName(Kernel kernel);
+// Kernels a backend may leave out without being incomplete: an equivalent
+// composition of required kernels exists (the unfused attention path).
+bool KernelIsOptional(Kernel kernel);
 
 class Backend {
  public:
@@ -192,13 +200,26 @@ class Backend {
   virtual void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
                      const AdamWHyper& h);
 
+  // Attention without a (T, S) buffer (fused_attention.h has the math and
+  // layouts): out (B, H, T, hs_v) and the per-row log-sum-exp lse (B, H, T),
+  // -inf for a row that sees no key (its out row is 0).
+  virtual void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                              const float* v, float* out, float* lse);
+  // Gradients from dout (B, H, T, hs_v), recomputing the weights from lse:
+  // dq (B, H, T, hs), dk (B, G, S, hs), dv (B, G, S, hs_v), all overwritten.
+  virtual void FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
+                                      const float* k, const float* v, const float* out,
+                                      const float* lse, const float* dout, float* dq,
+                                      float* dk, float* dv);
+
  protected:
   // The body of every kernel a backend does not override: stops the process
   // naming the backend and the kernel (validation should have refused it).
   [[noreturn]] void Missing(Kernel kernel) const;
 };
 
-// The kernels `backend` does not implement, by name (empty when complete).
+// The required kernels `backend` does not implement, by name (empty when
+// complete).
 std::vector<std::string> MissingKernels(const Backend& backend);
 // The usable backends that implement every kernel.
 std::vector<std::string> CompleteBackends();

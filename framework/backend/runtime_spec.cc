@@ -20,6 +20,11 @@ void ValidateRuntimeSpec(const RuntimeSpec& runtime, Problems* p) {
                           absl::StrJoin(CompleteBackends(), ", "), ")"));
   }
   p->RequirePositive("runtime.threads", runtime.threads(), "e.g. 1");
+  if (runtime.attention() != "auto" && runtime.attention() != "fused" &&
+      runtime.attention() != "unfused")
+    p->Add(absl::StrCat("runtime.attention: '", runtime.attention(),
+                        "' is not a way to run attention; use \"auto\" (the default), "
+                        "\"fused\" or \"unfused\""));
 }
 
 }  // namespace tvlab

@@ -38,6 +38,8 @@ TEST(RuntimeSpec, IncompleteBackendIsRefusedNamingItsMissingKernels) {
             std::string::npos)
       << problem;
   EXPECT_NE(problem.find("AdamW that training needs"), std::string::npos) << problem;
+  // The fused attention kernels are optional (the unfused path composes them).
+  EXPECT_EQ(problem.find("FusedAttention"), std::string::npos) << problem;
   EXPECT_EQ(problem.find("Gemm,"), std::string::npos) << problem;  // it has that one
   EXPECT_NE(problem.find("cpu_onednn, reference, simulated_device"), std::string::npos) << problem;
 }
@@ -47,6 +49,24 @@ TEST(RuntimeSpec, CompleteBackendsPassAndTheIncompleteOneIsNotListed) {
     EXPECT_EQ(Problem(name), "") << name;
   std::vector<std::string> complete = CompleteBackends();
   EXPECT_EQ(std::count(complete.begin(), complete.end(), "gemm_only_for_test"), 0);
+}
+
+TEST(RuntimeSpec, AttentionPolicyMustBeKnown) {
+  RuntimeSpec runtime;
+  for (const char* ok : {"auto", "fused", "unfused"}) {
+    runtime.set_attention(ok);
+    Problems p;
+    ValidateRuntimeSpec(runtime, &p);
+    EXPECT_TRUE(p.empty()) << ok;
+  }
+  runtime.set_attention("flash");
+  Problems p;
+  ValidateRuntimeSpec(runtime, &p);
+  ASSERT_EQ(p.list().size(), 1u);
+  EXPECT_NE(p.list().front().find("runtime.attention: 'flash' is not a way to run attention; use "
+                                   "\"auto\" (the default), \"fused\" or \"unfused\""),
+            std::string::npos)
+      << p.list().front();
 }
 
 TEST(RuntimeSpecDeathTest, CallingAnUndeclaredKernelStopsNamingIt) {

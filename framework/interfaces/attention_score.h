@@ -5,6 +5,8 @@
 // softmax). Examples: dot product q.k, scaled q.k/sqrt(hs), additive
 // v^T tanh(W_q q + W_k k). A score may own parameters (it is a Module).
 
+#include <optional>
+
 #include "framework/autograd/var.h"
 #include "framework/interfaces/model_dims.h"
 #include "framework/interfaces/plugin_entry.h"
@@ -20,6 +22,14 @@ class AttentionScore : public Module {
   // Grouped layouts rely on it: Attend (framework/attention/attend.h) calls
   // this with q viewed as (B, G, (H/G)*T, hs) against G key heads.
   virtual Var Logits(const Var& q, const Var& k) const = 0;
+
+  // Declares the score fusable: when it is `scale * q . k` (no parameters,
+  // nothing per pair but the dot product), returns that scale, and Attend
+  // may run the fused attention kernel instead of Logits + softmax + matmul
+  // (framework/backend/fused_attention.h). nullopt (the default) keeps the
+  // unfused composition. The conformance suite checks fused == unfused for
+  // every score that declares it.
+  virtual std::optional<float> FusedDotProductScale() const { return std::nullopt; }
 };
 
 using AttentionScoreEntry = PluginEntry<AttentionScore, ModelDims>;

@@ -8,6 +8,8 @@
 //   - a bias on attention logits (ALiBi, T5 relative bias).
 // `none` overrides nothing, so the absence of positions can be ablated.
 
+#include <vector>
+
 #include "framework/autograd/var.h"
 #include "framework/interfaces/model_dims.h"
 #include "framework/interfaces/plugin_entry.h"
@@ -26,6 +28,20 @@ class PositionEncoding : public Module {
   virtual Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const {
     return Var();
   }
+
+  // What the fused attention kernel must add for this plugin's LogitBias,
+  // computed inside its tiles instead of as a (T, S) table.
+  struct FusedLogitBias {
+    bool fusable = false;  // false: Attend keeps the unfused composition
+    // bias[h, i, j] = -alibi_slopes[h] * |q_offset + i - j| (H slopes), or
+    // empty for no bias at all.
+    std::vector<double> alibi_slopes;
+  };
+  // The default is "not fusable", which is always correct (only slower): a
+  // plugin declares `{true, {}}` when LogitBias is none, or its slopes when
+  // the bias is ALiBi-shaped. The conformance suite checks fused == unfused
+  // for every plugin that declares itself fusable.
+  virtual FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const { return {}; }
 };
 
 using PositionEncodingEntry = PluginEntry<PositionEncoding, ModelDims>;

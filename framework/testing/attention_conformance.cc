@@ -11,6 +11,7 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/capabilities.h"
+#include "framework/attention/attend.h"
 #include "framework/attention/kv_cache.h"
 #include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
@@ -286,6 +287,88 @@ TEST_P(AttentionConformance, KvCacheHoldsWhatTheLayoutReports) {
 TEST_P(AttentionConformance, ReportsAPositiveKvCacheSize) {
   EXPECT_GT(layout_->KvCacheBytesPerToken(2), 0);
   EXPECT_EQ(layout_->KvCacheBytesPerToken(4), 2 * layout_->KvCacheBytesPerToken(2));
+}
+
+// Output and every gradient (input, layout and score parameters) of one
+// forward + backward, for the fused-vs-unfused comparison.
+std::vector<Tensor> OutputAndGradients(const AttentionLayout& layout, const AttentionScore& score,
+                                       const AttentionInput& in) {
+  std::vector<Var> inputs = {in.x};
+  if (in.memory.defined()) inputs.push_back(in.memory);
+  for (Var& p : ParameterVars(layout)) inputs.push_back(p);
+  for (Var& p : ParameterVars(score)) inputs.push_back(p);
+  for (Var& v : inputs) v.mutable_grad() = Tensor();
+  Var y = layout.Forward(in);
+  Backward(Project(y));
+  std::vector<Tensor> out = {y.value().Clone()};
+  for (Var& v : inputs) out.push_back(v.grad().defined() ? v.grad().Clone() : Tensor());
+  return out;
+}
+
+// The fused attention kernel against the unfused composition (its oracle),
+// forward and gradient, for every linked position plugin x mask x self or
+// cross attention x training with dropout, on every host backend: equal to
+// 1e-5 relative. The fused path must really run when the score declares
+// itself fusable (and never otherwise).
+TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
+  ModelDims dims = dims_;
+  dims.dropout = 0.25f;
+  auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
+  const bool fusable = score_->FusedDotProductScale().has_value();
+  AttentionMask padded_causal = CausalMask(0);
+  padded_causal.key_lengths = {6, 2};
+  const std::vector<std::pair<std::string, AttentionMask>> masks = {
+      {"none", AttentionMask()},
+      {"causal", CausalMask(0)},
+      {"causal+padding", padded_causal},
+      {"padding", KeyPaddingMask({4, 0})}};  // row 1 sees no key at all
+  for (const std::string& backend : HostBackends()) {
+    ScopedBackend scoped(backend);
+    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+      auto position = MakePositionEncoding(position_name, dims);
+      for (const auto& [mask_name, mask] : masks)
+        for (bool cross : {false, true})
+          for (bool training : {false, true}) {
+            AttentionInput in = Input(RandomVar({2, 6, 8}, 21), mask);
+            in.position = position.get();
+            if (cross) in.memory = RandomVar({2, 6, 8}, 22);
+            if (training) in.ctx = {true, 5, 9};
+            const std::string where = backend + ", " + position_name + ", mask " + mask_name +
+                                      (cross ? ", cross" : ", self") +
+                                      (training ? ", training with dropout" : "");
+            const int64_t calls_before = FusedAttentionCalls();
+            SetAttentionKernel(AttentionKernel::kFused);
+            std::vector<Tensor> fused = OutputAndGradients(*layout, *score_, in);
+            const bool took_fused = FusedAttentionCalls() > calls_before;
+            SetAttentionKernel(AttentionKernel::kUnfused);
+            std::vector<Tensor> unfused = OutputAndGradients(*layout, *score_, in);
+            SetAttentionKernel(AttentionKernel::kAuto);
+            EXPECT_EQ(FusedAttentionCalls() > calls_before, took_fused) << where;
+            if (!fusable) EXPECT_FALSE(took_fused) << where;
+            ASSERT_EQ(fused.size(), unfused.size());
+            for (size_t i = 0; i < fused.size(); ++i) {
+              ASSERT_EQ(fused[i].defined(), unfused[i].defined()) << where << ", tensor " << i;
+              if (!fused[i].defined()) continue;
+              std::vector<float> want = unfused[i].ToVector();
+              // Relative to the tensor's largest entry, floored: a gradient
+              // that is zero in exact arithmetic (the key bias's: softmax
+              // ignores a constant shift) is rounding noise on both paths.
+              float scale = 1e-2f;
+              for (float w : want) scale = std::max(scale, std::fabs(w));
+              EXPECT_LE(MaxAbsDiff(fused[i], unfused[i]), 1e-5f * scale)
+                  << where << (i == 0 ? ", output" : ", gradient " + std::to_string(i));
+            }
+          }
+    }
+    if (fusable) {  // the scaled dot products fuse with every linked position but none
+      AttentionInput in = Input(RandomVar({2, 6, 8}, 21), CausalMask(0));
+      const int64_t before = FusedAttentionCalls();
+      SetAttentionKernel(AttentionKernel::kFused);
+      layout->Forward(in);
+      SetAttentionKernel(AttentionKernel::kAuto);
+      EXPECT_GT(FusedAttentionCalls(), before) << backend << ": the fused kernel never ran";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, AttentionConformance, ::testing::ValuesIn(AllPairs()),

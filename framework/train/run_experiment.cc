@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/attention/attend.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/eval_train_overlap.h"
@@ -58,6 +59,8 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     return absl::InvalidArgumentError("--eval_only needs --init_from with the weights to evaluate");
   }
   TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
+  SetAttentionKernel(ParseAttentionKernel(spec.runtime().attention())
+                         .value_or(AttentionKernel::kAuto));  // validated
   AllocatorFor(CurrentDevice()).ResetPeak();
   omp_set_num_threads(spec.runtime().threads());
   FileSystem* fs = options.file_system != nullptr ? options.file_system : DefaultFileSystem();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -252,5 +253,17 @@ namespace {
 std::unique_ptr<Backend> MakeOnednn() { return std::make_unique<OnednnBackend>(); }
 const bool kRegistered = RegisterBackend("cpu_onednn", &MakeOnednn);
 }  // namespace
+
+void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                                   const float* v, float* out, float* lse) {
+  TiledAttentionForward(d, q, k, v, out, lse);
+}
+
+void OnednnBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
+                                           const float* k, const float* v, const float* out,
+                                           const float* lse, const float* dout, float* dq,
+                                           float* dk, float* dv) {
+  TiledAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
+}
 
 }  // namespace tvlab

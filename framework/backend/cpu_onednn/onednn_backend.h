@@ -34,6 +34,12 @@ class OnednnBackend : public ReferenceBackend {
                  bool subtract_mean) override;
   void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
                float* y) override;
+  // tiled_attention.h
+  void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                      const float* v, float* out, float* lse) override;
+  void FusedAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
+                              const float* v, const float* out, const float* lse,
+                              const float* dout, float* dq, float* dk, float* dv) override;
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,

@@ -55,6 +55,12 @@ class ReferenceBackend : public Backend {
   void SumSquares(const float* x, int64_t n, double* acc) override;
   void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
              const AdamWHyper& h) override;
+  // reference_fused_attention.cc
+  void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                      const float* v, float* out, float* lse) override;
+  void FusedAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
+                              const float* v, const float* out, const float* lse,
+                              const float* dout, float* dq, float* dk, float* dv) override;
 };
 
 }  // namespace tvlab

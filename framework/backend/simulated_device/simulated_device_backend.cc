@@ -171,5 +171,18 @@ void SimulatedDeviceBackend::AdamW(float* param, const float* grad, float* m, fl
                                    const AdamWHyper& h) {
   ref_.AdamW(Host(param), Host(grad), Host(m), Host(v), n, h);
 }
+void SimulatedDeviceBackend::FusedAttention(const FusedAttentionDesc& d, const float* q,
+                                            const float* k, const float* v, float* out,
+                                            float* lse) {
+  ref_.FusedAttention(d, Host(q), Host(k), Host(v), Host(out), Host(lse));
+}
+void SimulatedDeviceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
+                                                    const float* k, const float* v,
+                                                    const float* out, const float* lse,
+                                                    const float* dout, float* dq, float* dk,
+                                                    float* dv) {
+  ref_.FusedAttentionBackward(d, Host(q), Host(k), Host(v), Host(out), Host(lse), Host(dout),
+                              Host(dq), Host(dk), Host(dv));
+}
 
 }  // namespace tvlab

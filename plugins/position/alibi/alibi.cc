@@ -53,6 +53,11 @@ class Alibi : public PositionEncoding {
 
   explicit Alibi(double max_bias) : max_bias_(max_bias) {}
 
+  // The fused attention kernel computes the same bias inside its tiles.
+  FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const override {
+    return {true, Slopes(num_heads, max_bias_)};
+  }
+
   // -> (1, H, T, S) for queries at [q_offset, q_offset + T) and keys at [0, S).
   Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const override {
     const std::vector<double> slopes = Slopes(num_heads, max_bias_);

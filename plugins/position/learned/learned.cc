@@ -52,6 +52,9 @@ class LearnedPosition : public PositionEncoding {
     return Add(x, rows);                     // (B, T, C) + (T, C)
   }
 
+  // No logit bias: the fused attention kernel may run (attend.h).
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+
  private:
   int64_t rows_;
   Var table_;

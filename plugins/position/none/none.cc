@@ -16,6 +16,9 @@ class NoPosition : public PositionEncoding {
   static std::unique_ptr<PositionEncoding> Create(const NoPositionOptions&, const ModelDims&) {
     return std::make_unique<NoPosition>();
   }
+
+  // No logit bias: the fused attention kernel may run (attend.h).
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
 };
 
 TVLAB_REGISTER_POSITION_ENCODING("none", NoPosition, NoPositionOptions);

@@ -46,6 +46,10 @@ class Rope : public PositionEncoding {
 
   Rope(double base, bool interleaved) : base_(base), interleaved_(interleaved) {}
 
+  // Rotation acts on q and k before any score; no logit bias, so the fused
+  // attention kernel may run on the rotated q and k (attend.h).
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+
   // qk (..., T, D) at positions [offset, offset + T) -> (..., T, D).
   Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
     const int r = static_cast<int>(qk.rank());

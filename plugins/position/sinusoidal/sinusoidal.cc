@@ -49,6 +49,9 @@ class Sinusoidal : public PositionEncoding {
     return Add(x, Var(Table(offset, x.dim(1))));  // (B, T, C) + (T, C)
   }
 
+  // No logit bias: the fused attention kernel may run (attend.h).
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+
  private:
   float base_;
   int64_t d_model_;

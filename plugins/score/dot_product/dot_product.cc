@@ -21,6 +21,8 @@ class DotProduct : public AttentionScore {
   Var Logits(const Var& q, const Var& k) const override {
     return MatMul(q, k, /*trans_a=*/false, /*trans_b=*/true);  // (B, H, T, hs) x (B, H, S, hs)^T -> (B, H, T, S)
   }
+  // q . k: the fused attention kernel computes it (attention_score.h).
+  std::optional<float> FusedDotProductScale() const override { return 1.0f; }
 };
 
 TVLAB_REGISTER_ATTENTION_SCORE("dot_product", DotProduct, DotProductOptions);

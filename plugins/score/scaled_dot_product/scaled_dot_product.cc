@@ -27,6 +27,8 @@ class ScaledDotProduct : public AttentionScore {
     // (B, H, T, hs) x (B, H, S, hs)^T -> (B, H, T, S)
     return Scale(MatMul(q, k, /*trans_a=*/false, /*trans_b=*/true), scale_);
   }
+  // q . k / sqrt(hs): the fused attention kernel computes it (attention_score.h).
+  std::optional<float> FusedDotProductScale() const override { return scale_; }
 
  private:
   float scale_;

@@ -1,0 +1,319 @@
+#include "framework/backend/cpu_onednn/tiled_attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "framework/core/check.h"
+#include "oneapi/dnnl/dnnl.h"
+
+namespace tvlab {
+namespace {
+
+constexpr int64_t kQueryTile = 64;
+constexpr int64_t kKeyTile = 128;
+// Below this many multiply-adds the kernel runs on one thread (the
+// backend's GEMM threshold).
+constexpr int64_t kParallelMacs = int64_t{1} << 22;
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Row-major C (m, n) = alpha * op(A) op(B) + beta * C (oneDNN's BLAS-like
+// sgemm; single-threaded inside our parallel region).
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc) {
+  const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k,
+                                          alpha, a, lda, b, ldb, beta, c, ldc);
+  TVLAB_CHECK(status == dnnl_success) << "dnnl_sgemm failed: " << static_cast<int>(status);
+}
+
+// exp(x) to ~2 ulp (Cephes' expf polynomial) written so that the compiler
+// vectorises the loops that call it; x <= -87 gives exactly 0 (so -inf, a
+// hidden key, contributes nothing).
+#define TVLAB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+inline float ExpApprox(float x) {
+  const float clamped = std::min(std::max(x, -87.0f), 88.0f);
+  const float t = clamped * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.0f ? 0.0f : p * scale;
+}
+
+// row[j] = exp(row[j] - shift) for j < n; returns their sum.
+TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    const float e = ExpApprox(row[j] - shift);
+    row[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
+  float m = kNegInf;
+  for (int64_t j = 0; j < n; ++j) m = std::max(m, row[j]);
+  return m;
+}
+
+// row[j] -= slope * |offset - j| for j < n (ALiBi; offset = query position
+// minus the first key's position).
+TVLAB_VECTOR_CLONES void SubtractDistanceBias(float* row, int64_t n, float slope, int64_t offset) {
+  for (int64_t j = 0; j < n; ++j)
+    row[j] -= slope * static_cast<float>(offset > j ? offset - j : j - offset);
+}
+
+TVLAB_VECTOR_CLONES void ScaleRow(float* row, int64_t n, float s) {
+  for (int64_t j = 0; j < n; ++j) row[j] *= s;
+}
+
+TVLAB_VECTOR_CLONES void MultiplyRows(float* a, const float* b, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) a[j] *= b[j];
+}
+
+TVLAB_VECTOR_CLONES float DotRow(const float* a, const float* b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n; ++j) sum += a[j] * b[j];
+  return sum;
+}
+
+// ds[j] = p[j] * (keep[j] * dp[j] - big_d) * scale (keep null: 1), in dp.
+TVLAB_VECTOR_CLONES void LogitGradient(const float* p, const float* keep, float* dp, int64_t n,
+                                       float big_d, float scale) {
+  if (keep == nullptr) {
+    for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - big_d) * scale;
+  } else {
+    for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (keep[j] * dp[j] - big_d) * scale;
+  }
+}
+
+// Dropout factors of weights [first, first + n) in the (B, H, T, S) order of
+// Backend::DropoutMask: 0 or 1 / (1 - p).
+void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n,
+                 std::vector<uint32_t>& words, float* keep) {
+  const int64_t first_word = first >> 1, last_word = (first + n - 1) >> 1;
+  words.resize(last_word - first_word + 1);
+  d.dropout_stream->Words(first_word, words.size(), words.data());
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(d.dropout * 65536.0f));
+  const float keep_scale = 1.0f / (1.0f - d.dropout);
+  for (int64_t e = first; e < first + n; ++e) {
+    const uint32_t half = (words[(e >> 1) - first_word] >> ((e & 1) * 16)) & 0xFFFFu;
+    keep[e - first] = half < threshold ? 0.0f : keep_scale;
+  }
+}
+
+// Biases and masks the score tile `s` (rows x cols, leading dim kKeyTile) of
+// queries [i0, i0 + rows) against keys [j0, j0 + cols) of (b, h). Returns
+// per row the number of visible keys in the tile (a prefix: causal and
+// key-padding masks both hide a suffix of the keys).
+void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, int64_t j0,
+                 int64_t rows, int64_t cols, float* s, int64_t* visible) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = s + r * kKeyTile;
+    const int64_t n = std::clamp<int64_t>(d.VisibleEnd(b, i0 + r) - j0, 0, cols);
+    visible[r] = n;
+    if (!d.alibi_slopes.empty())
+      SubtractDistanceBias(row, n, static_cast<float>(d.alibi_slopes[h]),
+                           d.alibi_offset + i0 + r - j0);
+    std::fill(row + n, row + cols, kNegInf);
+  }
+}
+
+struct Tiles {
+  std::vector<float> s, p, keep, acc, m, l;
+  std::vector<int64_t> visible;
+  std::vector<uint32_t> words;
+  Tiles()
+      : s(kQueryTile * kKeyTile),
+        p(kQueryTile * kKeyTile),
+        keep(kQueryTile * kKeyTile),
+        m(kQueryTile),
+        l(kQueryTile),
+        visible(kQueryTile) {}
+};
+
+void CheckDesc(const FusedAttentionDesc& d) {
+  TVLAB_CHECK(d.kv_heads > 0 && d.heads % d.kv_heads == 0)
+      << d.kv_heads << " key/value heads for " << d.heads << " query heads";
+  TVLAB_CHECK(d.alibi_slopes.empty() || static_cast<int64_t>(d.alibi_slopes.size()) == d.heads);
+  TVLAB_CHECK(d.dropout <= 0.0f || d.dropout_stream.has_value()) << "dropout needs a stream";
+  TVLAB_CHECK(d.mask.key_lengths.empty() ||
+              static_cast<int64_t>(d.mask.key_lengths.size()) == d.batch);
+}
+
+// One query tile of (b, h): out rows and lse.
+void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
+                 float* out, float* lse, int64_t b, int64_t h, int64_t i0, Tiles& t) {
+  const int64_t rows = std::min(kQueryTile, d.queries - i0);
+  const int64_t hs = d.head_dim, hv = d.value_dim;
+  const int64_t row0 = (b * d.heads + h) * d.queries + i0;  // first (b, h, i) row
+  const int64_t kv = b * d.kv_heads + h / d.group_size();
+  const float* qt = q + row0 * hs;                           // (rows, hs)
+  const float* kg = k + kv * d.keys * hs;                    // (S, hs)
+  const float* vg = v + kv * d.keys * hv;                    // (S, hv)
+  float* o = out + row0 * hv;                                // (rows, hv)
+  std::fill(o, o + rows * hv, 0.0f);
+  std::fill(t.m.begin(), t.m.end(), kNegInf);
+  std::fill(t.l.begin(), t.l.end(), 0.0f);
+  const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);  // the last row sees the most
+  for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
+    const int64_t cols = std::min(kKeyTile, key_end - j0);
+    // s (rows, cols) = scale * q_tile @ k_tile^T
+    Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
+          kKeyTile);
+    BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = t.s.data() + r * kKeyTile;
+      const int64_t n = t.visible[r];
+      if (n == 0) {
+        std::fill(row, row + cols, 0.0f);
+        continue;
+      }
+      const float m_new = std::max(t.m[r], RowMax(row, n));
+      const float correction = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - m_new);
+      const float sum = ExpShiftedSum(row, n, m_new);  // row[:n] = exp(s - m_new)
+      std::fill(row + n, row + cols, 0.0f);
+      t.l[r] = t.l[r] * correction + sum;
+      t.m[r] = m_new;
+      if (correction != 1.0f) ScaleRow(o + r * hv, hv, correction);
+      if (d.dropout > 0.0f) {
+        KeepFactors(d, (row0 + r) * d.keys + j0, n, t.words, t.keep.data());
+        MultiplyRows(row, t.keep.data(), n);
+      }
+    }
+    // o (rows, hv) += p (rows, cols) @ v_tile (cols, hv)
+    Sgemm(false, false, rows, hv, cols, 1.0f, t.s.data(), kKeyTile, vg + j0 * hv, hv, 1.0f, o,
+          hv);
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    if (t.l[r] == 0.0f) {  // no visible key: zero output
+      std::fill(o + r * hv, o + (r + 1) * hv, 0.0f);
+      lse[row0 + r] = kNegInf;
+      continue;
+    }
+    ScaleRow(o + r * hv, hv, 1.0f / t.l[r]);
+    lse[row0 + r] = t.m[r] + std::log(t.l[r]);
+  }
+}
+
+// Every query head of key/value head (b, g): dq of those heads, dk and dv of
+// the shared key/value head.
+void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
+                   const float* out, const float* lse, const float* dout, float* dq, float* dk,
+                   float* dv, int64_t b, int64_t g, Tiles& t) {
+  const int64_t hs = d.head_dim, hv = d.value_dim;
+  const int64_t kv = b * d.kv_heads + g;
+  const float* kg = k + kv * d.keys * hs;  // (S, hs)
+  const float* vg = v + kv * d.keys * hv;  // (S, hv)
+  float* dkg = dk + kv * d.keys * hs;
+  float* dvg = dv + kv * d.keys * hv;
+  std::fill(dkg, dkg + d.keys * hs, 0.0f);
+  std::fill(dvg, dvg + d.keys * hv, 0.0f);
+  std::vector<float> big_d(d.queries);  // D_i = dout_i . out_i
+  for (int64_t h = g * d.group_size(); h < (g + 1) * d.group_size(); ++h) {
+    const int64_t head_row0 = (b * d.heads + h) * d.queries;
+    std::fill(dq + head_row0 * hs, dq + (head_row0 + d.queries) * hs, 0.0f);
+    for (int64_t i = 0; i < d.queries; ++i)
+      big_d[i] = DotRow(dout + (head_row0 + i) * hv, out + (head_row0 + i) * hv, hv);
+    for (int64_t i0 = 0; i0 < d.queries; i0 += kQueryTile) {
+      const int64_t rows = std::min(kQueryTile, d.queries - i0);
+      const int64_t row0 = head_row0 + i0;
+      const float* qt = q + row0 * hs;      // (rows, hs)
+      const float* dot = dout + row0 * hv;  // (rows, hv)
+      float* dqt = dq + row0 * hs;          // (rows, hs)
+      const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);
+      for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
+        const int64_t cols = std::min(kKeyTile, key_end - j0);
+        // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
+        Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
+              kKeyTile);
+        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
+        bool dropped = d.dropout > 0.0f;
+        for (int64_t r = 0; r < rows; ++r) {
+          float* row = t.s.data() + r * kKeyTile;
+          float* pd = t.p.data() + r * kKeyTile;  // p * keep: the weights used
+          const int64_t n = lse[row0 + r] == kNegInf ? 0 : t.visible[r];
+          if (n > 0) ExpShiftedSum(row, n, lse[row0 + r]);
+          std::fill(row + n, row + cols, 0.0f);
+          std::copy(row, row + cols, pd);
+          if (dropped) {
+            float* keep = t.keep.data() + r * kKeyTile;
+            std::fill(keep, keep + cols, 0.0f);
+            if (n > 0) KeepFactors(d, (row0 + r) * d.keys + j0, n, t.words, keep);
+            MultiplyRows(pd, keep, cols);
+          }
+        }
+        // dv_tile (cols, hv) += pd^T (cols, rows) @ dout_tile (rows, hv)
+        Sgemm(true, false, cols, hv, rows, 1.0f, t.p.data(), kKeyTile, dot, hv, 1.0f,
+              dvg + j0 * hv, hv);
+        // dp (rows, cols) = dout_tile @ v_tile^T, reusing t.p
+        Sgemm(false, true, rows, cols, hv, 1.0f, dot, hv, vg + j0 * hv, hv, 0.0f, t.p.data(),
+              kKeyTile);
+        for (int64_t r = 0; r < rows; ++r)
+          LogitGradient(t.s.data() + r * kKeyTile,
+                        dropped ? t.keep.data() + r * kKeyTile : nullptr,
+                        t.p.data() + r * kKeyTile, cols, big_d[i0 + r], d.scale);
+        // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
+        Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
+              dqt, hs);
+        // dk_tile (cols, hs) += ds^T (cols, rows) @ q_tile (rows, hs)
+        Sgemm(true, false, cols, hs, rows, 1.0f, t.p.data(), kKeyTile, qt, hs, 1.0f,
+              dkg + j0 * hs, hs);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
+                           const float* v, float* out, float* lse) {
+  CheckDesc(d);
+  const int64_t query_tiles = (d.queries + kQueryTile - 1) / kQueryTile;
+  const int64_t tasks = d.batch * d.heads * query_tiles;
+  const bool parallel =
+      d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
+#pragma omp parallel if (parallel)
+  {
+    Tiles tiles;
+#pragma omp for schedule(dynamic)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t bh = task / query_tiles, tile = task % query_tiles;
+      ForwardTile(d, q, k, v, out, lse, bh / d.heads, bh % d.heads, tile * kQueryTile, tiles);
+    }
+  }
+}
+
+void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
+                            const float* v, const float* out, const float* lse,
+                            const float* dout, float* dq, float* dk, float* dv) {
+  CheckDesc(d);
+  const int64_t tasks = d.batch * d.kv_heads;
+  const bool parallel =
+      d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
+#pragma omp parallel if (parallel)
+  {
+    Tiles tiles;
+#pragma omp for schedule(dynamic)
+    for (int64_t task = 0; task < tasks; ++task)
+      BackwardGroup(d, q, k, v, out, lse, dout, dq, dk, dv, task / d.kv_heads,
+                    task % d.kv_heads, tiles);
+  }
+}
+
+}  // namespace tvlab

@@ -1,0 +1,68 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_FUSED_ATTENTION_H_
+#define TVLAB_FRAMEWORK_BACKEND_FUSED_ATTENTION_H_
+
+// FusedAttentionDesc: what a fused attention kernel computes, as a
+// description. Per batch row b, query head h (key/value head
+// g = h / (H / G)), query i and key j:
+//
+//   logit[i, j] = scale * q[b, h, i] . k[b, g, j]
+//                 - alibi_slopes[h] * |alibi_offset + i - j|   (if slopes given)
+//                 masked to -inf where `mask` hides key j from query i
+//   p[i, :]     = softmax(logit[i, :])       (all-hidden row: p = 0)
+//   out[b,h,i]  = sum_j p[i, j] * keep[b, h, i, j] * v[b, g, j]
+//
+// keep = Backend::DropoutMask(*dropout_stream, dropout) over the (B, H, T, S)
+// weights in row-major order (1 when dropout is 0): the unfused path's
+// Dropout draws exactly this mask, so fused and unfused agree bit for bit in
+// the random choices. No (T, S) matrix is ever materialised: kernels keep
+// only the per-row log-sum-exp `lse` (B, H, T) for the backward, which
+// recomputes the probabilities tile by tile.
+//
+// Layouts (contiguous, row-major): q (B, H, T, hs), k (B, G, S, hs),
+// v (B, G, S, hs_v), out (B, H, T, hs_v), lse (B, H, T). Shared K/V heads
+// (GQA, MQA) are read by index, never copied.
+
+#include <cstdint>
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "framework/backend/attention_mask.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+
+struct FusedAttentionDesc {
+  int64_t batch = 0;      // B
+  int64_t heads = 0;      // H query heads
+  int64_t kv_heads = 0;   // G key/value heads, G divides H
+  int64_t queries = 0;    // T
+  int64_t keys = 0;       // S
+  int64_t head_dim = 0;   // hs of q and k
+  int64_t value_dim = 0;  // hs_v of v and out
+  float scale = 1.0f;
+  AttentionMask mask;
+  std::vector<double> alibi_slopes;  // H slopes, or empty for no bias
+  int64_t alibi_offset = 0;          // position of query 0 for the bias
+  float dropout = 0.0f;              // probability of dropping a weight
+  std::optional<RngStream> dropout_stream;  // required when dropout > 0
+
+  int64_t group_size() const { return heads / kv_heads; }
+  // Whether key j is visible to query i of batch row b.
+  bool Visible(int64_t b, int64_t i, int64_t j) const {
+    if (mask.causal && j > mask.causal_offset + i) return false;
+    if (!mask.key_lengths.empty() && j >= mask.key_lengths[b]) return false;
+    return true;
+  }
+  // Keys [0, VisibleEnd(b, i)) may be visible to query i; none beyond.
+  int64_t VisibleEnd(int64_t b, int64_t i) const {
+    int64_t end = keys;
+    if (mask.causal) end = std::min(end, mask.causal_offset + i + 1);
+    if (!mask.key_lengths.empty()) end = std::min(end, mask.key_lengths[b]);
+    return std::max<int64_t>(end, 0);
+  }
+};
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_FUSED_ATTENTION_H_

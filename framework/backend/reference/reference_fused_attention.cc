@@ -1,0 +1,147 @@
+// The reference fused attention: one query row at a time, in plain loops,
+// holding one row of S logits (memory linear in S, never a (T, S) matrix).
+// Written for clarity; it is the oracle the fast kernels are tested against
+// (backend_conformance_test.cc), and fused_attention_test.cc checks it
+// against the unfused composition of the other kernels.
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "framework/backend/reference/reference_backend.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+float Dot(const float* a, const float* b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t c = 0; c < n; ++c) sum += a[c] * b[c];
+  return sum;
+}
+
+// Inverted-dropout factors of weights [first, first + n) in the (B, H, T, S)
+// order of Backend::DropoutMask: 0 or 1 / (1 - p).
+void DropoutFactors(const FusedAttentionDesc& d, int64_t first, int64_t n, float* keep) {
+  if (d.dropout <= 0.0f) {
+    std::fill(keep, keep + n, 1.0f);
+    return;
+  }
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(d.dropout * 65536.0f));
+  const float keep_scale = 1.0f / (1.0f - d.dropout);
+  for (int64_t e = first; e < first + n; ++e) {
+    const uint32_t half = (d.dropout_stream->Word(e >> 1) >> ((e & 1) * 16)) & 0xFFFFu;
+    keep[e - first] = half < threshold ? 0.0f : keep_scale;
+  }
+}
+
+// Logits of query i of (b, h) against every key (-inf where hidden).
+void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k, int64_t b,
+               int64_t h, int64_t i, float* logits) {
+  const int64_t g = h / d.group_size();
+  const float* qi = q + ((b * d.heads + h) * d.queries + i) * d.head_dim;
+  const float* kg = k + (b * d.kv_heads + g) * d.keys * d.head_dim;
+  for (int64_t j = 0; j < d.keys; ++j) {
+    if (!d.Visible(b, i, j)) {
+      logits[j] = kNegInf;
+      continue;
+    }
+    float l = d.scale * Dot(qi, kg + j * d.head_dim, d.head_dim);
+    if (!d.alibi_slopes.empty())
+      l -= static_cast<float>(d.alibi_slopes[h] * std::abs(d.alibi_offset + i - j));
+    logits[j] = l;
+  }
+}
+
+void CheckDesc(const FusedAttentionDesc& d) {
+  TVLAB_CHECK(d.kv_heads > 0 && d.heads % d.kv_heads == 0)
+      << d.kv_heads << " key/value heads for " << d.heads << " query heads";
+  TVLAB_CHECK(d.alibi_slopes.empty() || static_cast<int64_t>(d.alibi_slopes.size()) == d.heads);
+  TVLAB_CHECK(d.dropout <= 0.0f || d.dropout_stream.has_value()) << "dropout needs a stream";
+  TVLAB_CHECK(d.mask.key_lengths.empty() ||
+              static_cast<int64_t>(d.mask.key_lengths.size()) == d.batch);
+}
+
+}  // namespace
+
+void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* q,
+                                      const float* k, const float* v, float* out, float* lse) {
+  CheckDesc(d);
+  std::vector<float> logits(d.keys), keep(d.keys);
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h) {
+      const float* vg = v + (b * d.kv_heads + h / d.group_size()) * d.keys * d.value_dim;
+      for (int64_t i = 0; i < d.queries; ++i) {
+        const int64_t row = (b * d.heads + h) * d.queries + i;
+        float* o = out + row * d.value_dim;
+        std::fill(o, o + d.value_dim, 0.0f);
+        RowLogits(d, q, k, b, h, i, logits.data());
+        float max = kNegInf;
+        for (float l : logits) max = std::max(max, l);
+        if (max == kNegInf) {  // no visible key
+          lse[row] = kNegInf;
+          continue;
+        }
+        double sum = 0.0;
+        for (float l : logits) sum += std::exp(static_cast<double>(l - max));
+        const float row_lse = max + static_cast<float>(std::log(sum));
+        lse[row] = row_lse;
+        DropoutFactors(d, row * d.keys, d.keys, keep.data());
+        for (int64_t j = 0; j < d.keys; ++j) {
+          if (logits[j] == kNegInf) continue;
+          const float p = std::exp(logits[j] - row_lse) * keep[j];
+          for (int64_t c = 0; c < d.value_dim; ++c) o[c] += p * vg[j * d.value_dim + c];
+        }
+      }
+    }
+}
+
+// With P the softmax weights, M the dropout factors and W = P * M:
+//   dv_j += W_ij dout_i;  dW_ij = dout_i . v_j;
+//   dlogit_ij = P_ij (M_ij dW_ij - D_i),  D_i = sum_j W_ij dW_ij = dout_i . out_i;
+//   dq_i += scale dlogit_ij k_j;  dk_j += scale dlogit_ij q_i.
+void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
+                                              const float* k, const float* v,
+                                              const float* out, const float* lse,
+                                              const float* dout, float* dq, float* dk,
+                                              float* dv) {
+  CheckDesc(d);
+  std::fill(dq, dq + d.batch * d.heads * d.queries * d.head_dim, 0.0f);
+  std::fill(dk, dk + d.batch * d.kv_heads * d.keys * d.head_dim, 0.0f);
+  std::fill(dv, dv + d.batch * d.kv_heads * d.keys * d.value_dim, 0.0f);
+  std::vector<float> logits(d.keys), keep(d.keys);
+  for (int64_t b = 0; b < d.batch; ++b)
+    for (int64_t h = 0; h < d.heads; ++h) {
+      const int64_t kv = b * d.kv_heads + h / d.group_size();
+      const float* kg = k + kv * d.keys * d.head_dim;
+      const float* vg = v + kv * d.keys * d.value_dim;
+      float* dkg = dk + kv * d.keys * d.head_dim;
+      float* dvg = dv + kv * d.keys * d.value_dim;
+      for (int64_t i = 0; i < d.queries; ++i) {
+        const int64_t row = (b * d.heads + h) * d.queries + i;
+        if (lse[row] == kNegInf) continue;  // saw no key: no gradient
+        const float* qi = q + row * d.head_dim;
+        const float* doi = dout + row * d.value_dim;
+        float* dqi = dq + row * d.head_dim;
+        const float big_d = Dot(doi, out + row * d.value_dim, d.value_dim);
+        RowLogits(d, q, k, b, h, i, logits.data());
+        DropoutFactors(d, row * d.keys, d.keys, keep.data());
+        for (int64_t j = 0; j < d.keys; ++j) {
+          if (logits[j] == kNegInf) continue;
+          const float p = std::exp(logits[j] - lse[row]);
+          for (int64_t c = 0; c < d.value_dim; ++c)
+            dvg[j * d.value_dim + c] += p * keep[j] * doi[c];
+          const float dw = Dot(doi, vg + j * d.value_dim, d.value_dim);
+          const float dlogit = p * (keep[j] * dw - big_d) * d.scale;
+          for (int64_t c = 0; c < d.head_dim; ++c) {
+            dqi[c] += dlogit * kg[j * d.head_dim + c];
+            dkg[j * d.head_dim + c] += dlogit * qi[c];
+          }
+        }
+      }
+    }
+}
+
+}  // namespace tvlab
