@@ -5,7 +5,7 @@
 #   - results.md equal apart from the timing columns (tokens/s, train s);
 #   - the failing cells' failed.txt equal: a run that fails on the cluster is
 #     recorded exactly as a local failure;
-#   - a second submission while the first is queued is refused;
+#   - a second invocation (either launcher) while the first is queued is refused;
 #   - --retry_failed resubmits only the failed runs;
 #   - bad input, each a clear error with nothing marked finished: no sbatch
 #     on PATH, a partition that does not exist, a job no node can run,
@@ -92,9 +92,12 @@ set +e
 local_rc=$?
 "$RUN" "$WORK/grid.pbtxt" --output_dir "$WORK/slurm" --launcher slurm >"$WORK/submit.log" 2>&1
 submit_rc=$?
-# A second submission while the first is queued would train the runs twice.
+# A second invocation while the first is queued would train the runs twice,
+# with either launcher.
 "$RUN" "$WORK/grid.pbtxt" --output_dir "$WORK/slurm" --launcher slurm >"$WORK/again.log" 2>&1
 again_rc=$?
+"$RUN" "$WORK/grid.pbtxt" --output_dir "$WORK/slurm" --launcher local >"$WORK/again_local.log" 2>&1
+again_local_rc=$?
 set -e
 cat "$WORK/submit.log"
 [ "$local_rc" = 1 ] || { cat "$WORK/local.log"; fail "local grid: exit $local_rc, expected 1 (two runs fail)"; }
@@ -107,6 +110,8 @@ grep -q "squeue -j $array,$report" "$WORK/submit.log" || fail "no squeue command
 grep -q "$WORK/slurm/slurm/logs/${array}_<task>.out" "$WORK/submit.log" || fail "the logs' place is not printed"
 [ "$again_rc" = 2 ] || { cat "$WORK/again.log"; fail "second submission while queued: exit $again_rc, expected 2"; }
 grep -q "still queued or running" "$WORK/again.log" || { cat "$WORK/again.log"; fail "second submission: no clear error"; }
+[ "$again_local_rc" = 2 ] && grep -q "still queued or running" "$WORK/again_local.log" ||
+  { cat "$WORK/again_local.log"; fail "a local run while the submission is queued: exit $again_local_rc"; }
 
 wait_for_job "$report"
 [ -f "$WORK/slurm/results.md" ] || { cat "$WORK"/slurm/slurm/logs/*; fail "the report job wrote no results.md"; }

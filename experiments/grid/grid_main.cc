@@ -14,6 +14,7 @@
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
 #include "experiments/grid/results_table.h"
+#include "experiments/grid/slurm_launcher.h"
 #include "experiments/spec/grid_loader.h"
 #include "framework/io/dir_lock.h"
 #include "framework/report/run_dir.h"
@@ -190,6 +191,11 @@ int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* 
   if (!lock.ok()) {
     std::cerr << "error: another grid is training in '" << grid->output_dir << "' ("
               << lock.status().message() << "); wait for it or choose another --output_dir\n";
+    return 2;
+  }
+  // A queued Slurm submission of this grid would train the same runs.
+  if (absl::Status queued = CheckNoSlurmJobsQueued(grid->output_dir); !queued.ok()) {
+    std::cerr << "error: " << queued.message() << "\n";
     return 2;
   }
   LaunchRequest request;

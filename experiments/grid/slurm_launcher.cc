@@ -142,7 +142,6 @@ class SlurmLauncher : public Launcher {
     }
     const ExpandedGrid& grid = *request.grid;
     const std::string dir = grid.output_dir + "/slurm";
-    if (absl::Status queued = CheckNothingQueued(dir); !queued.ok()) return queued;
 
     std::vector<const PlannedRun*> runs;
     int threads = 1;
@@ -246,20 +245,6 @@ class SlurmLauncher : public Launcher {
   }
 
  private:
-  // Two submissions of one grid at once would train the same runs twice.
-  absl::Status CheckNothingQueued(const std::string& dir) {
-    std::vector<std::string> ids = LastJobIds(dir + "/jobs.txt");
-    const std::string squeue = FindOnPath("squeue");
-    if (ids.empty() || squeue.empty()) return absl::OkStatus();
-    absl::StatusOr<CommandResult> q = RunCommand({squeue, "-h", "-o", "%i %T", "-j", absl::StrJoin(ids, ",")});
-    // squeue exits 1 for ids it no longer knows: those jobs are long gone.
-    if (!q.ok() || q->exit_code != 0 || absl::StripAsciiWhitespace(q->out).empty()) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "an earlier submission of this grid is still queued or running (jobs ", absl::StrJoin(ids, ","),
-        ": ", Said(*q), "); wait for it (squeue -j ", absl::StrJoin(ids, ","), ") or cancel it (scancel ",
-        absl::StrJoin(ids, " "), "), then submit again; nothing was submitted"));
-  }
-
   // A job that was accepted but that the cluster can never start.
   absl::Status CheckStartable(const std::string& array_id, const std::string& report_id) {
     const std::string squeue = FindOnPath("squeue");
@@ -303,6 +288,19 @@ absl::StatusOr<std::unique_ptr<Launcher>> CreateSlurmLauncher(const LauncherOpti
 }
 
 }  // namespace
+
+absl::Status CheckNoSlurmJobsQueued(const std::string& output_dir) {
+  std::vector<std::string> ids = LastJobIds(output_dir + "/slurm/jobs.txt");
+  const std::string squeue = FindOnPath("squeue");
+  if (ids.empty() || squeue.empty()) return absl::OkStatus();
+  absl::StatusOr<CommandResult> q = RunCommand({squeue, "-h", "-o", "%i %T", "-j", absl::StrJoin(ids, ",")});
+  // squeue exits 1 for ids it no longer knows: those jobs are long gone.
+  if (!q.ok() || q->exit_code != 0 || absl::StripAsciiWhitespace(q->out).empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "an earlier Slurm submission of this grid is still queued or running (jobs ", absl::StrJoin(ids, ","),
+      ": ", Said(*q), "); it would train the same runs: wait for it (squeue -j ", absl::StrJoin(ids, ","),
+      ") or cancel it (scancel ", absl::StrJoin(ids, " "), "), then run the grid again; nothing was started"));
+}
 
 absl::Status ValidateSlurmTime(const std::string& time) {
   if (time.empty() || time == "UNLIMITED" || time == "INFINITE") return absl::OkStatus();

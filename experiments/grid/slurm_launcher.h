@@ -16,9 +16,8 @@
 // The array is submitted held and released only after the report job was
 // accepted: a refused submission leaves nothing queued and nothing run.
 // Errors (nothing submitted): no sbatch on PATH, sbatch refusing the job
-// (its message, with the flag it is about), an earlier submission of the
-// grid still queued, a job the cluster can never start (e.g. more CPUs per
-// task than any node of the partition has).
+// (its message, with the flag it is about), a job the cluster can never
+// start (e.g. more CPUs per task than any node of the partition has).
 
 #include "absl/status/status.h"
 #include "experiments/grid/launcher.h"
@@ -28,6 +27,12 @@ namespace tvlab {
 // Slurm's --time forms: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS,
 // UNLIMITED. InvalidArgument naming --slurm_time and the forms otherwise.
 absl::Status ValidateSlurmTime(const std::string& time);
+
+// FailedPrecondition when the last Slurm submission recorded in
+// <output_dir>/slurm/jobs.txt is still queued or running (squeue): its tasks
+// would train the same runs as a new invocation, with any launcher. OK when
+// there is none, squeue no longer knows it, or there is no squeue.
+absl::Status CheckNoSlurmJobsQueued(const std::string& output_dir);
 
 }  // namespace tvlab
 

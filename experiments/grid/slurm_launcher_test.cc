@@ -1,7 +1,7 @@
 // The Slurm launcher against stand-in sbatch/squeue/scontrol/scancel scripts
 // that log their arguments: the order of the submission (test-only, held
 // array, report job, release), what a refused report job cancels, the
-// "still queued" guard, and the --slurm_time forms. The real cluster is
+// "still queued" check, and the --slurm_time forms. The real cluster is
 // //tests:grid_slurm_test.
 
 #include "experiments/grid/slurm_launcher.h"
@@ -161,17 +161,22 @@ TEST_F(SlurmLauncherTest, RefusedReportJobCancelsTheHeldArray) {
   EXPECT_FALSE(fs::exists(grid_.output_dir + "/slurm/jobs.txt"));
 }
 
-TEST_F(SlurmLauncherTest, RefusesWhileAnEarlierSubmissionIsQueued) {
+TEST_F(SlurmLauncherTest, QueuedSubmissionIsFoundFromJobsTxt) {
+  EXPECT_TRUE(CheckNoSlurmJobsQueued(grid_.output_dir).ok());  // no jobs.txt: no squeue call
+  EXPECT_FALSE(fs::exists(calls_));
   ASSERT_TRUE(Launch().ok());
   setenv("QUEUED", "1", 1);
-  auto again = Launch();
-  ASSERT_FALSE(again.ok());
-  EXPECT_THAT(again.status().message(), HasSubstr("still queued or running (jobs 41,42"));
-  EXPECT_THAT(again.status().message(), HasSubstr("scancel 41 42"));
-  // Once squeue no longer knows the jobs, a new submission goes through.
+  absl::Status queued = CheckNoSlurmJobsQueued(grid_.output_dir);
+  ASSERT_FALSE(queued.ok());
+  EXPECT_THAT(queued.message(), HasSubstr("still queued or running (jobs 41,42"));
+  EXPECT_THAT(queued.message(), HasSubstr("scancel 41 42"));
+  EXPECT_THAT(ReadFile(calls_), HasSubstr("squeue -h -o %i %T -j 41,42"));
+  // Once squeue no longer knows the jobs (exit 1), they are gone.
   unsetenv("QUEUED");
-  EXPECT_TRUE(Launch().ok());
-  EXPECT_THAT(ReadFile(grid_.output_dir + "/slurm/jobs.txt"), HasSubstr("array=43 report=44"));
+  EXPECT_TRUE(CheckNoSlurmJobsQueued(grid_.output_dir).ok());
+  ASSERT_TRUE(Launch().ok());
+  EXPECT_THAT(ReadFile(grid_.output_dir + "/slurm/jobs.txt"), HasSubstr("array=41 report=42 tasks=2"));
+  EXPECT_THAT(ReadFile(grid_.output_dir + "/slurm/jobs.txt"), HasSubstr("array=43 report=44 tasks=2"));
 }
 
 TEST_F(SlurmLauncherTest, NoSbatchOnPath) {
