@@ -93,6 +93,8 @@ EOF
 }
 
 start() {
+  [ "$(id -u)" -eq 0 ] ||
+    die "needs root: this one-node cluster runs its daemons as root (SlurmUser=root; slurmd starts every job as its user)"
   for tool in munged mungekey slurmctld slurmd sinfo; do
     command -v "$tool" >/dev/null ||
       die "'$tool' is not installed; run tools/setup.sh (Debian packages slurm-wlm and munge)"
