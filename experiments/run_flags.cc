@@ -59,10 +59,9 @@ const char kRunUsage[] =
 
 namespace {
 
-constexpr const char* kGridOnly[] = {"--jobs",          "--report_only",     "--dry_run",
-                                     "--retry_failed",  "--launcher",        "--slurm_partition",
-                                     "--slurm_time",    "--slurm_cpus_per_task", "--slurm_extra",
-                                     "--run_key"};
+constexpr const char* kGridOnly[] = {"--jobs",       "--report_only",         "--dry_run",     "--retry_failed",
+                                     "--launcher",   "--slurm_partition",     "--slurm_time",  "--slurm_cpus_per_task",
+                                     "--slurm_extra", "--run_key"};
 constexpr const char* kSlurmOnly[] = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task",
                                       "--slurm_extra"};
 constexpr const char* kRunOnly[] = {"--set", "--resume", "--init_from", "--eval_only",
