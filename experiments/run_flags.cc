@@ -2,6 +2,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 // A single run.
 ABSL_FLAG(std::string, set, "",
@@ -27,6 +28,19 @@ ABSL_FLAG(bool, dry_run, false,
           "grid only: list the cells, their validity and what would run; train nothing");
 ABSL_FLAG(bool, retry_failed, false,
           "grid only: run again the runs that failed before (default: keep them)");
+ABSL_FLAG(std::string, launcher, "local",
+          "NAME: grid only: who trains the runs: local (child processes, --jobs at a time) or slurm "
+          "(one Slurm job array, a task per run, and a dependent report job; docs/grids.md)");
+ABSL_FLAG(std::string, slurm_partition, "", "P: --launcher slurm: the partition (default: the cluster's)");
+ABSL_FLAG(std::string, slurm_time, "",
+          "T: --launcher slurm: time limit per run, e.g. 1:00:00 (default: the partition's)");
+ABSL_FLAG(int, slurm_cpus_per_task, 0,
+          "K: --launcher slurm: CPUs per run (default: the largest runtime.threads of the runs)");
+ABSL_FLAG(std::string, slurm_extra, "",
+          "\"OPTS\": --launcher slurm: more sbatch options, split at spaces, e.g. "
+          "--slurm_extra=\"--account=lab --qos=short\"");
+ABSL_FLAG(std::string, run_key, "",
+          "KEY: grid only: train just this run of the grid (what each Slurm array task runs)");
 
 namespace tvlab {
 
@@ -37,13 +51,19 @@ const char kRunUsage[] =
     "       bazel run //experiments:run -- --list_plugins\n"
     "       bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
     "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n"
+    "           [--launcher slurm [--slurm_partition P] [--slurm_time T] [--slurm_cpus_per_task K]\n"
+    "            [--slurm_extra \"OPTS\"]]  (the grid as a Slurm job array)\n"
     "  SPEC.pbtxt  experiment spec in protobuf text format (see configs/)\n"
     "  GRID.pbtxt  grid spec (framework/schema/grid.proto, docs/grids.md)\n"
     "Relative paths resolve against the directory you ran bazel from.\n";
 
 namespace {
 
-constexpr const char* kGridOnly[] = {"--jobs", "--report_only", "--dry_run", "--retry_failed"};
+constexpr const char* kGridOnly[] = {"--jobs",       "--report_only",         "--dry_run",     "--retry_failed",
+                                     "--launcher",   "--slurm_partition",     "--slurm_time",  "--slurm_cpus_per_task",
+                                     "--slurm_extra", "--run_key"};
+constexpr const char* kSlurmOnly[] = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task",
+                                      "--slurm_extra"};
 constexpr const char* kRunOnly[] = {"--set", "--resume", "--init_from", "--eval_only",
                                     "--list_plugins"};
 
@@ -109,6 +129,28 @@ absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line) {
   }
   if (flags.report_only && flags.dry_run)
     return absl::InvalidArgumentError("--report_only and --dry_run exclude each other");
+  flags.launcher = absl::GetFlag(FLAGS_launcher);
+  flags.slurm.partition = absl::GetFlag(FLAGS_slurm_partition);
+  flags.slurm.time = absl::GetFlag(FLAGS_slurm_time);
+  flags.slurm.cpus_per_task = absl::GetFlag(FLAGS_slurm_cpus_per_task);
+  flags.slurm.extra = absl::StrSplit(absl::GetFlag(FLAGS_slurm_extra), ' ', absl::SkipWhitespace());
+  flags.run_key = absl::GetFlag(FLAGS_run_key);
+  if (flags.launcher != "slurm") {
+    for (const char* slurm_flag : kSlurmOnly) {
+      if (line.Given().count(slurm_flag) > 0)
+        return absl::InvalidArgumentError(absl::StrCat(slurm_flag, " is for --launcher slurm (the launcher is '",
+                                                       flags.launcher, "')"));
+    }
+  }
+  if (flags.launcher == "slurm" && line.Given().count("--jobs") > 0)
+    return absl::InvalidArgumentError(
+        "--jobs is for --launcher local; with --launcher slurm every run is an array task and the cluster "
+        "decides how many run at once");
+  if (!flags.run_key.empty() && (flags.report_only || flags.dry_run || flags.retry_failed ||
+                                 line.Given().count("--launcher") > 0 || line.Given().count("--jobs") > 0))
+    return absl::InvalidArgumentError(
+        "--run_key trains one run here and goes alone (with --output_dir at most); it is what each Slurm "
+        "array task runs");
   return flags;
 }
 

@@ -20,6 +20,8 @@ PACKAGES=(
   python3-numpy
   libboost-dev              # Boost.Math, header-only: Student-t for the grid's significance columns
   python3-scipy             # checks the grid statistics against scipy.stats
+  slurm-wlm                 # grids as Slurm job arrays (--launcher slurm); slurmctld, slurmd, sbatch
+  munge                     # Slurm's authentication; tools/slurm_local.sh runs a one-node cluster
 )
 
 missing=()

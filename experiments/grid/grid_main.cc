@@ -14,15 +14,19 @@
 #include "experiments/grid/grid_plan.h"
 #include "experiments/grid/grid_runner.h"
 #include "experiments/grid/results_table.h"
+#include "experiments/grid/slurm_launcher.h"
 #include "experiments/spec/grid_loader.h"
 #include "framework/io/dir_lock.h"
 #include "framework/report/run_dir.h"
+#include "framework/train/checkpoint.h"
 
 namespace tvlab {
 
 const char kGridUsage[] =
     "usage: bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
     "                                        [--report_only] [--dry_run] [--retry_failed]\n"
+    "                                        [--launcher local|slurm] [--slurm_partition P]\n"
+    "                                        [--slurm_time T] [--slurm_cpus_per_task K] [--slurm_extra \"...\"]\n"
     "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n";
 
 namespace {
@@ -57,6 +61,44 @@ int Report(const ExpandedGrid& grid, FileSystem* fs) {
   for (const std::string& f : *written) std::cout << f << " ";
   std::cout << "\n";
   return 0;
+}
+
+// --run_key: one run of the grid, trained here by the local runner, so its
+// directory (run.log, failed.txt) is exactly what a local grid leaves.
+int RunOneKey(const ExpandedGrid& grid, const std::string& key, const std::string& run_binary) {
+  for (const GridCell& cell : grid.cells) {
+    for (const GridRun& run : cell.runs) {
+      if (run.key != key) continue;
+      if (!cell.invalid_reason.empty()) {
+        std::cerr << "error: --run_key " << key << ": cell '" << cell.label << "' is invalid: "
+                  << cell.invalid_reason << "\n";
+        return 2;
+      }
+      const RunState state = ReadRunState(run.run_dir);
+      if (state == RunState::kFinished) {
+        std::cerr << cell.label << " seed " << run.seed << ": already finished (" << run.run_dir
+                  << "); nothing to do\n";
+        return 0;
+      }
+      GridPlan plan;
+      PlannedRun planned;
+      planned.cell = &cell;
+      planned.run = &run;
+      planned.retry = state == RunState::kFailed;
+      planned.resume = LatestCheckpoint(run.run_dir).ok();
+      plan.to_run.push_back(planned);
+      plan.total = 1;
+      GridRunnerOptions options;
+      options.run_binary = run_binary;
+      options.progress = &std::cerr;
+      GridRunSummary summary = RunGrid(plan, options);
+      if (summary.interrupted) return 1;
+      return ReadRunState(run.run_dir) == RunState::kFinished ? 0 : 1;
+    }
+  }
+  std::cerr << "error: --run_key " << key << ": no run of this grid has that key (was the grid file "
+            << "changed after the jobs were submitted? `--dry_run` lists the keys)\n";
+  return 2;
 }
 
 }  // namespace
@@ -109,9 +151,20 @@ int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* 
             << std::max(1, grid->spec.seeds_size()) << " seed(s); run directories under " << grid->output_dir
             << "/runs\n";
 
+  if (!flags.run_key.empty()) return RunOneKey(*grid, flags.run_key, run_binary);
   const std::string invalid = InvalidCellsReport(*grid);
   if (!invalid.empty()) std::cerr << invalid;
   if (flags.report_only) return Report(*grid, fs);
+  LauncherOptions launcher_options;
+  launcher_options.jobs = flags.jobs;
+  launcher_options.slurm = flags.slurm;
+  launcher_options.progress = &std::cerr;
+  launcher_options.interactive = isatty(STDERR_FILENO) == 1;
+  auto launcher = CreateLauncher(flags.launcher, launcher_options);
+  if (!launcher.ok()) {
+    std::cerr << "error: " << launcher.status().message() << "\n";
+    return 2;
+  }
   const bool stop = !invalid.empty() && grid->spec.invalid_cells() == GridSpec::STOP;
   if (stop) {
     std::cerr << "Nothing was trained. Fix these cells in the grid, or set `invalid_cells: SKIP` to "
@@ -140,14 +193,25 @@ int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* 
               << lock.status().message() << "); wait for it or choose another --output_dir\n";
     return 2;
   }
-  GridRunnerOptions options;
-  options.run_binary = run_binary;
-  options.jobs = flags.jobs;
-  options.progress = &std::cerr;
-  options.interactive = isatty(STDERR_FILENO) == 1;
-  GridRunSummary summary = RunGrid(plan, options);
+  // A queued Slurm submission of this grid would train the same runs.
+  if (absl::Status queued = CheckNoSlurmJobsQueued(grid->output_dir); !queued.ok()) {
+    std::cerr << "error: " << queued.message() << "\n";
+    return 2;
+  }
+  LaunchRequest request;
+  request.grid = &*grid;
+  request.plan = &plan;
+  request.grid_path = grid_path;
+  request.run_binary = run_binary;
+  absl::StatusOr<LaunchOutcome> outcome = (*launcher)->Launch(request);
+  if (!outcome.ok()) {
+    std::cerr << "error: " << outcome.status().message() << "\n";
+    return 2;
+  }
+  // Submitted: the scheduler's report job writes results.* when the runs end.
+  if (outcome->state == LaunchOutcome::State::kSubmitted) return 0;
   int status = Report(*grid, fs);
-  if (summary.interrupted) return 1;
+  if (outcome->state == LaunchOutcome::State::kInterrupted) return 1;
   // Read back from the run directories, not taken from the runner: a run
   // whose metrics.json is missing or does not parse is not finished.
   std::string unfinished;
