@@ -47,7 +47,7 @@ TEST(SizeLimits, EveryHugeValueIsAValidationErrorNamingTheField) {
       {{"train.batch_size=1000000000"}, "train.batch_size (1000000000) is above"},
       {{"eval.batch_size=1000000000"}, "eval.batch_size (1000000000) is above"},
       {{"eval.examples=1000000000"}, "eval.examples (1000000000) is above 10000000"},
-      {{"task.options.length=10000000"}, "the task's sequence length (task sort_digits) = 10000000"},
+      {{"task.options.length=10000000"}, "driven by task.options.length = 10000000"},
       {{"model.attention.layout=mla", "model.attention.layout_options.kv_latent_dim=1000000000"},
        "model.attention.layout_options.kv_latent_dim (1000000000) is above 16777216"},
       {{"model.attention.layout=mla", "model.attention.layout_options.kv_latent_dim=10000000"},
@@ -84,6 +84,30 @@ TEST(SizeLimits, ThreadsAreBoundedByTheHardware) {
   EXPECT_THAT(std::string(CheckSizeLimits(*spec, int64_t{1} << 40, 2).message()),
               HasSubstr("runtime.threads (9) is above 8 (4 x the 2 hardware threads"));
   EXPECT_TRUE(CheckSizeLimits(*spec, int64_t{1} << 40, 4).ok());
+}
+
+// With the fused attention kernel no (T, T) scores exist, so the estimate
+// of a long sequence drops its quadratic term; the additive score (not
+// fusable) and runtime.attention "unfused" keep it.
+TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
+  auto estimate = [](const std::vector<std::string>& overrides) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    MemoryEstimate e = EstimateMemory(*spec, {10, 10, 4096});
+    std::string parts;
+    for (const MemoryPart& p : e.parts) parts += p.what + "\n";
+    return std::make_pair(e.total_bytes, parts);
+  };
+  auto [fused, fused_parts] = estimate({});
+  auto [unfused, unfused_parts] = estimate({"runtime.attention=unfused"});
+  auto [additive, additive_parts] = estimate({"model.attention.score=additive"});
+  EXPECT_THAT(fused_parts, HasSubstr("attention log-sum-exps (B x H x T per sublayer; fused kernel)"));
+  EXPECT_THAT(unfused_parts, HasSubstr("attention scores (3 x B x H x T x T per sublayer)"));
+  EXPECT_THAT(additive_parts, HasSubstr("attention scores (3 x B x H x T x T per sublayer)"));
+  // 2 passes x 3 x B 64 x H 2 x 4096^2 x 4 bytes of scores = 48 GiB, less
+  // the log-sum-exps that replace them.
+  EXPECT_GT(unfused - fused, 47.9 * (1 << 30));
+  EXPECT_LT(fused, 2.0 * (1 << 30));
 }
 
 TEST(MemoryEstimate, MaximalInt32SizesStayFinite) {

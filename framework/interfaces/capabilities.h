@@ -19,6 +19,12 @@ enum Capability : uint32_t {
   // Position encodings: where they act inside attention.
   kRotatesQueriesAndKeys = 1u << 0,  // needs the layout to call RotateQueryOrKey
   kAddsLogitBias = 1u << 1,          // needs the layout to add LogitBias
+  // Can run inside the fused attention kernel (attend.h), declared
+  // statically so that validation's memory estimate knows before anything
+  // is built whether (T, S) buffers will exist. The conformance suites check
+  // that each declaration agrees with the plugin's virtual:
+  kFusableScore = 1u << 4,     // a score: FusedDotProductScale() has a value
+  kFusablePosition = 1u << 5,  // a position: FusedLogitBiasFor().fusable
   // Attention layouts: what they do with the position plugin.
   kAppliesRotaryPositions = 1u << 8,  // calls RotateQueryOrKey on self-attention q and k
   kAppliesLogitBias = 1u << 9,        // adds LogitBias to self-attention logits (Attend does)

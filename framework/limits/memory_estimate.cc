@@ -10,7 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
+#include "framework/interfaces/capabilities.h"
+#include "framework/interfaces/plugin_kinds.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
@@ -111,7 +114,23 @@ std::string HumanBytes(double bytes) {
   return absl::StrFormat("%.1f %s", bytes, units[u]);
 }
 
+// Whether attention will run in the fused kernel, which keeps a per-row
+// log-sum-exp instead of (T, S) scores: the policy allows it, the score and
+// the position plugins declare themselves fusable (capabilities.h) and the
+// backend implements the kernel (framework/attention/attend.h).
+bool FusedAttentionApplies(const Experiment& spec) {
+  if (spec.runtime().attention() == "unfused") return false;
+  const PluginKind& score = PluginKindById("attention_score");
+  const PluginKind& position = PluginKindById("position");
+  if (!(score.capabilities(PluginNameIn(spec, score)) & kFusableScore)) return false;
+  if (!(position.capabilities(PluginNameIn(spec, position)) & kFusablePosition)) return false;
+  auto backend = MakeBackend(spec.runtime().backend());
+  return backend.ok() && (*backend)->Implements(Kernel::kFusedAttention) &&
+         (*backend)->Implements(Kernel::kFusedAttentionBackward);
+}
+
 MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
+  const bool fused_attention = FusedAttentionApplies(spec);
   const ModelSpec& m = spec.model();
   const double C = m.d_model(), H = m.num_heads();
   const double F = m.d_ff() > 0 ? m.d_ff() : 4.0 * C;
@@ -166,8 +185,13 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     const std::string bt = B * T >= C ? batch_field : width_field;
     parts.push_back({pass + " layer activations (12 x B x T x C per sublayer)", bt,
                      factor * kFloat * attention * 12 * B * T * C});
-    parts.push_back({pass + " attention scores (3 x B x H x T x T per sublayer)",
-                     T >= B ? length_field : batch_field, factor * kFloat * attention * 3 * B * H * T * T});
+    if (fused_attention) {
+      parts.push_back({pass + " attention log-sum-exps (B x H x T per sublayer; fused kernel)",
+                       T >= B ? length_field : batch_field, factor * kFloat * attention * B * H * T});
+    } else {
+      parts.push_back({pass + " attention scores (3 x B x H x T x T per sublayer)",
+                       T >= B ? length_field : batch_field, factor * kFloat * attention * 3 * B * H * T * T});
+    }
     parts.push_back({pass + " FFN hidden (3 x B x T x F per block)",
                      m.d_ff() > 0 && m.d_ff() > B * T ? Field("model.d_ff", m.d_ff()) : bt,
                      factor * kFloat * blocks * 3 * B * T * F});

@@ -11,6 +11,7 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/capabilities.h"
+#include "framework/interfaces/plugin_kinds.h"
 #include "framework/attention/attend.h"
 #include "framework/attention/kv_cache.h"
 #include "framework/testing/census.h"
@@ -287,6 +288,13 @@ TEST_P(AttentionConformance, KvCacheHoldsWhatTheLayoutReports) {
 TEST_P(AttentionConformance, ReportsAPositiveKvCacheSize) {
   EXPECT_GT(layout_->KvCacheBytesPerToken(2), 0);
   EXPECT_EQ(layout_->KvCacheBytesPerToken(4), 2 * layout_->KvCacheBytesPerToken(2));
+}
+
+// A score is fusable exactly when its capability says so (validation's
+// memory estimate reads the capability; Attend the virtual).
+TEST_P(AttentionConformance, FusableCapabilityMatchesTheScore) {
+  const uint32_t caps = PluginKindById("attention_score").capabilities(std::get<1>(GetParam()));
+  EXPECT_EQ((caps & kFusableScore) != 0, score_->FusedDotProductScale().has_value());
 }
 
 // Output and every gradient (input, layout and score parameters) of one

@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
+#include "framework/interfaces/capabilities.h"
+#include "framework/interfaces/plugin_kinds.h"
 #include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
@@ -161,6 +163,33 @@ TEST_P(PositionConformance, DeterministicAndBackendIndependent) {
       EXPECT_LE(MaxAbsDiff(Bias(2, 4, 6).value(), want_bias), 1e-6f) << backend;
     }
   }
+}
+
+// What a plugin tells the fused attention kernel is true: declared fusable
+// exactly when its capability says so, and the described bias is the one
+// LogitBias returns (none, or -slope_h * |q_offset + i - j|).
+TEST_P(PositionConformance, FusedBiasDescriptionIsTheLogitBias) {
+  const uint32_t caps = PluginKindById("position").capabilities(GetParam());
+  const PositionEncoding::FusedLogitBias fused = pe_->FusedLogitBiasFor(2);
+  EXPECT_EQ((caps & kFusablePosition) != 0, fused.fusable)
+      << "kFusablePosition must agree with FusedLogitBiasFor";
+  if (!fused.fusable) return;
+  const int64_t q_offset = 3, t = 4, s = 9;
+  Var bias = Bias(q_offset, t, s);
+  if (fused.alibi_slopes.empty()) {
+    EXPECT_FALSE(bias.defined()) << "declares no bias but LogitBias returns one";
+    return;
+  }
+  ASSERT_EQ(fused.alibi_slopes.size(), 2u);
+  ASSERT_TRUE(bias.defined());
+  std::vector<float> got = bias.value().ToVector();  // (1, H, T, S)
+  ASSERT_EQ(got.size(), static_cast<size_t>(2 * t * s));
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < t; ++i)
+      for (int64_t j = 0; j < s; ++j)
+        EXPECT_NEAR(got[(h * t + i) * s + j],
+                    -fused.alibi_slopes[h] * std::abs(q_offset + i - j), 1e-5)
+            << "head " << h << ", query " << i << ", key " << j;
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, PositionConformance,

@@ -39,7 +39,7 @@ std::vector<double> Slopes(int64_t heads, double max_bias) {
 
 class Alibi : public PositionEncoding {
  public:
-  static constexpr uint32_t kCapabilities = kAddsLogitBias;
+  static constexpr uint32_t kCapabilities = kAddsLogitBias | kFusablePosition;
   static absl::Status Validate(const AlibiOptions& options, const ModelDims&) {
     if (!(options.max_bias() > 0.0f)) {
       return absl::InvalidArgumentError(

@@ -13,6 +13,7 @@ namespace {
 
 class NoPosition : public PositionEncoding {
  public:
+  static constexpr uint32_t kCapabilities = kFusablePosition;
   static std::unique_ptr<PositionEncoding> Create(const NoPositionOptions&, const ModelDims&) {
     return std::make_unique<NoPosition>();
   }

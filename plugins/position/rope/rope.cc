@@ -26,7 +26,7 @@ namespace {
 
 class Rope : public PositionEncoding {
  public:
-  static constexpr uint32_t kCapabilities = kRotatesQueriesAndKeys;
+  static constexpr uint32_t kCapabilities = kRotatesQueriesAndKeys | kFusablePosition;
   static absl::Status Validate(const RopeOptions& options, const ModelDims& dims) {
     if (dims.head_dim % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(

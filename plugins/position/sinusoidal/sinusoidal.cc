@@ -19,6 +19,7 @@ namespace {
 
 class Sinusoidal : public PositionEncoding {
  public:
+  static constexpr uint32_t kCapabilities = kFusablePosition;
   static absl::Status Validate(const SinusoidalOptions& options, const ModelDims& dims) {
     if (dims.d_model % 2 != 0) {
       return absl::InvalidArgumentError(absl::StrCat(

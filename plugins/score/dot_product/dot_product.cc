@@ -14,6 +14,7 @@ namespace {
 
 class DotProduct : public AttentionScore {
  public:
+  static constexpr uint32_t kCapabilities = kFusableScore;
   static std::unique_ptr<AttentionScore> Create(const DotProductOptions&, const ModelDims&) {
     return std::make_unique<DotProduct>();
   }

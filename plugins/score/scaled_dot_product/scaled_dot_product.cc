@@ -16,6 +16,7 @@ namespace {
 
 class ScaledDotProduct : public AttentionScore {
  public:
+  static constexpr uint32_t kCapabilities = kFusableScore;
   static std::unique_ptr<AttentionScore> Create(const ScaledDotProductOptions&,
                                                 const ModelDims& dims) {
     return std::make_unique<ScaledDotProduct>(dims.head_dim);
