@@ -2,8 +2,10 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/backend/backend.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
 
 namespace tvlab {
@@ -17,6 +19,23 @@ void ListPlugins(std::ostream& out) {
     out << "): " << absl::StrJoin(kind.names(), ", ") << "\n";
   }
   out << "backend (runtime.backend): " << absl::StrJoin(RegisteredBackends(), ", ") << "\n";
+  // Which plugins the fused attention kernel serves (runtime.attention).
+  auto fusable = [](const char* kind_id, uint32_t bit) {
+    const PluginKind& kind = PluginKindById(kind_id);
+    std::vector<std::string> fused, unfused;
+    for (const std::string& name : kind.names())
+      ((kind.capabilities(name) & bit) ? fused : unfused).push_back(name);
+    return absl::StrCat(kind.display, "s ", absl::StrJoin(fused, ", "),
+                        unfused.empty() ? "" : absl::StrCat(" (not ", absl::StrJoin(unfused, ", "), ")"));
+  };
+  std::vector<std::string> backends;
+  for (const std::string& name : RegisteredBackends()) {
+    auto backend = MakeBackend(name);
+    if (backend.ok() && (*backend)->Implements(Kernel::kFusedAttention)) backends.push_back(name);
+  }
+  out << "fused attention (runtime.attention auto|fused|unfused): "
+      << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition)
+      << "; backends " << absl::StrJoin(backends, ", ") << "\n";
 }
 
 }  // namespace tvlab

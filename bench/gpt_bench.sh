@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The GPT-size step, side by side in one run: tvlab (fused attention, and
+# runtime.attention=unfused), PyTorch 2.x (SDPA) and JAX (one jitted step)
+# on bench/configs/gpt_byte_lm.pbtxt's model (d 256, 4 layers, 8 heads,
+# d_ff 1024, T 256, batch 16, 3.36 M parameters, 22.4 MFLOP per token), at
+# each thread count given, each peer REPEATS times (default 3). Prints the
+# CPU, a measured FP32 FMA peak, and per peer the median step time, tokens/s,
+# fraction of the FMA peak and peak RSS.
+# usage: bash bench/gpt_bench.sh [THREADS...]      (env REPEATS=3 STEPS=10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+THREADS=("${@:-1}")
+REPEATS=${REPEATS:-3}
+STEPS=${STEPS:-10}
+export OMP_WAIT_POLICY=passive
+[ -x bench/.venv/bin/python ] || { echo "bench/.venv missing: bash bench/setup_venv.sh" >&2; exit 1; }
+bazel build //experiments:run //bench:fma_peak >/dev/null 2>&1
+RUN=bazel-bin/experiments/run
+OUT=$(mktemp -d)
+echo "machine: $(nproc) vCPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+PEAK=$(bazel-bin/bench/fma_peak)
+echo "measured FP32 FMA peak, one thread: $PEAK GFLOP/s"
+MODEL="--d 256 --layers 4 --heads 8 --ff 1024 --context 256 --batch 16 --positions learned"
+FLOP_PER_TOKEN=22.4e6
+row() {  # json line -> table row
+  /usr/bin/python3 - "$1" "$PEAK" "$FLOP_PER_TOKEN" <<'PY'
+import json, sys
+m = json.loads(sys.argv[1]); peak = float(sys.argv[2]) * 1e9; fpt = float(sys.argv[3])
+threads = m["threads"]
+mfu = m["tokens_per_second"] * fpt / (peak * threads)
+print(f"{m['peer']:<34} {threads:>3} {m['step_seconds']:>8.3f} {m['tokens_per_second']:>9.0f} "
+      f"{100 * mfu:>6.1f}% {m['peak_rss_mb']:>8.0f}")
+PY
+}
+printf '%-34s %3s %8s %9s %7s %8s\n' peer thr step_s tok/s "%peak" rss_MB
+for t in "${THREADS[@]}"; do
+  if [ "$t" = 1 ]; then xla="--xla_cpu_multi_thread_eigen=false"; else xla="--xla_cpu_multi_thread_eigen=true"; fi
+  for r in $(seq "$REPEATS"); do
+    for mode in auto unfused; do
+      dir="$OUT/tvlab_${mode}_${t}_$r"
+      /usr/bin/time -f "%M" -o "$dir.rss" "$RUN" bench/configs/gpt_byte_lm.pbtxt --output_dir "$dir" \
+          --set runtime.threads="$t" --set runtime.attention="$mode" --set train.steps=$((STEPS + 2)) \
+          --set train.log_every=1 >/dev/null 2>"$dir.err" || { echo "tvlab failed: $(tail -3 "$dir.err")"; continue; }
+      row "$(/usr/bin/python3 bench/tvlab_steps.py "$dir" "tvlab attention=$mode" "$t" 4096 "$(cat "$dir.rss")")"
+    done
+    row "$(bench/.venv/bin/python bench/torch_lm.py $MODEL --threads "$t" --steps "$STEPS" 2>/dev/null | tail -1)"
+    row "$(env XLA_FLAGS="$xla" bench/.venv/bin/python bench/jax_lm.py $MODEL --threads "$t" --steps "$STEPS" 2>/dev/null | tail -1)"
+  done
+done
+echo "%peak = tokens/s x 22.4 MFLOP per token / (threads x the one-thread FMA peak)"
+rm -rf "$OUT"
