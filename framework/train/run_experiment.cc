@@ -117,7 +117,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     Evaluate(*model, *task, spec, /*full=*/false, &periodic);
     return periodic;
   };
-  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir));
+  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir, fs));
   callbacks.log = [&](const TrainLogRow& row) {
     TVLAB_RETURN_IF_ERROR(dir.AppendLogRow(row));
     return curves.WriteRow(row);
