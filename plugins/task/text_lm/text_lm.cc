@@ -64,7 +64,7 @@ class TextLm : public LanguageModelTask {
     if (!task->HasTrainingWindow())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: every training window of '", o.path(),
-          "' repeats an evaluation window byte for byte; nothing is left to train on"));
+          "' repeats an evaluation window token for token; nothing is left to train on"));
     return std::unique_ptr<Task>(std::move(task));
   }
 
