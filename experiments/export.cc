@@ -4,10 +4,14 @@
 // OUT/config.json and OUT/model.safetensors, loadable with
 // AutoModelForCausalLM.from_pretrained(OUT). Llama and GPT-2 shaped runs
 // only (experiments/hf_export.h lists the exact combinations); any other is
-// an error naming the component with no HF equivalent. The run directory is
-// only read. Exit codes: 0 ok, 2 bad input or a model with no HF equivalent.
+// an error naming the component with no HF equivalent. A run with a
+// SentencePiece tokenizer gets its tokenizer.model copied beside the model
+// (no transformers tokenizer files: load it with the sentencepiece package;
+// its ids are the model's). The run directory is only read. Exit codes: 0 ok, 2 bad input or a model with no HF equivalent.
 
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include "absl/flags/flag.h"
@@ -15,6 +19,7 @@
 #include "experiments/cli/command_line.h"
 #include "experiments/hf_export.h"
 #include "experiments/spec/spec_loader.h"
+#include "framework/io/atomic_file.h"
 #include "framework/train/safetensors.h"
 
 ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");
@@ -65,8 +70,22 @@ int main(int argc, char** argv) {
   }
   auto model = tvlab::ToHuggingFace(*spec, *weights);
   if (!model.ok()) return Fail(absl::StrCat(run_dir, ": ", model.status().message()));
+  // A SentencePiece run: its ids are not bytes, so no byte-level tokenizer.
+  std::ifstream sentencepiece(run_dir + "/tokenizer.model", std::ios::binary);
+  std::stringstream sentencepiece_model;
+  if (sentencepiece) {
+    sentencepiece_model << sentencepiece.rdbuf();
+    model->tokenizer_json.clear();
+    model->tokenizer_config_json.clear();
+  }
   absl::Status written = tvlab::WriteHuggingFace(*model, out);
+  if (written.ok() && sentencepiece)
+    written = tvlab::WriteFileAtomically(out + "/tokenizer.model", sentencepiece_model.str());
   if (!written.ok()) return Fail(std::string(written.message()));
+  if (sentencepiece)
+    std::cout << "tokenizer: SentencePiece, copied to " << out
+              << "/tokenizer.model (sentencepiece.SentencePieceProcessor(model_file=...) gives the "
+                 "model's ids; no transformers tokenizer files are written for it)\n";
   std::cout << "wrote " << out << " (" << model->architecture << ", " << model->tensors.size()
             << " tensors): load it with transformers.AutoModelForCausalLM.from_pretrained(\"" << out
             << "\")\n";

@@ -1,12 +1,16 @@
 // bazel run //experiments:generate -- --run_dir DIR --prompt TEXT
 //     [--method greedy|sample|beam] [--max_new_tokens N] [--temperature T]
 //     [--top_k K] [--beam_size B] [--length_penalty A] [--seed S] [--no_cache]
+//     [--tokenize]
 //
 // Loads a finished (or checkpointed) run of a decoder-only or encoder-decoder
 // model and generates from a prompt: for a sequence-pair task the prompt is
 // the source ("3 1 4" for reverse, "12+34" for addition); for a language
 // model it is the text to continue. Decoding defaults come from the run's
-// eval.decoding; flags override them. Exit codes: 0 ok, 2 bad input.
+// eval.decoding; flags override them. The run's tokenizer is the task's
+// (bytes, or the SentencePiece model its spec.resolved.pbtxt names, kept in
+// the run directory); --tokenize prints the prompt's token ids with it and
+// stops. Exit codes: 0 ok, 2 bad input.
 
 #include <cstdint>
 #include <cstdlib>
@@ -36,6 +40,7 @@ ABSL_FLAG(int, top_k, 0, "K: sample from the K likeliest tokens, 0 = all (defaul
 ABSL_FLAG(int, beam_size, 0, "B: hypotheses kept by beam search (default: the run's)");
 ABSL_FLAG(double, length_penalty, 0, "A: beam search length penalty (default: the run's)");
 ABSL_FLAG(uint64_t, seed, 0, "S: sampling seed (default: the run's)");
+ABSL_FLAG(bool, tokenize, false, "print the token ids of --prompt (one line, space-separated) and stop");
 ABSL_FLAG(bool, no_cache, false, "recompute the prefix every step instead of using the KV cache");
 
 namespace {
@@ -106,6 +111,11 @@ int main(int argc, char** argv) {
   if (!loaded_task.ok()) return Fail(std::string(loaded_task.status().message()));
   // Encoder-only runs were refused above: the task generates text.
   auto task = std::static_pointer_cast<const tvlab::GenerativeTask>(*loaded_task);
+  if (absl::GetFlag(FLAGS_tokenize)) {
+    for (int32_t id : task->Tokenize(prompt)) std::cout << id << " ";
+    std::cout << "\n";
+    return 0;
+  }
   auto model = tvlab::BuildModel(*spec, task->vocab_size(), tvlab::HeadOutputs(*task));
   if (!model.ok()) return Fail(std::string(model.status().message()));
   absl::Status loaded = tvlab::LoadWeights(run_dir, (*model)->NamedParameters());

@@ -116,11 +116,26 @@ struct Common {
 
 absl::StatusOr<Common> CheckCommon(const Experiment& spec, const Weights& w) {
   const ModelSpec& m = spec.model();
+  if (m.family() == ModelSpec::ENCODER_ONLY) {
+    // What BERT computes that no tvlab encoder-only spec does (token-type
+    // embeddings are no obstacle: type 0 everywhere, exported as zeros, would
+    // be exact).
+    return absl::FailedPreconditionError(absl::StrCat(
+        "model.family ENCODER_ONLY has no equivalent in Hugging Face BERT: BERT normalizes the sum "
+        "of its word, position and token-type embeddings with a LayerNorm (embeddings.LayerNorm) "
+        "before the first layer, and tvlab's encoder-only model has no norm on its embeddings "
+        "(post_ln normalizes after each sublayer only, pre_ln uses a final norm instead)",
+        m.pooling() != ModelSpec::NONE
+            ? "; and pooled classification in BERT goes through its pooler (a dense layer and tanh on "
+              "the first token), which tvlab's pooling does not have"
+            : "",
+        ". Export covers DECODER_ONLY runs (Llama, GPT-2)"));
+  }
   if (m.family() != ModelSpec::DECODER_ONLY) {
     return absl::FailedPreconditionError(absl::StrCat(
         "model.family ", ModelSpec::Family_Name(m.family()),
-        ": Hugging Face export covers DECODER_ONLY runs (Llama, GPT-2); encoder-only (BERT) and "
-        "encoder-decoder (T5/BART) export is not implemented"));
+        ": Hugging Face export covers DECODER_ONLY runs (Llama, GPT-2); encoder-decoder (T5/BART) "
+        "export is not implemented"));
   }
   if (m.norm().placement() != "pre_ln")
     return NoEquivalent(absl::StrCat("model.norm.placement '", m.norm().placement(), "'"),

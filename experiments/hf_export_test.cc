@@ -39,6 +39,13 @@ std::string Refusal(const std::string& model) {
 TEST(HfExport, RefusesWhatHasNoEquivalentNamingTheComponent) {
   EXPECT_NE(Refusal(With(kLlama, "DECODER_ONLY", "ENCODER_DECODER")).find("model.family ENCODER_DECODER"),
             std::string::npos);
+  // BERT: what it needs that tvlab's encoder-only model lacks, named.
+  const std::string bert = Refusal(With(With(kLlama, "DECODER_ONLY", "ENCODER_ONLY"), "\"pre_ln\"", "\"post_ln\""));
+  EXPECT_NE(bert.find("model.family ENCODER_ONLY has no equivalent in Hugging Face BERT"), std::string::npos);
+  EXPECT_NE(bert.find("(embeddings.LayerNorm) before the first layer"), std::string::npos) << bert;
+  EXPECT_EQ(bert.find("pooler"), std::string::npos) << bert;
+  EXPECT_NE(Refusal(With(kLlama, "DECODER_ONLY", "ENCODER_ONLY pooling: FIRST_TOKEN")).find("its pooler"),
+            std::string::npos);
   EXPECT_NE(Refusal(With(kLlama, "\"rope\"", "\"alibi\"")).find("model.position.plugin 'alibi'"),
             std::string::npos);
   EXPECT_NE(Refusal(With(kLlama, "\"rmsnorm\"", "\"layernorm\"")).find("model.norm.plugin 'layernorm'"),

@@ -44,7 +44,7 @@ _PARITY_KINDS = ["position", "normalization", "ffn"]
 _DEFAULTS = "//plugins:defaults"
 
 def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test_deps = [],
-                 parity = None):
+                 parity = None, proto_deps = []):
     if kind not in _SUITES:
         fail("unknown plugin kind '%s'; kinds: %s" % (kind, ", ".join(_SUITES.keys())))
     if parity and kind not in _PARITY_KINDS:
@@ -52,6 +52,7 @@ def tvlab_plugin(name, kind, srcs, proto, hdrs = [], deps = [], tests = [], test
     native.proto_library(
         name = name + "_proto",
         srcs = [proto],
+        deps = proto_deps,
         visibility = ["//visibility:public"],
     )
     native.cc_proto_library(

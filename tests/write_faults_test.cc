@@ -64,6 +64,31 @@ TEST_F(WriteFaults, FullDiskWritingMetricsFailsAndResumeFinishes) {
   EXPECT_EQ(ReadFile(run + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
 }
 
+// TensorBoard's event file is written through the same filesystem seam and
+// treated as train_log.csv is: a failed write stops the run with an error
+// naming the file (the curves would otherwise be silently incomplete), the
+// run is unfinished, and --resume finishes it (in a new event file).
+TEST_F(WriteFaults, FullDiskWritingTheEventFileFailsAndResumeFinishes) {
+  const std::string run = dir_ + "/run";
+  // Append 1 is the file_version record, 2 the log row of the first step, 3
+  // that of the last one (after the checkpoint of step 3).
+  RunResult r = Faulty(dir_ + "/spec.pbtxt --output_dir " + run +
+                       " --fault_op append --fault_path tfevents --fault_nth 3 --fault_error ENOSPC");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("error: TensorBoard event file: cannot write (injected fault) '" + run +
+                                  "/events.out.tfevents."));
+  EXPECT_THAT(r.output, HasSubstr("No space left on device; free some disk space"));
+  EXPECT_FALSE(fs::exists(run + "/metrics.json"));
+
+  RunResult resumed = RunBinary("--resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_GT(JsonNumber(ReadFile(run + "/metrics.json"), "parameters"), 0);
+  int event_files = 0;
+  for (const auto& e : fs::directory_iterator(run))
+    event_files += e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  EXPECT_EQ(event_files, 2);
+}
+
 // A crash between writing metrics.json's temporary file and renaming it.
 TEST_F(WriteFaults, CrashWritingMetricsLeavesTheRunUnfinished) {
   const std::string run = dir_ + "/run";

@@ -18,6 +18,7 @@ PACKAGES=(
   python3                   # parity tests against PyTorch
   python3-torch
   python3-numpy
+  libsentencepiece-dev      # SentencePiece 0.1.97: subword tokenizers for text tasks
   libboost-dev              # Boost.Math, header-only: Student-t for the grid's significance columns
   python3-scipy             # checks the grid statistics against scipy.stats
   slurm-wlm                 # grids as Slurm job arrays (--launcher slurm); slurmctld, slurmd, sbatch

@@ -22,7 +22,14 @@ TaskCache& Cache() {
   return *cache;
 }
 
-// Rewrites relative "path" string fields of `m` (recursively) as base + path.
+bool IsPathField(const google::protobuf::FieldDescriptor* f) {
+  const std::string& n = f->name();
+  return f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING &&
+         (n == "path" || (n.size() > 5 && n.compare(n.size() - 5, 5, "_path") == 0));
+}
+
+// Rewrites relative "path" / "*_path" string fields of `m` (recursively) as
+// base + path.
 void ResolvePaths(google::protobuf::Message* m, const std::string& base) {
   const auto* d = m->GetDescriptor();
   const auto* r = m->GetReflection();
@@ -31,7 +38,7 @@ void ResolvePaths(google::protobuf::Message* m, const std::string& base) {
     if (f->is_repeated() || !r->HasField(*m, f)) continue;
     if (f->message_type() != nullptr) {
       ResolvePaths(r->MutableMessage(m, f), base);
-    } else if (f->name() == "path" && f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_STRING) {
+    } else if (IsPathField(f)) {
       std::string value = r->GetString(*m, f);
       if (!value.empty() && value[0] != '/') r->SetString(m, f, base + value);
     }
@@ -64,6 +71,21 @@ void ResolveTaskPaths(Experiment* spec, const std::string& spec_path) {
   if (!options.ok()) return;
   ResolvePaths(options->get(), base);
   spec->mutable_task()->mutable_options()->PackFrom(**options);
+}
+
+bool PointTokenizerAt(Experiment* spec, const std::string& model_path) {
+  if (!spec->task().has_options()) return false;
+  auto options = UnpackPluginOptions(*spec, PluginKindById("task"));
+  if (!options.ok()) return false;
+  google::protobuf::Message* m = options->get();
+  const google::protobuf::FieldDescriptor* f = m->GetDescriptor()->FindFieldByName("tokenizer");
+  if (f == nullptr || f->message_type() == nullptr || f->message_type()->full_name() != "tvlab.TokenizerOptions")
+    return false;
+  google::protobuf::Message* tokenizer = m->GetReflection()->MutableMessage(m, f);
+  const google::protobuf::FieldDescriptor* path = tokenizer->GetDescriptor()->FindFieldByName("model_path");
+  tokenizer->GetReflection()->SetString(tokenizer, path, model_path);
+  spec->mutable_task()->mutable_options()->PackFrom(*m);
+  return true;
 }
 
 absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {

@@ -24,7 +24,13 @@ namespace tvlab {
 // Messages name the field path.
 absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec);
 
-// Task options' string fields named "path" are files; a relative one is
+// Sets the task options' `tokenizer.model_path` (a TokenizerOptions field
+// named "tokenizer", tokenizer.proto) to `model_path`; false, changing
+// nothing, when the task's options have no such field. A run records its
+// tokenizer.model this way in spec.resolved.pbtxt.
+bool PointTokenizerAt(Experiment* spec, const std::string& model_path);
+
+// Task options' string fields named "path" or "*_path" are files; a relative one is
 // resolved against the directory of `spec_path` (the spec file naming it),
 // so a resolved spec works from anywhere. Options of an unknown task are
 // left alone (validation reports them).

@@ -104,6 +104,10 @@ class GenerativeTask : public Task {
  public:
   virtual std::vector<int32_t> Tokenize(const std::string& text) const = 0;
   virtual std::string Detokenize(const std::vector<int32_t>& tokens) const = 0;
+  // The serialized tokenizer model (SentencePiece) a run directory keeps as
+  // tokenizer.model, so generation and later evaluation use the very same
+  // tokenizer; "" when there is none to keep (bytes, digits).
+  virtual std::string TokenizerModel() const { return ""; }
 };
 
 // One source -> target pair in content tokens (no BOS/SEP/EOS).
@@ -130,6 +134,10 @@ class LanguageModelTask : public GenerativeTask {
   // Perplexity of a unigram model of the training split on the held-out
   // split: the baseline to beat.
   virtual double UnigramPerplexity() const = 0;
+  // The bytes of text the targets of the first `examples` evaluation
+  // sequences stand for (the number of target tokens for a byte-level
+  // model), so that perplexity per byte compares byte-level and subword runs.
+  virtual double EvalTargetBytes(int64_t examples) const = 0;
 };
 
 // Outputs of a model's head for `task`: the classes of a classifier, else

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "framework/tensorboard/crc32c.h"
@@ -44,7 +43,8 @@ std::string FrameRecord(const std::string& data) {
   return record;
 }
 
-absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Open(const std::string& dir) {
+absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Open(const std::string& dir,
+                                                                      FileSystem* fs) {
   struct stat st;
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::NotFoundError(
@@ -56,12 +56,12 @@ absl::StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Open(const std
   int n = 0;
   while (Exists(absl::StrCat(stem, n))) ++n;
   const std::string path = absl::StrCat(stem, n);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot create TensorBoard event file ", path,
-                                                    ": ", std::strerror(errno)));
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = fs->NewWritableFile(path);
+  if (!file.ok()) {
+    return absl::Status(file.status().code(),
+                        absl::StrCat("TensorBoard event file: ", file.status().message()));
   }
-  std::unique_ptr<EventFileWriter> writer(new EventFileWriter(path, std::move(file)));
+  std::unique_ptr<EventFileWriter> writer(new EventFileWriter(path, std::move(*file)));
   tensorboard::Event version;
   version.set_wall_time(WallTime());
   version.set_step(0);
@@ -86,12 +86,9 @@ absl::Status EventFileWriter::WriteScalars(
 }
 
 absl::Status EventFileWriter::WriteEvent(const std::string& serialized_event) {
-  const std::string record = FrameRecord(serialized_event);
-  file_.write(record.data(), static_cast<std::streamsize>(record.size()));
-  file_.flush();
-  if (!file_) {
-    return absl::DataLossError(
-        absl::StrCat("writing TensorBoard event file ", path_, " failed: ", std::strerror(errno)));
+  absl::Status written = file_->Append(FrameRecord(serialized_event));
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat("TensorBoard event file: ", written.message()));
   }
   return absl::OkStatus();
 }

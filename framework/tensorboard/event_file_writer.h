@@ -11,12 +11,14 @@
 // simple_value scalars per WriteScalars call. TensorBoard (and TensorFlow's
 // summary_iterator) read these files; no TensorFlow dependency.
 //
-// Each call is written through and flushed, so a crash loses at most the
-// record being written (TensorBoard's reader stops at a torn last record).
-// Not thread-safe: one writer per file.
+// Each record is one WritableFile::Append through the FileSystem seam
+// (framework/io/file_system.h), written straight to the kernel, so a crash
+// loses at most the record being written (TensorBoard's reader stops at a
+// torn last record), and fault-injection tests reach these writes too. A
+// failed write is an error naming the file (run_experiment stops the run, as
+// it does for train_log.csv). Not thread-safe: one writer per file.
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/io/file_system.h"
 
 namespace tvlab {
 
@@ -33,8 +36,10 @@ std::string FrameRecord(const std::string& data);
 class EventFileWriter {
  public:
   // Creates a new event file in `dir` (which must exist; a name already
-  // taken gets the next <n>) and writes the file_version event.
-  static absl::StatusOr<std::unique_ptr<EventFileWriter>> Open(const std::string& dir);
+  // taken gets the next <n>) through `fs` and writes the file_version event.
+  // `fs` must outlive the writer.
+  static absl::StatusOr<std::unique_ptr<EventFileWriter>> Open(const std::string& dir,
+                                                               FileSystem* fs = DefaultFileSystem());
 
   // Appends one event at `step` with a scalar per (tag, value); values are
   // stored as float, as TensorBoard's simple_value is.
@@ -43,12 +48,12 @@ class EventFileWriter {
   const std::string& path() const { return path_; }
 
  private:
-  EventFileWriter(std::string path, std::ofstream file)
+  EventFileWriter(std::string path, std::unique_ptr<WritableFile> file)
       : path_(std::move(path)), file_(std::move(file)) {}
   absl::Status WriteEvent(const std::string& serialized_event);
 
   std::string path_;
-  std::ofstream file_;
+  std::unique_ptr<WritableFile> file_;
 };
 
 }  // namespace tvlab

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "framework/io/testing/fault_injection_file_system.h"
 #include "framework/tensorboard/crc32c.h"
 #include "framework/tensorboard/event.pb.h"
 #include "gtest/gtest.h"
@@ -105,6 +106,39 @@ TEST(EventFileWriter, MissingDirectoryIsAnErrorNamingIt) {
   auto writer = EventFileWriter::Open("/nonexistent/tvlab_run");
   ASSERT_FALSE(writer.ok());
   EXPECT_NE(writer.status().message().find("/nonexistent/tvlab_run"), std::string::npos);
+}
+
+// The writer goes through the FileSystem seam: a failing write is an error
+// naming the event file, and the records before it stay readable.
+TEST(EventFileWriter, FailedWriteThroughTheFileSystemIsAnErrorNamingTheFile) {
+  const std::string dir = testing::TempDir() + "/events_fault_test";
+  mkdir(dir.c_str(), 0755);
+  // Append 1 is the file_version record, 2 the first scalars, 3 the second.
+  FaultInjectionFileSystem fs(DefaultFileSystem(), {FaultOp::kAppend, "tfevents", 3, ENOSPC});
+  auto writer = EventFileWriter::Open(dir, &fs);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->WriteScalars(1, {{"train/loss", 3.0}}).ok());
+  const absl::Status failed = (*writer)->WriteScalars(2, {{"train/loss", 2.0}});
+  EXPECT_TRUE(fs.fired());
+  EXPECT_EQ(failed.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(failed.message().find("TensorBoard event file: cannot write (injected fault) '" +
+                                  (*writer)->path() + "': No space left on device"),
+            std::string::npos)
+      << failed;
+  EXPECT_EQ(Records(ReadAll((*writer)->path())).size(), 2u);
+}
+
+TEST(EventFileWriter, FailedOpenThroughTheFileSystemIsAnErrorNamingTheFile) {
+  const std::string dir = testing::TempDir() + "/events_open_fault_test";
+  mkdir(dir.c_str(), 0755);
+  FaultInjectionFileSystem fs(DefaultFileSystem(), {FaultOp::kOpen, "tfevents", 1, EIO});
+  auto writer = EventFileWriter::Open(dir, &fs);
+  ASSERT_FALSE(writer.ok());
+  EXPECT_NE(writer.status().message().find("TensorBoard event file: cannot write (injected fault) '" +
+                                           dir + "/events.out.tfevents."),
+            std::string::npos)
+      << writer.status();
+  EXPECT_NE(writer.status().message().find("Input/output error"), std::string::npos);
 }
 
 }  // namespace

@@ -11,8 +11,9 @@
 namespace tvlab {
 namespace {
 
-// Teacher-forced loss and accuracies over the evaluation batches.
-void TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, RunMetrics* m) {
+// Teacher-forced loss and accuracies over the evaluation batches; returns
+// the number of target tokens the loss is the mean over.
+int64_t TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, RunMetrics* m) {
   NoGradGuard no_grad;
   const int64_t examples = task.NumEvalExamples(eval.examples());
   int64_t tokens = 0, correct_tokens = 0, sequences = 0, correct_sequences = 0;
@@ -48,6 +49,7 @@ void TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, R
   m->set_eval_loss(loss_tokens > 0 ? loss_sum / loss_tokens : 0);
   m->set_token_accuracy(tokens ? static_cast<double>(correct_tokens) / tokens : 0);
   m->set_sequence_accuracy(sequences ? static_cast<double>(correct_sequences) / sequences : 0);
+  return static_cast<int64_t>(loss_tokens);
 }
 
 // Exact match (and BLEU) of generated outputs on the first decode_examples.
@@ -74,21 +76,29 @@ void Generated(const Model& model, const SequencePairTask& task, const Experimen
 
 }  // namespace
 
+double NllPerByte(double mean_nll_per_token, int64_t tokens, double bytes) {
+  return bytes > 0 ? mean_nll_per_token * static_cast<double>(tokens) / bytes : 0;
+}
+
 void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
               RunMetrics* metrics) {
-  TeacherForced(model, task, spec.eval(), metrics);
-  metrics->set_eval_examples(static_cast<int32_t>(task.NumEvalExamples(spec.eval().examples())));
+  const int64_t target_tokens = TeacherForced(model, task, spec.eval(), metrics);
+  const int64_t examples = task.NumEvalExamples(spec.eval().examples());
+  metrics->set_eval_examples(static_cast<int32_t>(examples));
   switch (task.kind()) {
     case TaskKind::kClassification:
       metrics->set_accuracy(metrics->token_accuracy());
       break;
-    case TaskKind::kLanguageModel:
+    case TaskKind::kLanguageModel: {
+      const auto& lm = static_cast<const LanguageModelTask&>(task);
+      const double nll_per_byte =
+          NllPerByte(metrics->eval_loss(), target_tokens, lm.EvalTargetBytes(examples));
       metrics->set_perplexity(std::exp(metrics->eval_loss()));
-      metrics->set_bits_per_byte(metrics->eval_loss() / std::log(2.0));
-      if (full)
-        metrics->set_unigram_perplexity(
-            static_cast<const LanguageModelTask&>(task).UnigramPerplexity());
+      metrics->set_perplexity_per_byte(std::exp(nll_per_byte));
+      metrics->set_bits_per_byte(nll_per_byte / std::log(2.0));
+      if (full) metrics->set_unigram_perplexity(lm.UnigramPerplexity());
       break;
+    }
     case TaskKind::kSequencePair:
       if (full) Generated(model, static_cast<const SequencePairTask&>(task), spec, metrics);
       break;
@@ -105,7 +115,7 @@ std::vector<std::string> EvaluationMetricNames(const Task& task, const Experimen
       names.push_back("accuracy");
       break;
     case TaskKind::kLanguageModel:
-      names.insert(names.end(), {"perplexity", "bits_per_byte", "unigram_perplexity"});
+      names.insert(names.end(), {"perplexity", "perplexity_per_byte", "bits_per_byte", "unigram_perplexity"});
       break;
     case TaskKind::kSequencePair:
       if (task.NumEvalExamples(spec.eval().decode_examples()) > 0) {

@@ -26,6 +26,11 @@ namespace tvlab {
 void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
               RunMetrics* metrics);
 
+// Mean negative log-likelihood per byte of text, from the mean per token
+// over `tokens` target tokens that stand for `bytes` bytes (0 without
+// bytes): perplexity_per_byte = exp(this), bits_per_byte = this / ln 2.
+double NllPerByte(double mean_nll_per_token, int64_t tokens, double bytes);
+
 // The RunMetrics fields Evaluate(full = true) fills for `task` under `spec`
 // (zeros included: a real 0 accuracy is a value); the other evaluation
 // fields do not apply to it. Used for the TensorBoard curves.

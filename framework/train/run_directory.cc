@@ -74,6 +74,10 @@ absl::Status RunDirectory::WriteWeights(const NamedVars& params) const {
   return WriteSafetensors(path_ + "/model.safetensors", params, fs_);
 }
 
+absl::Status RunDirectory::WriteTokenizerModel(const std::string& serialized) const {
+  return WriteFileAtomically(fs_, path_ + "/" + kTokenizerModel, serialized);
+}
+
 absl::Status RunDirectory::WriteMetrics(const RunMetrics& metrics) const {
   std::string json;
   google::protobuf::util::JsonPrintOptions options;

@@ -8,6 +8,9 @@
 //                        empty on rows without a periodic evaluation)
 //   metrics.json         RunMetrics (framework/train/metrics.proto)
 //   model.safetensors    final weights under their parameter names
+//   tokenizer.model      the task's SentencePiece model (text tasks with
+//                        tokenizer kind SENTENCEPIECE), which the
+//                        resolved spec's tokenizer.model_path names
 // Whole files go through the atomic writer (framework/io/atomic_file.h), so a
 // crash or a full disk never leaves half a file; every log row appended is
 // checked. A run is finished only when metrics.json is complete and parses
@@ -50,6 +53,9 @@ class RunDirectory {
 
   absl::Status WriteWeights(const NamedVars& params) const;
   absl::Status WriteMetrics(const RunMetrics& metrics) const;
+  // tokenizer.model: `serialized` (GenerativeTask::TokenizerModel).
+  absl::Status WriteTokenizerModel(const std::string& serialized) const;
+  static constexpr char kTokenizerModel[] = "tokenizer.model";
 
  private:
   std::string LogPath() const { return path_ + "/train_log.csv"; }

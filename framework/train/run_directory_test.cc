@@ -147,8 +147,9 @@ TEST(RunDirectory, MetricsThatDoNotApplyAreAbsentAndMeasuredZerosArePresent) {
   metrics.set_eval_train_overlap(0);  // measured: none
   ASSERT_TRUE(dir.WriteMetrics(metrics).ok());
   const std::string json = Read(dir.path() + "/metrics.json");
-  for (const char* absent : {"\"bleu\"", "\"exact_match\"", "\"perplexity\"", "\"bits_per_byte\"",
-                             "\"unigram_perplexity\"", "\"accuracy\"", "\"decoded_examples\""})
+  for (const char* absent : {"\"bleu\"", "\"exact_match\"", "\"perplexity\"", "\"perplexity_per_byte\"",
+                             "\"bits_per_byte\"", "\"unigram_perplexity\"", "\"accuracy\"",
+                             "\"decoded_examples\""})
     EXPECT_EQ(json.find(absent), std::string::npos) << absent << " in " << json;
   EXPECT_NE(json.find("\"eval_train_overlap\": 0"), std::string::npos) << json;
   EXPECT_NE(json.find("\"token_accuracy\": 0.5"), std::string::npos) << json;

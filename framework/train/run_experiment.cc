@@ -80,6 +80,13 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   const bool existed = std::filesystem::exists(run_dir, ignored);
   absl::StatusOr<DirLock> lock = absl::UnknownError("not locked yet");
   TrainState state;
+  // The spec as recorded: a SentencePiece model is kept in the run directory
+  // and the resolved spec points at that copy (relative to the spec file,
+  // so it resolves to this directory wherever the run is later read from).
+  Experiment recorded = spec;
+  const auto* generative = dynamic_cast<const GenerativeTask*>(task.get());
+  const std::string tokenizer_model = generative != nullptr ? generative->TokenizerModel() : "";
+  if (!tokenizer_model.empty()) PointTokenizerAt(&recorded, RunDirectory::kTokenizerModel);
   // Everything before the first step; if it fails in a directory this run
   // made, the directory is removed so nothing half-made looks like a run.
   absl::Status prepared = [&]() -> absl::Status {
@@ -90,15 +97,16 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
                           absl::StrCat("another run is writing into ", run_dir, " (", lock.status().message(),
                                        "); wait for it to end, or choose another --output_dir"));
     }
+    if (!tokenizer_model.empty()) TVLAB_RETURN_IF_ERROR(dir.WriteTokenizerModel(tokenizer_model));
     if (options.resume) {
       TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
       TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
-      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(recorded));
       TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
       progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
                << "\n";
     } else {
-      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(spec));
+      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(recorded));
       TVLAB_RETURN_IF_ERROR(dir.StartLog());
     }
     return absl::OkStatus();
@@ -120,12 +128,12 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     Evaluate(*model, *task, spec, /*full=*/false, &periodic);
     return periodic;
   };
-  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir));
+  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir, fs));
   callbacks.log = [&](const TrainLogRow& row) {
     TVLAB_RETURN_IF_ERROR(dir.AppendLogRow(row));
     return curves.WriteRow(row);
   };
-  const std::string spec_text = SpecToText(spec);
+  const std::string spec_text = SpecToText(recorded);
   callbacks.checkpoint = [&](const TrainState& at) {
     return SaveCheckpoint(run_dir, at, params, optimizer, spec_text, fs);
   };

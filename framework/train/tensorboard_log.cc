@@ -32,8 +32,8 @@ std::vector<std::pair<std::string, double>> FinalMetricScalars(const RunMetrics&
   return scalars;
 }
 
-absl::StatusOr<TensorBoardLog> TensorBoardLog::Open(const std::string& run_dir) {
-  absl::StatusOr<std::unique_ptr<EventFileWriter>> writer = EventFileWriter::Open(run_dir);
+absl::StatusOr<TensorBoardLog> TensorBoardLog::Open(const std::string& run_dir, FileSystem* fs) {
+  absl::StatusOr<std::unique_ptr<EventFileWriter>> writer = EventFileWriter::Open(run_dir, fs);
   if (!writer.ok()) return writer.status();
   return TensorBoardLog(std::move(*writer));
 }

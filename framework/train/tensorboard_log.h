@@ -22,6 +22,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/io/file_system.h"
 #include "framework/tensorboard/event_file_writer.h"
 #include "framework/train/metrics.pb.h"
 #include "framework/train/train_log_row.h"
@@ -30,7 +31,9 @@ namespace tvlab {
 
 class TensorBoardLog {
  public:
-  static absl::StatusOr<TensorBoardLog> Open(const std::string& run_dir);
+  // Writes through `fs` (framework/io/file_system.h), which must outlive the log.
+  static absl::StatusOr<TensorBoardLog> Open(const std::string& run_dir,
+                                             FileSystem* fs = DefaultFileSystem());
 
   absl::Status WriteRow(const TrainLogRow& row);
   absl::Status WriteFinalMetrics(int64_t step, const RunMetrics& metrics,

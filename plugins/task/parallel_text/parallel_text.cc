@@ -1,5 +1,7 @@
-// parallel_text (sequence pair): "source<TAB>target" lines, byte-level
-// (tokens 4..259 are bytes 0..255 after the specials of interfaces/task.h).
+// parallel_text (sequence pair): "source<TAB>target" lines, byte-level by
+// default (tokens 4..259 are bytes 0..255 after the specials of
+// interfaces/task.h) or SentencePiece (options.tokenizer, trained on both
+// sides of the training pairs; its ids follow the specials the same way).
 // The last heldout_fraction of the lines is the evaluation split; training
 // draws lines per (seed, step) from the other lines, less every line whose
 // pair also occurs in the evaluation split (the bundled file repeats pairs:
@@ -8,6 +10,7 @@
 //
 // Example config: plugins/task/parallel_text/example.pbtxt
 
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -16,6 +19,7 @@
 #include "framework/core/rng.h"
 #include "framework/data/sequence_pairs.h"
 #include "framework/data/text_file.h"
+#include "framework/data/tokenizer.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/parallel_text/parallel_text.pb.h"
 
@@ -27,18 +31,25 @@ constexpr int32_t kFirstByte = 4;
 struct Pairs {
   std::vector<Example> train, heldout;
   int64_t max_source = 0, max_target = 0;
+  std::shared_ptr<const Tokenizer> tokenizer;
 };
 
-std::vector<int32_t> Bytes(absl::string_view s) {
-  std::vector<int32_t> out;
-  for (unsigned char c : s) out.push_back(kFirstByte + c);
+// The task's ids of `s`: the tokenizer's, after the specials.
+std::vector<int32_t> Ids(const Tokenizer& tokenizer, const std::string& s) {
+  std::vector<int32_t> out = tokenizer.Encode(s);
+  for (int32_t& id : out) id += kFirstByte;
   return out;
 }
+
+struct Line {
+  int number;
+  std::string source, target;
+};
 
 absl::StatusOr<Pairs> ParsePairs(const ParallelTextOptions& o) {
   auto text = ReadTextFile(o.path(), "task.options.path");
   if (!text.ok()) return text.status();
-  std::vector<Example> all;
+  std::vector<Line> lines;
   Pairs pairs;
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
@@ -50,20 +61,34 @@ absl::StatusOr<Pairs> ParsePairs(const ParallelTextOptions& o) {
       return absl::InvalidArgumentError(absl::StrCat(
           o.path(), ":", line_number, ": expected 'source<TAB>target' with both sides non-empty, got ",
           parts.size() - 1, " tabs"));
-    if (static_cast<int64_t>(parts[0].size()) > o.max_length() ||
-        static_cast<int64_t>(parts[1].size()) > o.max_length())
-      return absl::InvalidArgumentError(absl::StrCat(
-          o.path(), ":", line_number, ": a side is longer than task.options.max_length (",
-          o.max_length(), " bytes); raise it or shorten the line"));
-    all.push_back({Bytes(parts[0]), Bytes(parts[1])});
-    pairs.max_source = std::max<int64_t>(pairs.max_source, parts[0].size());
-    pairs.max_target = std::max<int64_t>(pairs.max_target, parts[1].size());
+    lines.push_back({line_number, std::string(parts[0]), std::string(parts[1])});
   }
-  const int64_t heldout = static_cast<int64_t>(all.size() * o.heldout_fraction());
-  if (heldout < 1 || static_cast<int64_t>(all.size()) - heldout < 1)
+  const int64_t heldout = static_cast<int64_t>(lines.size() * o.heldout_fraction());
+  if (heldout < 1 || static_cast<int64_t>(lines.size()) - heldout < 1)
     return absl::InvalidArgumentError(absl::StrCat(
-        "task.options.path: '", o.path(), "' has ", all.size(),
+        "task.options.path: '", o.path(), "' has ", lines.size(),
         " pairs; need at least one in each split (heldout_fraction ", o.heldout_fraction(), ")"));
+  // A SentencePiece model is trained on both sides of the training lines.
+  std::vector<std::string> training_text;
+  for (int64_t i = 0; i + heldout < static_cast<int64_t>(lines.size()); ++i) {
+    training_text.push_back(lines[i].source);
+    training_text.push_back(lines[i].target);
+  }
+  auto tokenizer = MakeTokenizer(o.tokenizer(), training_text, "task.options.tokenizer");
+  if (!tokenizer.ok()) return tokenizer.status();
+  pairs.tokenizer = std::move(*tokenizer);
+  std::vector<Example> all;
+  for (const Line& line : lines) {
+    Example e{Ids(*pairs.tokenizer, line.source), Ids(*pairs.tokenizer, line.target)};
+    if (static_cast<int64_t>(e.source.size()) > o.max_length() ||
+        static_cast<int64_t>(e.target.size()) > o.max_length())
+      return absl::InvalidArgumentError(absl::StrCat(
+          o.path(), ":", line.number, ": a side is longer than task.options.max_length (",
+          o.max_length(), " tokens); raise it or shorten the line"));
+    pairs.max_source = std::max<int64_t>(pairs.max_source, e.source.size());
+    pairs.max_target = std::max<int64_t>(pairs.max_target, e.target.size());
+    all.push_back(std::move(e));
+  }
   pairs.heldout.assign(all.end() - heldout, all.end());
   std::set<std::pair<std::vector<int32_t>, std::vector<int32_t>>> held;
   for (const Example& e : pairs.heldout) held.emplace(e.source, e.target);
@@ -86,7 +111,7 @@ class ParallelText : public SequencePairTaskBase {
           "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
     if (o.max_length() < 1)
       return absl::InvalidArgumentError("task.options.max_length must be >= 1");
-    return absl::OkStatus();
+    return ValidateTokenizerOptions(o.tokenizer(), "task.options.tokenizer");
   }
   static absl::StatusOr<std::unique_ptr<Task>> Create(const ParallelTextOptions& o,
                                                       const TaskArgs& args) {
@@ -97,18 +122,21 @@ class ParallelText : public SequencePairTaskBase {
 
   ParallelText(ModelSpec::Family family, Pairs pairs)
       : SequencePairTaskBase(family), pairs_(std::move(pairs)) {}
-  int64_t vocab_size() const override { return kFirstByte + 256; }
+  int64_t vocab_size() const override { return kFirstByte + pairs_.tokenizer->vocab_size(); }
   int64_t NumEvalExamples(int64_t requested) const override {
     return std::min<int64_t>(requested, pairs_.heldout.size());
   }
   bool ScoredWithBleu() const override { return true; }
-  std::vector<int32_t> Tokenize(const std::string& text) const override { return Bytes(text); }
-  std::string Detokenize(const std::vector<int32_t>& tokens) const override {
-    std::string out;
-    for (int32_t t : tokens)
-      if (t >= kFirstByte) out += static_cast<char>(t - kFirstByte);
-    return out;
+  std::vector<int32_t> Tokenize(const std::string& text) const override {
+    return Ids(*pairs_.tokenizer, text);
   }
+  std::string Detokenize(const std::vector<int32_t>& tokens) const override {
+    std::vector<int32_t> ids;
+    for (int32_t t : tokens)
+      if (t >= kFirstByte) ids.push_back(t - kFirstByte);
+    return pairs_.tokenizer->Decode(ids);
+  }
+  std::string TokenizerModel() const override { return pairs_.tokenizer->SerializedModel(); }
 
  protected:
   int64_t max_source_length() const override { return pairs_.max_source; }

@@ -1,21 +1,27 @@
-// text_lm (language model): a byte-level causal language model on any text
-// file. Tokens are bytes (vocabulary 256). The last heldout_fraction of the
-// file is the evaluation split; training windows of context_length + 1 bytes
+// text_lm (language model): a causal language model on any text file.
+// Tokens are bytes (vocabulary 256) by default, or SentencePiece pieces
+// (options.tokenizer, framework/data/tokenizer.h: a .model file, or one
+// trained from the training split when the task is built). The last
+// heldout_fraction of the file (in bytes) is the evaluation split; each split
+// is tokenized on its own. Training windows of context_length + 1 tokens
 // start at offsets drawn per (seed, step) inside the training split;
 // evaluation walks the held-out split in consecutive windows. The spans are
 // disjoint, and since text repeats itself (a licence quotes its own
-// sentences), a training window whose input bytes equal an evaluation window's is
-// redrawn. The file is read once, when the task is created.
+// sentences), a training window whose input tokens equal an evaluation
+// window's is redrawn. The file is read once, when the task is created.
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
 #include <cmath>
+#include <cstring>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "framework/core/rng.h"
 #include "framework/data/heldout_split.h"
 #include "framework/data/text_file.h"
+#include "framework/data/tokenizer.h"
 #include "framework/interfaces/task.h"
 #include "plugins/task/text_lm/text_lm.pb.h"
 
@@ -33,7 +39,7 @@ class TextLm : public LanguageModelTask {
     if (!(o.heldout_fraction() > 0 && o.heldout_fraction() < 1))
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
-    return absl::OkStatus();
+    return ValidateTokenizerOptions(o.tokenizer(), "task.options.tokenizer");
   }
   static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs&) {
     auto text = ReadTextFile(o.path(), "task.options.path");
@@ -45,30 +51,47 @@ class TextLm : public LanguageModelTask {
           "task.options.path: '", o.path(), "' has ", text->size(),
           " bytes, too few for windows of ", o.context_length(),
           " bytes in both splits; use a longer file or a shorter context_length"));
-    auto task = std::make_unique<TextLm>(*std::move(text), o);
+    const int64_t split = static_cast<int64_t>(text->size() * (1.0 - o.heldout_fraction()));
+    const std::vector<std::string> lines = absl::StrSplit(text->substr(0, split), '\n');
+    auto tokenizer = MakeTokenizer(o.tokenizer(), lines, "task.options.tokenizer");
+    if (!tokenizer.ok()) return tokenizer.status();
+    auto task = std::make_unique<TextLm>(*text, split, *std::move(tokenizer), o);
+    if (task->TooShort())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task.options.path: '", o.path(), "' has ", task->train_tokens(), " training and ",
+          task->heldout_tokens(), " held-out tokens, too few for windows of ", o.context_length(),
+          " tokens in both splits; use a longer file or a shorter context_length"));
     if (!task->HasTrainingWindow())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: every training window of '", o.path(),
-          "' repeats an evaluation window byte for byte; nothing is left to train on"));
+          "' repeats an evaluation window token for token; nothing is left to train on"));
     return std::unique_ptr<Task>(std::move(task));
   }
 
-  TextLm(std::string text, const TextLmOptions& o) : context_(o.context_length()) {
-    const int64_t split = static_cast<int64_t>(text.size() * (1.0 - o.heldout_fraction()));
-    train_ = text.substr(0, split);
-    heldout_ = text.substr(split);
+  TextLm(const std::string& text, int64_t split, std::unique_ptr<Tokenizer> tokenizer,
+         const TextLmOptions& o)
+      : context_(o.context_length()), tokenizer_(std::move(tokenizer)) {
+    train_ = tokenizer_->Encode(text.substr(0, split));
+    heldout_ = tokenizer_->Encode(text.substr(split), &heldout_ends_);
+    if (TooShort()) return;
     for (int64_t i = 0; i < NumEvalExamples(heldout_.size()); ++i)
-      heldout_windows_.insert(heldout_.substr(i * context_, context_));
+      heldout_windows_.insert(Key(heldout_, i * context_));
+  }
+
+  int64_t train_tokens() const { return static_cast<int64_t>(train_.size()); }
+  int64_t heldout_tokens() const { return static_cast<int64_t>(heldout_.size()); }
+  bool TooShort() const {
+    return train_tokens() < 2 * (context_ + 1) || heldout_tokens() < context_ + 1;
   }
 
   // Whether some training window differs from every evaluation window.
   bool HasTrainingWindow() const {
     for (size_t offset = 0; offset + context_ < train_.size(); ++offset)
-      if (heldout_windows_.count(train_.substr(offset, context_)) == 0) return true;
+      if (heldout_windows_.count(Key(train_, offset)) == 0) return true;
     return false;
   }
 
-  int64_t vocab_size() const override { return 256; }
+  int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
   int64_t max_length() const override { return context_; }
 
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
@@ -79,7 +102,7 @@ class TextLm : public LanguageModelTask {
       for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxSplitDraws) SplitDrawsExhausted("text_lm", /*heldout=*/false);
         const int64_t offset = rng.UniformInt(SplitDrawOffset(attempt) + r, starts);
-        if (heldout_windows_.count(train_.substr(offset, context_)) == 0) {
+        if (heldout_windows_.count(Key(train_, offset)) == 0) {
           offsets.push_back(offset);
           break;
         }
@@ -94,45 +117,55 @@ class TextLm : public LanguageModelTask {
   int64_t NumEvalExamples(int64_t requested) const override {
     return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / context_);
   }
-  std::vector<int32_t> Tokenize(const std::string& text) const override {
-    // Bytes 0..255 (char is signed here: 0x80 and above must not go negative).
-    std::vector<int32_t> ids;
-    for (unsigned char c : text) ids.push_back(c);
-    return ids;
-  }
+  std::vector<int32_t> Tokenize(const std::string& text) const override { return tokenizer_->Encode(text); }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
-    std::string out;
-    for (int32_t t : tokens) out += static_cast<char>(t);
-    return out;
+    return tokenizer_->Decode(tokens);
   }
+  std::string TokenizerModel() const override { return tokenizer_->SerializedModel(); }
   double UnigramPerplexity() const override {
-    // Add-one smoothed byte frequencies of the training split, scored on the
-    // held-out bytes that evaluation predicts.
-    std::vector<double> counts(256, 1.0);
-    for (unsigned char c : train_) counts[c] += 1.0;
-    const double total = static_cast<double>(train_.size()) + 256.0;
+    // Add-one smoothed token frequencies of the training split, scored on the
+    // held-out tokens that evaluation predicts.
+    std::vector<double> counts(vocab_size(), 1.0);
+    for (int32_t t : train_) counts[t] += 1.0;
+    const double total = static_cast<double>(train_.size()) + static_cast<double>(vocab_size());
     const int64_t n = NumEvalExamples(1 << 30) * context_;
     double nll = 0;
-    for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[static_cast<unsigned char>(heldout_[i])] / total);
+    for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[heldout_[i]] / total);
     return std::exp(nll / std::max<int64_t>(n, 1));
+  }
+  // The bytes of held-out text whose tokens are the targets of the first
+  // `examples` windows: window i predicts tokens i*T+1 .. i*T+T, which stand
+  // for the bytes between the ends of tokens i*T and i*T+T.
+  double EvalTargetBytes(int64_t examples) const override {
+    double bytes = 0;
+    for (int64_t i = 0; i < examples; ++i)
+      bytes += static_cast<double>(heldout_ends_[i * context_ + context_] - heldout_ends_[i * context_]);
+    return bytes;
   }
 
  private:
-  Batch Windows(const std::string& text, const std::vector<int64_t>& offsets) const {
+  // A window's input tokens as a hashable string.
+  std::string Key(const std::vector<int32_t>& tokens, int64_t offset) const {
+    return std::string(reinterpret_cast<const char*>(&tokens[offset]), context_ * sizeof(int32_t));
+  }
+
+  Batch Windows(const std::vector<int32_t>& text, const std::vector<int64_t>& offsets) const {
     Batch b;
     b.batch = static_cast<int64_t>(offsets.size());
     b.length = context_;
     for (int64_t offset : offsets)
       for (int64_t t = 0; t < context_; ++t) {
-        b.inputs.push_back(static_cast<unsigned char>(text[offset + t]));       // (B, T)
-        b.targets.push_back(static_cast<unsigned char>(text[offset + t + 1]));  // (B, T)
+        b.inputs.push_back(text[offset + t]);       // (B, T)
+        b.targets.push_back(text[offset + t + 1]);  // (B, T)
       }
     return b;
   }
 
   int64_t context_;
-  std::string train_, heldout_;
-  // The input bytes of every evaluation window.
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<int32_t> train_, heldout_;  // the two splits' tokens
+  std::vector<int64_t> heldout_ends_;     // byte offset where each held-out token ends
+  // The input tokens of every evaluation window.
   std::unordered_set<std::string> heldout_windows_;
 };
 
