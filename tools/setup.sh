@@ -20,6 +20,8 @@ PACKAGES=(
   python3-numpy
   libboost-dev              # Boost.Math, header-only: Student-t for the grid's significance columns
   python3-scipy             # checks the grid statistics against scipy.stats
+  openmpi-bin               # mpirun: data-parallel training (docs/distributed.md)
+  libopenmpi-dev            # mpi.h, libmpi
 )
 
 missing=()
