@@ -22,6 +22,7 @@ class OneProcess : public GradientReducer {
     return absl::OkStatus();
   }
   double reduce_seconds() const override { return 0; }
+  double wait_seconds() const override { return 0; }
 };
 
 // One gradient's host view: its memory when it lives on the host, else a
@@ -75,6 +76,10 @@ class AllReduce : public GradientReducer {
     // the all-reduces below pair up unrelated numbers (or wait forever).
     int64_t extent[2] = {total, -total};
     TVLAB_RETURN_IF_ERROR(world_->AllReduceMax(extent, 2));
+    // That tiny all-reduce returns once every rank has reached it: the time
+    // so far is mostly waiting for the slowest rank, the rest is the reduction.
+    const auto synchronized = std::chrono::steady_clock::now();
+    wait_seconds_ += std::chrono::duration<double>(synchronized - start).count();
     if (extent[0] != total || -extent[1] != total) {
       return absl::InternalError(absl::StrCat("rank ", world_->rank(), " has ", total,
                                               " gradient values but another rank has ",
@@ -121,12 +126,13 @@ class AllReduce : public GradientReducer {
     return absl::OkStatus();
   }
   double reduce_seconds() const override { return seconds_; }
+  double wait_seconds() const override { return wait_seconds_; }
 
  private:
   Communicator* world_;
   int64_t bucket_;  // floats per bucket
   std::vector<float> buffer_;
-  double seconds_ = 0;
+  double seconds_ = 0, wait_seconds_ = 0;
 };
 
 }  // namespace

@@ -45,8 +45,10 @@ class GradientReducer {
   // Sums every defined gradient over the ranks, in place. Fails if the ranks
   // hold different gradient sizes (different models).
   virtual absl::Status ReduceGradients(const std::vector<std::pair<std::string, Var>>& params) = 0;
-  // Wall time spent in ReduceGradients so far.
+  // Wall time spent in ReduceGradients so far, and the part of it spent
+  // waiting for the other ranks to arrive (their backward still running).
   virtual double reduce_seconds() const = 0;
+  virtual double wait_seconds() const = 0;
 };
 
 // A no-op reducer for world->size() == 1, else an all-reduce one with

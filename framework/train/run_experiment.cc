@@ -172,6 +172,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   if (world.size() > 1) {
     metrics.set_data_parallel_ranks(world.size());
     metrics.set_allreduce_seconds(reducer->reduce_seconds());
+    metrics.set_allreduce_wait_seconds(reducer->wait_seconds());
   }
   if (!writer) return metrics;
   TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));
