@@ -67,7 +67,7 @@ class AllReduce : public GradientReducer {
         host.values = grad.ptr();  // host memory: read and written in place
       } else {
         host.staged = grad.ToVector();
-        host.values = host.staged.data();
+        host.values = host.staged.data();  // host: the gradient's host copy
       }
       total += grad.numel();
       grads.push_back(std::move(host));
@@ -102,7 +102,7 @@ class AllReduce : public GradientReducer {
       int64_t used = 0;
       while (g < grads.size() && used < capacity) {
         const int64_t count = std::min<int64_t>(grads[g].grad->numel() - offset, capacity - used);
-        std::memcpy(buffer_.data() + used, grads[g].values + offset, count * sizeof(float));
+        std::memcpy(buffer_.data() + used, grads[g].values + offset, count * sizeof(float));  // host: bucket buffer
         pieces.push_back({g, offset, count});
         used += count;
         offset += count;
@@ -111,10 +111,11 @@ class AllReduce : public GradientReducer {
           offset = 0;
         }
       }
-      TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(buffer_.data(), used));
+      TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(buffer_.data(), used));  // host: the bucket buffer
       int64_t at = 0;
       for (const Piece& piece : pieces) {
-        std::memcpy(grads[piece.g].values + piece.offset, buffer_.data() + at, piece.count * sizeof(float));
+        const float* reduced = buffer_.data() + at;  // host: the bucket buffer
+        std::memcpy(grads[piece.g].values + piece.offset, reduced, piece.count * sizeof(float));
         at += piece.count;
       }
     }

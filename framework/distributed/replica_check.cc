@@ -18,16 +18,17 @@ uint64_t HashProgram() {
   if (!in) return 0;  // no /proc: the program is not compared (still the same on every rank)
   std::vector<char> chunk(1 << 20);
   uint64_t hash = Fnv1a(nullptr, 0);
-  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) hash = Fnv1a(chunk.data(), in.gcount(), hash);
+  char* bytes = chunk.data();  // host: a file buffer
+  while (in.read(bytes, chunk.size()) || in.gcount() > 0) hash = Fnv1a(bytes, in.gcount(), hash);
   return hash;
 }
 
 uint64_t HashParameters(const std::vector<std::pair<std::string, Var>>& params) {
   uint64_t hash = Fnv1a(nullptr, 0);
   for (const auto& [name, param] : params) {
-    hash = Fnv1a(name.data(), name.size(), hash);
+    hash = Fnv1a(name.data(), name.size(), hash);  // host: a string
     const std::vector<float> values = param.value().ToVector();
-    hash = Fnv1a(values.data(), values.size() * sizeof(float), hash);
+    hash = Fnv1a(values.data(), values.size() * sizeof(float), hash);  // host: ToVector's copy
   }
   return hash;
 }
@@ -57,10 +58,10 @@ absl::Status CheckReplicasAgree(Communicator& world, const std::string& resolved
   if (world.size() == 1) return absl::OkStatus();
   uint64_t mine[kHashes];
   mine[kProgram] = HashProgram();
-  mine[kSpec] = Fnv1a(resolved_spec.data(), resolved_spec.size());
+  mine[kSpec] = Fnv1a(resolved_spec.data(), resolved_spec.size());  // host: a string
   mine[kParameters] = HashParameters(params);
   std::vector<uint64_t> all(static_cast<size_t>(world.size()) * kHashes);
-  TVLAB_RETURN_IF_ERROR(world.AllGather(mine, kHashes, all.data()));
+  TVLAB_RETURN_IF_ERROR(world.AllGather(mine, kHashes, all.data()));  // host: hashes
   std::vector<std::string> problems;
   for (int what = 0; what < kHashes; ++what) {
     std::vector<int> differ;

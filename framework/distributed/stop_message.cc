@@ -28,7 +28,7 @@ void PrintOnSigterm(const std::string& message) {
   sigaddset(&term, SIGTERM);
   sigprocmask(SIG_BLOCK, &term, &previous);
   message_length = std::min(message.size() + 1, sizeof(message_text));
-  std::memcpy(message_text, message.data(), message_length - 1);
+  std::memcpy(message_text, message.data(), message_length - 1);  // host: a string
   message_text[message_length - 1] = '\n';
   struct sigaction action;
   std::memset(&action, 0, sizeof(action));
