@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "experiments/cli/command_line.h"
 #include "experiments/grid/grid_main.h"
@@ -15,6 +16,8 @@
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
 #include "experiments/spec/spec_loader.h"
+#include "framework/distributed/communicator.h"
+#include "framework/distributed/data_parallel_spec.h"
 #include "framework/report/run_dir.h"
 #include "framework/train/run_experiment.h"
 
@@ -34,14 +37,28 @@ int UsageError(const absl::Status& status, const char* usage) {
   return 2;
 }
 
-// One spec trained (or resumed) into its run directory.
-int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
+// Discards what is written to it: the progress of ranks other than 0.
+class NullStream : public std::ostream {
+ public:
+  NullStream() : std::ostream(nullptr) {}
+};
+
+// One spec trained (or resumed) into its run directory; `who` prefixes this
+// rank's error lines under mpirun.
+// `every_rank` is set when the error returned is one every rank met alike
+// (so MPI can end cleanly).
+int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Communicator& world,
+                 const std::string& who, bool* every_rank) {
   const bool resume = !flags.resume_dir.empty();
   const std::string spec_path =
       resume ? tvlab::UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : tvlab::UserPath(flags.spec_path);
   auto spec = LoadExperiment(spec_path, flags.overrides);
   if (!spec.ok()) {
-    std::cerr << "error: " << spec.status().message() << "\n";
+    std::cerr << absl::StrCat(who, "error: ", spec.status().message(), "\n");
+    return 2;
+  }
+  if (absl::Status split = ValidateDataParallel(*spec, world.size()); !split.ok()) {
+    std::cerr << absl::StrCat(who, "error: ", split.message(), "\n");
     return 2;
   }
   const std::string run_dir = resume ? tvlab::UserPath(flags.resume_dir)
@@ -51,7 +68,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   // Finished means a metrics.json that parses: a damaged one (a partial
   // write by an older trainer) is redone.
   if (ReadRunState(run_dir) == RunState::kFinished) {
-    std::cerr << "error: " << run_dir
+    std::cerr << who << "error: " << run_dir
               << " already holds a finished run (metrics.json); "
               << (resume ? "there is nothing to resume" : "choose another --output_dir") << "\n";
     return 2;
@@ -65,7 +82,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   if (IsHuggingFaceDirectory(options.init_from)) {
     absl::Status written = WriteImportedWeights(*spec, options.init_from, imported);
     if (!written.ok()) {
-      std::cerr << "error: --init_from " << options.init_from << ": " << written.message() << "\n";
+      std::cerr << who << "error: --init_from " << options.init_from << ": " << written.message() << "\n";
       return 2;
     }
     options.init_from = imported;
@@ -73,15 +90,20 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   options.eval_only = flags.eval_only;
   options.hooks = hooks;
   options.file_system = fs;
-  auto metrics = RunExperiment(*spec, run_dir, std::cerr, options);
+  options.world = &world;
+  NullStream quiet;  // rank 0 alone reports progress
+  auto metrics = RunExperiment(*spec, run_dir, world.rank() == 0 ? std::cerr : quiet, options);
   if (options.init_from == imported) std::filesystem::remove(imported);
   if (!metrics.ok()) {
-    std::cerr << "error: "
-              << absl::StrReplaceAll(metrics.status().message(),
-                                     {{imported, tvlab::UserPath(flags.init_from) + " (imported)"}})
-              << "\n";
+    // One write per line: ranks share the terminal.
+    std::cerr << absl::StrCat(who, "error: ",
+                              absl::StrReplaceAll(metrics.status().message(),
+                                                  {{imported, tvlab::UserPath(flags.init_from) + " (imported)"}}),
+                              "\n");
+    *every_rank = IsOnEveryRank(metrics.status());
     return 1;
   }
+  if (world.rank() != 0) return 0;
   std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"
             << "sequence_accuracy " << metrics->sequence_accuracy() << "\n"
             << "final_train_loss " << metrics->final_train_loss() << "\n"
@@ -89,6 +111,28 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
             << "train_seconds " << metrics->train_seconds() << "\n"
             << "run directory: " << run_dir << "\n";
   return 0;
+}
+
+// One spec trained (or resumed) into its run directory, by this process
+// alone or as one rank of an mpirun (docs/distributed.md).
+int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
+  auto started = World();
+  if (!started.ok()) {
+    std::cerr << "error: " << started.status().message() << "\n";
+    return 2;
+  }
+  Communicator& world = **started;
+  // Under mpirun every rank reports its own errors, marked with its rank;
+  // then the whole job stops: MPI_Abort, since the other ranks may be
+  // waiting in a collective and would never return, unless every rank met
+  // the same error at the same point.
+  const std::string who =
+      world.size() > 1 ? absl::StrCat("[rank ", world.rank(), "/", world.size(), "] ") : "";
+  bool every_rank = false;
+  const int code = TrainOneRank(flags, hooks, fs, world, who, &every_rank);
+  if (code != 0 && !every_rank && world.size() > 1) world.AbortAll(code);  // does not return
+  FinishMpi();
+  return code;
 }
 
 }  // namespace
@@ -106,6 +150,11 @@ int RunMain(int argc, char** argv, TrainerHooks* hooks, FileSystem* fs) {
   }
   // A grid spec trains many runs, each by this same binary in its own process.
   if (IsGridCommand(line->positional)) {
+    if (LaunchedWorldSize() > 1) {
+      std::cerr << "error: a grid is not launched by mpirun: it runs each cell as its own process; "
+                   "run the grid without mpirun (docs/distributed.md)\n";
+      return 2;
+    }
     auto grid = GridFlagsFrom(*line);
     if (!grid.ok()) return UsageError(grid.status(), kGridUsage);
     std::error_code error;

@@ -22,6 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FORBIDDEN = [  # (package prefix, forbidden dependency prefixes)
     ("framework/", ("plugins", "experiments", "tests")),
     ("plugins/", ("experiments", "tests", "framework/model")),
+    # Data parallelism sits below the trainer that calls it.
+    ("framework/distributed", ("framework/train", "framework/model", "framework/data")),
 ]
 
 

@@ -23,6 +23,8 @@ PACKAGES=(
   python3-scipy             # checks the grid statistics against scipy.stats
   slurm-wlm                 # grids as Slurm job arrays (--launcher slurm); slurmctld, slurmd, sbatch
   munge                     # Slurm's authentication; tools/slurm_local.sh runs a one-node cluster
+  openmpi-bin               # mpirun: data-parallel training (docs/distributed.md)
+  libopenmpi-dev            # mpi.h, libmpi
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/backend/backend.h"
@@ -122,8 +123,12 @@ bool FusedAttentionApplies(const Experiment& spec) {
   if (spec.runtime().attention() == "unfused") return false;
   const PluginKind& score = PluginKindById("attention_score");
   const PluginKind& position = PluginKindById("position");
-  if (!(score.capabilities(PluginNameIn(spec, score)) & kFusableScore)) return false;
-  if (!(position.capabilities(PluginNameIn(spec, position)) & kFusablePosition)) return false;
+  auto named = [&spec](const PluginKind& kind) {  // a spec naming none gets the default
+    const std::string name = PluginNameIn(spec, kind);
+    return name.empty() ? kind.default_plugin : name;
+  };
+  if (!(score.capabilities(named(score)) & kFusableScore)) return false;
+  if (!(position.capabilities(named(position)) & kFusablePosition)) return false;
   auto backend = MakeBackend(spec.runtime().backend());
   return backend.ok() && (*backend)->Implements(Kernel::kFusedAttention) &&
          (*backend)->Implements(Kernel::kFusedAttentionBackward);
@@ -143,8 +148,11 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
   const double blocks = L_enc + L_dec;
   const double attention = L_enc + 2 * L_dec;  // self-attention sublayers + cross
   std::vector<IntegerField> widths;
+  // Model plugins' integer options count as widths (MLA's latents, the
+  // additive score's hidden size); a task's options (context length, vocab
+  // size) are not layer widths: the task's sizes arrive in `task`.
   for (const IntegerField& f : IntegerFields(spec))
-    if (f.in_plugin && f.value > 0) widths.push_back(f);
+    if (f.in_plugin && f.value > 0 && absl::StartsWith(f.path, "model.")) widths.push_back(f);
 
   const std::string layers_field =
       L_dec > L_enc ? Field("model.num_decoder_layers", L_dec) : Field("model.num_layers", L_enc);
@@ -182,7 +190,7 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
   // Activations of one forward pass over `B` sequences.
   auto activations = [&](double B, const std::string& batch_field, double factor, const std::string& pass) {
     std::vector<MemoryPart> parts;
-    const std::string bt = B * T >= C ? batch_field : width_field;
+    const std::string bt = B * T < C ? width_field : (T >= B ? length_field : batch_field);
     parts.push_back({pass + " layer activations (12 x B x T x C per sublayer)", bt,
                      factor * kFloat * attention * 12 * B * T * C});
     if (fused_attention) {

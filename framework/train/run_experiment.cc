@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +13,9 @@
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/eval_train_overlap.h"
+#include "framework/distributed/gradient_reducer.h"
+#include "framework/distributed/replica_check.h"
+#include "framework/distributed/stop_message.h"
 #include "framework/data/load_task.h"
 #include "framework/io/dir_lock.h"
 #include "framework/model/model.h"
@@ -75,6 +79,11 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   if (!options.resume && !options.init_from.empty())
     TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
 
+  SingleProcess one_process;
+  Communicator& world = options.world != nullptr ? *options.world : one_process;
+  // Rank 0 owns every file of the run; the other ranks write nothing.
+  const bool writer = world.rank() == 0;
+  const std::string spec_text = SpecToText(spec);
   RunDirectory dir(run_dir, fs);
   std::error_code ignored;
   const bool existed = std::filesystem::exists(run_dir, ignored);
@@ -90,6 +99,12 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   // Everything before the first step; if it fails in a directory this run
   // made, the directory is removed so nothing half-made looks like a run.
   absl::Status prepared = [&]() -> absl::Status {
+    if (!writer) {  // reads the checkpoint rank 0 restores, and nothing else
+      if (!options.resume) return absl::OkStatus();
+      TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
+      TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
+      return absl::OkStatus();
+    }
     TVLAB_RETURN_IF_ERROR(dir.Create());
     lock = DirLock::Acquire(run_dir, ".run.lock");
     if (!lock.ok()) {
@@ -111,16 +126,29 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     }
     return absl::OkStatus();
   }();
+  // Every rank learns whether the others are ready, then that all of them
+  // run the same program, spec and parameters (a no-op for one process).
+  prepared = AgreeOnSuccess(world, prepared);
+  if (prepared.ok()) prepared = CheckReplicasAgree(world, spec_text, params);
   if (!prepared.ok()) {
     // Only while holding the lock: two runs started at once into a new
     // directory both see it missing, and the one refused must not remove it.
-    if (!existed && lock.ok()) fs->RemoveAll(run_dir).IgnoreError();  // best effort
+    if (writer && !existed && lock.ok()) fs->RemoveAll(run_dir).IgnoreError();  // best effort
     return prepared;
   }
-  progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)\n",
+  if (world.size() > 1) {
+    PrintOnSigterm(absl::StrFormat(
+        "error: rank %d of %d stopped by mpirun: another rank ended first (mpirun's message names it). "
+        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
+        "bazel-bin/experiments/run --resume %s",
+        world.rank(), world.size(), run_dir, world.size(), run_dir));
+  }
+  progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)%s\n",
                               spec.name(), model->NumParameters(), spec.train().steps(),
                               spec.train().batch_size() * spec.train().grad_accumulation(),
-                              spec.runtime().backend(), spec.runtime().threads());
+                              spec.runtime().backend(), spec.runtime().threads(),
+                              world.size() > 1 ? absl::StrFormat(", %d data-parallel ranks", world.size())
+                                               : std::string());
 
   TrainLoopCallbacks callbacks;
   callbacks.evaluate = [&] {
@@ -128,25 +156,41 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     Evaluate(*model, *task, spec, /*full=*/false, &periodic);
     return periodic;
   };
-  TVLAB_ASSIGN_OR_RETURN(TensorBoardLog curves, TensorBoardLog::Open(run_dir, fs));
-  callbacks.log = [&](const TrainLogRow& row) {
+  std::optional<TensorBoardLog> curves;
+  if (writer) {
+    TVLAB_ASSIGN_OR_RETURN(TensorBoardLog opened, TensorBoardLog::Open(run_dir, fs));
+    curves.emplace(std::move(opened));
+  }
+  callbacks.log = [&](const TrainLogRow& row) -> absl::Status {
+    if (!writer) return absl::OkStatus();
     TVLAB_RETURN_IF_ERROR(dir.AppendLogRow(row));
-    return curves.WriteRow(row);
+    return curves->WriteRow(row);
   };
-  const std::string spec_text = SpecToText(recorded);
-  callbacks.checkpoint = [&](const TrainState& at) {
-    return SaveCheckpoint(run_dir, at, params, optimizer, spec_text, fs);
+  const std::string recorded_text = SpecToText(recorded);  // what checkpoints hold
+  callbacks.checkpoint = [&](const TrainState& at) -> absl::Status {
+    if (!writer) return absl::OkStatus();
+    return SaveCheckpoint(run_dir, at, params, optimizer, recorded_text, fs);
   };
   callbacks.hooks = options.hooks;
+  std::unique_ptr<GradientReducer> reducer = MakeGradientReducer(&world);
+  callbacks.reducer = reducer.get();
   TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,
                          RunTrainLoop(spec, *model, *task, params, optimizer, state,
                                       options.eval_only, progress, callbacks));
 
+  // Every rank evaluates (the same held-out set, the same weights: the same
+  // numbers); rank 0 writes them.
   RunMetrics metrics = FinalMetrics(spec, *model, *task, trained, options.eval_only);
+  if (world.size() > 1) {
+    metrics.set_data_parallel_ranks(world.size());
+    metrics.set_allreduce_seconds(reducer->reduce_seconds());
+    metrics.set_allreduce_wait_seconds(reducer->wait_seconds());
+  }
+  if (!writer) return metrics;
   TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));
   TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
   TVLAB_RETURN_IF_ERROR(
-      curves.WriteFinalMetrics(metrics.steps(), metrics, EvaluationMetricNames(*task, spec)));
+      curves->WriteFinalMetrics(metrics.steps(), metrics, EvaluationMetricNames(*task, spec)));
   return metrics;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "framework/distributed/communicator.h"
 #include "framework/io/file_system.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
@@ -28,6 +29,10 @@ struct RunOptions {
   // Where every file of the run is written; null: DefaultFileSystem().
   // Tests pass a fault-injecting one (framework/io/testing/).
   FileSystem* file_system = nullptr;
+  // The ranks of a data-parallel run (docs/distributed.md); null: one
+  // process. Rank 0 alone writes run_dir; the others read it only to
+  // --resume (the checkpoint), train on their shards and evaluate alike.
+  Communicator* world = nullptr;
 };
 
 // Requires: `spec` came from LoadExperiment (resolved and validated).
@@ -37,7 +42,10 @@ struct RunOptions {
 // flag leaves nothing behind. The run holds <run_dir>/.run.lock
 // (framework/io/dir_lock.h) until it returns: a second run into the same
 // directory is refused with the holder's pid. metrics.json is written last;
-// the run counts as finished only once it is complete.
+// the run counts as finished only once it is complete. With a world of N > 1
+// ranks, every rank calls this with the same arguments; before the first
+// step the ranks prove they hold the same program, spec and parameters
+// (framework/distributed/replica_check.h).
 absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
                                          std::ostream& progress,
                                          const RunOptions& options = {});

@@ -7,6 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "framework/autograd/ops.h"
 #include "framework/core/status_macros.h"
+#include "framework/distributed/communicator.h"
+#include "framework/distributed/shard_batch.h"
 #include "framework/train/lr_schedule.h"
 
 namespace tvlab {
@@ -40,26 +42,43 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
   const int64_t first_step = skip_training ? steps : state.next_step();
   int64_t tokens_seen = static_cast<int64_t>(state.tokens_seen());
   double last_loss = state.last_loss();
+  GradientReducer* reducer = callbacks.reducer;
+  const int rank = reducer != nullptr ? reducer->rank() : 0;
+  const int world = reducer != nullptr ? reducer->world_size() : 1;
   for (int64_t step = first_step; step < steps; ++step) {
     ZeroGrads(params);
     double loss_sum = 0;
     for (int64_t micro = 0; micro < accumulation; ++micro) {
       const int64_t index = step * accumulation + micro;  // data and dropout key
-      Batch batch = task.TrainBatch(spec.seed(), index, batch_size);
-      Var logits = model.Forward(batch, ForwardContext{true, spec.seed(), index});  // (B, T', V)
+      const Batch global = task.TrainBatch(spec.seed(), index, batch_size);
+      // This rank's rows (all of them for one process).
+      const Batch batch = world == 1 ? global : ShardBatch(global, rank, world);
+      const int64_t dropout_key = world == 1 ? index : index * world + rank;
+      Var logits = model.Forward(batch, ForwardContext{true, spec.seed(), dropout_key});  // (b, T', V)
       Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}),
                               batch.targets, kIgnoreTarget, train.label_smoothing());
-      const double value = loss.value().item();
-      if (!std::isfinite(value)) {
-        return absl::AbortedError(absl::StrFormat(
+      double value = loss.value().item();
+      float weight = 1.0f;  // this rank's share of the global mean
+      if (world > 1) {
+        TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, reducer->CombineLoss(value, TargetTokens(batch)));
+        value = combined.loss;
+        weight = static_cast<float>(combined.weight);
+      }
+      if (!std::isfinite(value)) {  // the global loss: every rank stops here alike
+        return OnEveryRank(absl::AbortedError(absl::StrFormat(
             "training loss became %f at step %d; stopped. Lower train.optimizer.adamw.lr (now %g), "
-            "set train.clip_grad_norm, or check the data", value, step, peak_lr));
+            "set train.clip_grad_norm, or check the data", value, step, peak_lr)));
       }
       loss_sum += value;
-      Backward(accumulation == 1 ? loss : Scale(loss, 1.0f / accumulation));
-      tokens_seen += batch.batch * batch.length;
+      if (world == 1) {
+        Backward(accumulation == 1 ? loss : Scale(loss, 1.0f / accumulation));
+      } else {
+        Backward(Scale(loss, weight / accumulation));
+      }
+      tokens_seen += global.batch * global.length;
     }
     last_loss = loss_sum / accumulation;
+    if (world > 1) TVLAB_RETURN_IF_ERROR(reducer->ReduceGradients(params));
     const double grad_norm = ClipGradNorm(params, train.clip_grad_norm());
     const float lr = LearningRate(train.lr_schedule(), peak_lr, step, steps);
     optimizer.Step(lr);

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/distributed/gradient_reducer.h"
 #include "framework/interfaces/task.h"
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
@@ -35,6 +36,9 @@ struct TrainLoopCallbacks {
   std::function<absl::Status(const TrainState&)> checkpoint;
   // Optional (tests only).
   TrainerHooks* hooks = nullptr;
+  // Data parallel (framework/distributed/gradient_reducer.h): each rank
+  // trains on its shard of every global batch; null: one process.
+  GradientReducer* reducer = nullptr;
 };
 
 struct TrainLoopResult {
@@ -43,6 +47,13 @@ struct TrainLoopResult {
   double train_seconds = 0;  // including the time before a resume
 };
 
+// With a reducer of N > 1 ranks, each micro-batch is the rank's contiguous
+// shard of the global batch (train.batch_size rows), the loss is the global
+// batch's token-weighted mean (the same number on every rank) and gradients
+// are summed over the ranks before clipping, so N ranks follow one process's
+// trajectory up to float rounding. Dropout masks are keyed by
+// (micro-batch index, rank) then: independent across ranks, but not the
+// masks one process draws.
 // Trains from `state` (a fresh TrainState or a restored checkpoint's) up to
 // train.steps; `skip_training` runs no step (evaluation of given weights).
 // `progress` gets one line per log row. Fails with Aborted when the loss is
