@@ -19,6 +19,10 @@ enum Capability : uint32_t {
   // Position encodings: where they act inside attention.
   kRotatesQueriesAndKeys = 1u << 0,  // needs the layout to call RotateQueryOrKey
   kAddsLogitBias = 1u << 1,          // needs the layout to add LogitBias
+  // Position encodings: a property, not a need. Positions exist only up to
+  // model.max_seq_len (a learned table), so the plugin cannot extrapolate
+  // past it; validation refuses an eval.context_length beyond it.
+  kBoundedPositions = 1u << 2,
   // Attention layouts: what they do with the position plugin.
   kAppliesRotaryPositions = 1u << 8,  // calls RotateQueryOrKey on self-attention q and k
   kAppliesLogitBias = 1u << 9,        // adds LogitBias to self-attention logits (Attend does)

@@ -19,6 +19,7 @@ namespace {
 
 class LearnedPosition : public PositionEncoding {
  public:
+  static constexpr uint32_t kCapabilities = kBoundedPositions;  // no rows past model.max_seq_len
   static absl::Status Validate(const LearnedPositionOptions& options, const ModelDims& dims) {
     if (dims.max_seq_len < 0) {
       return absl::InvalidArgumentError(absl::StrCat(

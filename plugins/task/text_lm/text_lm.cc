@@ -6,6 +6,9 @@
 // disjoint, and since text repeats itself (a licence quotes its own
 // sentences), a training window whose input bytes equal an evaluation window's is
 // redrawn. The file is read once, when the task is created.
+// eval.context_length (TaskArgs::eval_context_length) evaluates on held-out
+// windows of that many bytes instead ("train short, test long"); training,
+// and the held-out chunks training windows are compared with, do not change.
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
@@ -35,7 +38,7 @@ class TextLm : public LanguageModelTask {
           "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
     return absl::OkStatus();
   }
-  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs&) {
+  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs& args) {
     auto text = ReadTextFile(o.path(), "task.options.path");
     if (!text.ok()) return text.status();
     const double heldout = text->size() * o.heldout_fraction();
@@ -45,7 +48,13 @@ class TextLm : public LanguageModelTask {
           "task.options.path: '", o.path(), "' has ", text->size(),
           " bytes, too few for windows of ", o.context_length(),
           " bytes in both splits; use a longer file or a shorter context_length"));
-    auto task = std::make_unique<TextLm>(*std::move(text), o);
+    const int64_t eval_context = args.eval_context_length > 0 ? args.eval_context_length : o.context_length();
+    if (heldout < eval_context + 1)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "eval.context_length: the held-out split of '", o.path(), "' has ", static_cast<int64_t>(heldout),
+          " bytes, too few for one evaluation window of ", eval_context,
+          " bytes; lower eval.context_length, raise task.options.heldout_fraction or use a longer file"));
+    auto task = std::make_unique<TextLm>(*std::move(text), o, eval_context);
     if (!task->HasTrainingWindow())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: every training window of '", o.path(),
@@ -53,12 +62,15 @@ class TextLm : public LanguageModelTask {
     return std::unique_ptr<Task>(std::move(task));
   }
 
-  TextLm(std::string text, const TextLmOptions& o) : context_(o.context_length()) {
+  TextLm(std::string text, const TextLmOptions& o, int64_t eval_context)
+      : context_(o.context_length()), eval_context_(eval_context) {
     const int64_t split = static_cast<int64_t>(text.size() * (1.0 - o.heldout_fraction()));
     train_ = text.substr(0, split);
     heldout_ = text.substr(split);
-    for (int64_t i = 0; i < NumEvalExamples(heldout_.size()); ++i)
-      heldout_windows_.insert(heldout_.substr(i * context_, context_));
+    // Held-out chunks of the training length, whatever eval.context_length
+    // is, so the training stream does not depend on it.
+    const int64_t chunks = (static_cast<int64_t>(heldout_.size()) - 1) / context_;
+    for (int64_t i = 0; i < chunks; ++i) heldout_windows_.insert(heldout_.substr(i * context_, context_));
   }
 
   // Whether some training window differs from every evaluation window.
@@ -70,6 +82,7 @@ class TextLm : public LanguageModelTask {
 
   int64_t vocab_size() const override { return 256; }
   int64_t max_length() const override { return context_; }
+  int64_t eval_length() const override { return eval_context_; }
 
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
     RngStream rng(seed, RngPurpose::kTrainData, step);
@@ -84,15 +97,15 @@ class TextLm : public LanguageModelTask {
           break;
         }
       }
-    return Windows(train_, offsets);
+    return Windows(train_, offsets, context_);
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
     std::vector<int64_t> offsets;
-    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * context_);
-    return Windows(heldout_, offsets);
+    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * eval_context_);
+    return Windows(heldout_, offsets, eval_context_);
   }
   int64_t NumEvalExamples(int64_t requested) const override {
-    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / context_);
+    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / eval_context_);
   }
   std::vector<int32_t> Tokenize(const std::string& text) const override {
     // Bytes 0..255 (char is signed here: 0x80 and above must not go negative).
@@ -111,26 +124,27 @@ class TextLm : public LanguageModelTask {
     std::vector<double> counts(256, 1.0);
     for (unsigned char c : train_) counts[c] += 1.0;
     const double total = static_cast<double>(train_.size()) + 256.0;
-    const int64_t n = NumEvalExamples(1 << 30) * context_;
+    const int64_t n = NumEvalExamples(1 << 30) * eval_context_;
     double nll = 0;
     for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[static_cast<unsigned char>(heldout_[i])] / total);
     return std::exp(nll / std::max<int64_t>(n, 1));
   }
 
  private:
-  Batch Windows(const std::string& text, const std::vector<int64_t>& offsets) const {
+  // Windows of `length` input bytes (and their next bytes as targets).
+  Batch Windows(const std::string& text, const std::vector<int64_t>& offsets, int64_t length) const {
     Batch b;
     b.batch = static_cast<int64_t>(offsets.size());
-    b.length = context_;
+    b.length = length;
     for (int64_t offset : offsets)
-      for (int64_t t = 0; t < context_; ++t) {
+      for (int64_t t = 0; t < length; ++t) {
         b.inputs.push_back(static_cast<unsigned char>(text[offset + t]));       // (B, T)
         b.targets.push_back(static_cast<unsigned char>(text[offset + t + 1]));  // (B, T)
       }
     return b;
   }
 
-  int64_t context_;
+  int64_t context_, eval_context_;  // training and evaluation window lengths
   std::string train_, heldout_;
   // The input bytes of every evaluation window.
   std::unordered_set<std::string> heldout_windows_;
