@@ -360,9 +360,28 @@ std::string Fnv1a64Hex(const std::string& bytes) {
   return hex;
 }
 
+namespace {
+
+// Fields added to the schema after run keys existed. At their default they
+// are left out of the key, so run directories trained before the field
+// existed keep their keys (a grid does not train them again, --report_only
+// finds them); set to anything else, they change the key like any field.
+// Add a field here when you add one to experiment.proto.
+void ClearLaterFieldsAtDefault(Experiment* spec) {
+  if (spec->has_train()) {
+    TrainSpec* train = spec->mutable_train();
+    if (train->divergence_loss() == 0) train->clear_divergence_loss();
+    if (!train->fail_on_divergence()) train->clear_fail_on_divergence();
+  }
+  if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
+}
+
+}  // namespace
+
 std::string RunKey(const Experiment& resolved) {
   Experiment unnamed = resolved;
   unnamed.clear_name();
+  ClearLaterFieldsAtDefault(&unnamed);
   return Fnv1a64Hex(SpecToText(unnamed));
 }
 

@@ -8,6 +8,7 @@
 
 #include "experiments/spec/spec_loader.h"
 #include "experiments/spec/text_format_errors.h"
+#include "framework/schema/spec_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -221,6 +222,29 @@ TEST(RunKey, FollowsTheResolvedSpecButNotItsName) {
   auto again = ResolveExperiment(*a, {}, "again", "x");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(RunKey(*again), RunKey(*a));
+}
+
+// Fields added to the schema later (train.divergence_loss,
+// train.fail_on_divergence, eval.context_length) are written out in the
+// resolved spec but leave the key as it was before they existed while at
+// their defaults, so finished runs are found again; other values count.
+TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
+  auto a = LoadExperiment(Write("later.pbtxt", kBase), {});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a->train().has_divergence_loss());  // resolved: every default written out
+  Experiment before = *a;  // what a binary without these fields resolved
+  before.clear_name();
+  before.mutable_train()->clear_divergence_loss();
+  before.mutable_train()->clear_fail_on_divergence();
+  before.mutable_eval()->clear_context_length();
+  EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
+  Experiment threshold = *a, fail = *a, longer = *a;
+  threshold.mutable_train()->set_divergence_loss(10);
+  fail.mutable_train()->set_fail_on_divergence(true);
+  longer.mutable_eval()->set_context_length(1024);
+  EXPECT_NE(RunKey(threshold), RunKey(*a));
+  EXPECT_NE(RunKey(fail), RunKey(*a));
+  EXPECT_NE(RunKey(longer), RunKey(*a));
 }
 
 TEST(LooksLikeGridSpec, TellsGridsFromExperiments) {
