@@ -104,9 +104,16 @@ int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Com
     return 1;
   }
   if (world.rank() != 0) return 0;
-  std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"
-            << "sequence_accuracy " << metrics->sequence_accuracy() << "\n"
-            << "final_train_loss " << metrics->final_train_loss() << "\n"
+  if (metrics->has_diverged_at_step()) {
+    // A result (exit 0): the grid's table counts it; the warning with the
+    // remedies was printed when it happened.
+    std::cout << "diverged_at_step " << metrics->diverged_at_step() << "\n"
+              << "diverged_loss " << metrics->diverged_loss() << "\n";
+  } else {
+    std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"
+              << "sequence_accuracy " << metrics->sequence_accuracy() << "\n";
+  }
+  std::cout << "final_train_loss " << metrics->final_train_loss() << "\n"
             << "parameters " << metrics->parameters() << "\n"
             << "train_seconds " << metrics->train_seconds() << "\n"
             << "run directory: " << run_dir << "\n";

@@ -29,11 +29,13 @@ using ::testing::Not;
 const char kBase[] = R"pb(name: "tiny_sort"
 model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 d_ff: 32 }
 task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 } } }
-train { steps: 20 log_every: 5 checkpoint_every: 10 }
+train { steps: 20 log_every: 5 checkpoint_every: 10 fail_on_divergence: true }
 eval { examples: 50 batch_size: 50 }
 )pb";
 
-// lr 1e30 makes the first update overflow: the run fails with a NaN loss.
+// lr 1e30 makes the first update overflow: with fail_on_divergence the run
+// fails with a NaN loss (without it, divergence is a recorded result: see
+// DivergedRunsAreDataNotFailures).
 std::string Grid(const std::string& lrs) {
   return "base_spec: \"base.pbtxt\"\n"
          "axis { field: \"model.position.plugin\" values: [\"none\", \"sinusoidal\"] label: \"position\" }\n"
@@ -67,6 +69,36 @@ class GridEndToEnd : public ::testing::Test {
   }
   std::string dir_;
 };
+
+TEST_F(GridEndToEnd, DivergedRunsAreDataNotFailures) {
+  std::string base = kBase;
+  base.replace(base.find(" fail_on_divergence: true"), std::string(" fail_on_divergence: true").size(), "");
+  Write("base.pbtxt", base);
+  Write("grid.pbtxt",
+        "base_spec: \"base.pbtxt\"\n"
+        "axis { field: \"train.optimizer.adamw.lr\" values: [\"1e-3\", \"1e30\"] label: \"lr\" }\n"
+        "seeds: [0, 1]\nbaseline: [\"lr=1e-3\"]\noutput_dir: \"out\"\n");
+  RunResult r = Run("grid.pbtxt --jobs 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // divergence is a result, not a failure
+  EXPECT_THAT(r.output, HasSubstr("lr=1e30 seed 0 in "));
+  EXPECT_THAT(r.output, HasSubstr(": diverged at step "));
+  const std::string csv = ReadFile(dir_ + "/out/results.csv");
+  EXPECT_EQ(Count(csv, ",finished,"), 2u) << csv;
+  EXPECT_EQ(Count(csv, ",diverged,"), 2u) << csv;
+  EXPECT_THAT(csv, HasSubstr(",diverged_at_step,diverged_loss\n"));
+  const std::string md = ReadFile(dir_ + "/out/results.md");
+  EXPECT_THAT(md, HasSubstr("4 runs: 4 finished (2 of them diverged), 0 failed, 0 not run."));
+  EXPECT_THAT(md, HasSubstr("| lr | seeds | diverged |"));
+  // The diverged cell keeps its row: 0 seeds with results, 2 of 2 diverged and where.
+  EXPECT_THAT(md, HasSubstr("| 1e30 | 0/2 | 2/2 (steps "));
+  EXPECT_THAT(md, HasSubstr("seed 1 diverged at step "));
+  EXPECT_THAT(md, HasSubstr("| 1e-3 (baseline) | 2 | 0 | "));
+  EXPECT_THAT(ReadFile(dir_ + "/out/token_accuracy.svg"), HasSubstr("2 of 2 seeds diverged"));
+  // A second invocation keeps them: they are finished.
+  RunResult again = Run("grid.pbtxt");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("4 runs: 4 finished (skipped)"));
+}
 
 TEST_F(GridEndToEnd, TrainsEveryCellRecordsFailuresResumesAndExtends) {
   Write("grid.pbtxt", Grid("\"1e-3\", \"1e30\""));

@@ -145,7 +145,7 @@ TEST_F(GridRigor, EqualBudgetColumnsAndUnmatchableBudgets) {
   EXPECT_THAT(Row(md, "swiglu"), HasSubstr("| 21 | -0.23% |"));
   EXPECT_THAT(Row(md, "no position"), HasSubstr("| 32 | +0.00% |"));
   std::string csv = ReadFile(dir_ + "/out/results.csv");
-  EXPECT_THAT(csv, HasSubstr(",error,solved_value,budget_deviation\n"));
+  EXPECT_THAT(csv, HasSubstr(",error,solved_value,budget_deviation,diverged_at_step,diverged_loss\n"));
   EXPECT_THAT(csv, HasSubstr(",21,-0.00232"));
   // Unmatchable: d_ff cannot move the KV cache. Exit 2, nothing trained.
   Write("kv.pbtxt", Grid("0", "row { name: \"mqa\" set: [\"model.num_heads=4\", \"model.attention.layout=mqa\"] } ") +

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"
 
@@ -102,17 +103,108 @@ TEST(RunBinary, BadSpecIsRejectedBeforeAnyRunDirectoryExists) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-TEST(RunBinary, DivergingLossStopsWithAClearMessage) {
-  std::string spec = Spec("nan",
-                          "name: \"nan\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 "
-                          "num_heads: 2 }\ntask { plugin: \"sort_digits\" }\ntrain { steps: 200 optimizer { "
-                          "adamw { lr: 1e6 } } }\n");
+const char kDivergingSpec[] =
+    "name: \"nan\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 1 "
+    "num_heads: 2 }\ntask { plugin: \"sort_digits\" }\ntrain { steps: 200 optimizer { "
+    "adamw { lr: 1e6 } } }\n";
+
+TEST(RunBinary, DivergingLossIsARecordedResult) {
   std::string out = TempDir() + "/nan_run";
-  RunResult r = RunBinary(spec + " --output_dir " + out);
+  RunResult r = RunBinary(Spec("nan", kDivergingSpec) + " --output_dir " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: training diverged at step "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  const std::string metrics = ReadFile(out + "/metrics.json");
+  EXPECT_NE(metrics.find("\"diverged_at_step\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"diverged_loss\""), std::string::npos) << metrics;
+  // Nothing was evaluated: no evaluation metric is written as a fake 0.
+  EXPECT_EQ(metrics.find("token_accuracy"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("eval_loss"), std::string::npos) << metrics;
+}
+
+TEST(RunBinary, DivergingLossAboveTheThresholdIsRecorded) {
+  // A loss of ~2.3 at init is above 0.5: step 0 diverges by the threshold.
+  std::string out = TempDir() + "/threshold_run";
+  RunResult r = RunBinary(Spec("thr", kSpec) + " --set train.divergence_loss=0.5 --output_dir " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: training diverged at step 0 (loss "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("> train.divergence_loss 0.5"), std::string::npos) << r.output;
+  EXPECT_NE(ReadFile(out + "/metrics.json").find("\"diverged_at_step\": 0"), std::string::npos);
+}
+
+TEST(RunBinary, FailOnDivergenceStopsWithAClearMessage) {
+  std::string out = TempDir() + "/nan_fail_run";
+  RunResult r = RunBinary(Spec("nanfail", kDivergingSpec) + " --set train.fail_on_divergence=true --output_dir " + out);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("training loss became"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out + "/metrics.json"));
+}
+
+TEST(RunBinary, NegativeDivergenceLossIsRejected) {
+  RunResult r = RunBinary(Spec("negthr", kSpec) + " --set train.divergence_loss=-1 --output_dir " +
+                          TempDir() + "/never_thr");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("train.divergence_loss must be >= 0 (got -1)"), std::string::npos) << r.output;
+}
+
+// A byte-level LM trained at context 16 on the GPL-3 text (35149 bytes; the
+// last tenth, 3514 bytes, held out).
+std::string TextLmSpec(const std::string& position, int eval_context, int examples = 13) {
+  return absl::StrCat(
+      "name: \"lm\"\nmodel { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 position { plugin: \"",
+      position, "\" } }\ntask { plugin: \"text_lm\" options { [type.googleapis.com/tvlab.TextLmOptions] { path: "
+      "\"/usr/share/common-licenses/GPL-3\" context_length: 16 } } }\ntrain { steps: 2 batch_size: 4 }\n"
+      "eval { examples: ", examples, " context_length: ", eval_context, " }\n");
+}
+
+TEST(RunBinary, EvaluatesAtALongerContextThanTraining) {
+  for (const char* position : {"sinusoidal", "rope", "alibi"}) {
+    std::string out = TempDir() + "/long_eval_" + position;
+    RunResult r = RunBinary(Spec(std::string("long_") + position, TextLmSpec(position, 256)) +
+                            " --output_dir " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::string metrics = ReadFile(out + "/metrics.json");
+    // (3514 - 1) / 256 = 13 windows of 256 bytes, where context 16 gives 219.
+    EXPECT_NE(metrics.find("\"eval_examples\": 13,"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("\"perplexity\""), std::string::npos) << metrics;
+    // The model is still built for the training context.
+    EXPECT_NE(ReadFile(out + "/spec.resolved.pbtxt").find("max_seq_len: 16"), std::string::npos);
+  }
+  // There are exactly 13 windows of 256 held-out bytes: a 14th is refused.
+  RunResult more = RunBinary(Spec("long_14", TextLmSpec("rope", 256, 14)) + " --output_dir " +
+                             TempDir() + "/never_14");
+  EXPECT_EQ(more.exit_code, 2) << more.output;
+  EXPECT_NE(more.output.find("holds only 13 held-out examples"), std::string::npos) << more.output;
+}
+
+TEST(RunBinary, LearnedPositionsCannotEvaluatePastTheirTable) {
+  RunResult r = RunBinary(Spec("long_learned", TextLmSpec("learned", 64)) + " --output_dir " +
+                          TempDir() + "/never_learned");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("eval.context_length (64) is past the positions 'learned' has: its table has "
+                          "model.max_seq_len = 16 rows"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Set eval.context_length <= 16, or use a position plugin that extrapolates"),
+            std::string::npos) << r.output;
+  // Within the table it is fine.
+  std::string out = TempDir() + "/learned_same";
+  RunResult ok = RunBinary(Spec("same_learned", TextLmSpec("learned", 16)) + " --output_dir " + out);
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+TEST(RunBinary, EvalContextLengthOnATaskWithoutItIsRejected) {
+  RunResult r = RunBinary(Spec("sort_ctx", kSpec) + " --set eval.context_length=32 --output_dir " +
+                          TempDir() + "/never_ctx");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("eval.context_length (32): task 'sort_digits' evaluates at its own length (8) and "
+                          "cannot change it"),
+            std::string::npos) << r.output;
+  RunResult too_long = RunBinary(Spec("too_long", TextLmSpec("rope", 5000)) + " --output_dir " +
+                                 TempDir() + "/never_long");
+  EXPECT_EQ(too_long.exit_code, 2) << too_long.output;
+  EXPECT_NE(too_long.output.find("too few for one evaluation window of 5000 bytes"), std::string::npos)
+      << too_long.output;
 }
 
 TEST(RunBinary, MissingSpecFileIsNamed) {

@@ -322,7 +322,12 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
         ++summary.succeeded;
         auto metrics = ReadMetrics(run.run_dir);
         std::string score;
-        if (metrics.ok()) score = absl::StrFormat(": token_accuracy %.3f", metrics->token_accuracy());
+        if (metrics.ok() && metrics->has_diverged_at_step()) {
+          score = absl::StrFormat(": diverged at step %d (loss %g), recorded", metrics->diverged_at_step(),
+                                  metrics->diverged_loss());
+        } else if (metrics.ok()) {
+          score = absl::StrFormat(": token_accuracy %.3f", metrics->token_accuracy());
+        }
         display.Event(absl::StrCat("finished ", RunName(*c->planned), " in ", FormatDuration(seconds), score,
                                    "  [", display.done(), "/", display.total(), " done, ETA ",
                                    display.Eta(running), "]"));

@@ -72,7 +72,7 @@ std::vector<std::pair<double, double>> MeanCurve(const CellOutcome& cell) {
   std::map<double, std::pair<double, int>> by_step;
   int curves = 0;
   for (const RunOutcome& r : cell.runs) {
-    if (r.state != RunState::kFinished || r.loss_curve.empty()) continue;
+    if (r.state != RunState::kFinished || r.diverged() || r.loss_curve.empty()) continue;
     ++curves;
     for (const auto& [step, loss] : r.loss_curve) {
       by_step[step].first += loss;
@@ -131,7 +131,7 @@ CellStyle StyleOf(const ExpandedGrid& grid, size_t cell) {
 std::vector<double> CellOutcome::Values(const std::string& metric) const {
   std::vector<double> out;
   for (const RunOutcome& r : runs) {
-    if (r.state != RunState::kFinished) continue;
+    if (r.state != RunState::kFinished || r.diverged()) continue;
     auto v = MetricValue(r.metrics, metric);
     if (v.ok()) out.push_back(*v);
   }
@@ -140,7 +140,13 @@ std::vector<double> CellOutcome::Values(const std::string& metric) const {
 
 int CellOutcome::finished() const {
   int n = 0;
-  for (const RunOutcome& r : runs) n += r.state == RunState::kFinished;
+  for (const RunOutcome& r : runs) n += r.state == RunState::kFinished && !r.diverged();
+  return n;
+}
+
+int CellOutcome::diverged() const {
+  int n = 0;
+  for (const RunOutcome& r : runs) n += r.diverged();
   return n;
 }
 
@@ -216,6 +222,7 @@ std::string ResultsCsv(const GridResults& results) {
     header.push_back(h);
   const bool budgets = grid.spec.has_equal_budget();
   if (budgets) header.insert(header.end(), {"solved_value", "budget_deviation"});
+  header.insert(header.end(), {"diverged_at_step", "diverged_loss"});
   std::string out = absl::StrCat(absl::StrJoin(header, ","), "\n");
 
   for (size_t c = 0; c < results.cells.size(); ++c) {
@@ -228,13 +235,13 @@ std::string ResultsCsv(const GridResults& results) {
       row.insert(row.end(), {"", "invalid", baseline});
       row.resize(row.size() + metrics.size() + 6);
       row.push_back(CsvField(OneLine(cell.cell->invalid_reason)));
-      if (budgets) row.resize(row.size() + 2);
+      row.resize(row.size() + (budgets ? 2 : 0) + 2);
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
       continue;
     }
     for (const RunOutcome& r : cell.runs) {
       std::vector<std::string> row = prefix;
-      row.insert(row.end(), {absl::StrCat(r.run->seed), RunStateName(r.state), baseline});
+      row.insert(row.end(), {absl::StrCat(r.run->seed), r.diverged() ? "diverged" : RunStateName(r.state), baseline});
       for (const std::string& m : metrics) {
         // Empty for an unfinished run and for a metric the run's task lacks.
         auto value = r.state == RunState::kFinished ? MetricValue(r.metrics, m)
@@ -256,6 +263,8 @@ std::string ResultsCsv(const GridResults& results) {
         row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
         row.push_back(b ? Num(b->deviation) : "");
       }
+      row.push_back(r.diverged() ? absl::StrCat(r.metrics.diverged_at_step()) : "");
+      row.push_back(r.diverged() ? Num(r.metrics.diverged_loss()) : "");
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
     }
   }
@@ -273,9 +282,17 @@ std::string ResultsMarkdown(const GridResults& results) {
   for (const CellOutcome& c : results.cells) total_runs += c.runs.size();
   std::string out = absl::StrCat("# ", grid.name, ": results\n\n");
   absl::StrAppend(&out, results.cells.size(), " cells (", grid.num_invalid(), " invalid), ", total_runs,
-                  " runs: ", results.runs(RunState::kFinished), " finished, ", results.runs(RunState::kFailed),
-                  " failed, ", results.runs(RunState::kNotRun), " not run.\n");
+                  " runs: ", results.runs(RunState::kFinished), " finished");
+  int diverged_runs = 0;
+  for (const CellOutcome& c : results.cells) diverged_runs += c.diverged();
+  if (diverged_runs > 0) absl::StrAppend(&out, " (", diverged_runs, " of them diverged)");
+  absl::StrAppend(&out, ", ", results.runs(RunState::kFailed), " failed, ", results.runs(RunState::kNotRun),
+                  " not run.\n");
   absl::StrAppend(&out, "Metrics are mean ± sample std over the seeds that finished (n in `seeds`)");
+  if (diverged_runs > 0) {
+    absl::StrAppend(&out, "; seeds whose training diverged (loss not finite or above train.divergence_loss) "
+                    "are counted in **diverged** (with the step) and left out of the means");
+  }
   if (has_baseline) {
     absl::StrAppend(&out, "; Δ = cell mean − baseline mean, baseline **", grid.cells[grid.baseline].label, "**");
   }
@@ -316,6 +333,7 @@ std::string ResultsMarkdown(const GridResults& results) {
 
   std::vector<std::string> header = grid.axis_labels;
   header.push_back("seeds");
+  if (diverged_runs > 0) header.push_back("diverged");
   for (const std::string& m : quality) {
     header.push_back(m == main ? absl::StrCat("**", m, "**") : m);
     if (has_baseline) header.push_back("Δ");
@@ -347,7 +365,8 @@ std::string ResultsMarkdown(const GridResults& results) {
     std::vector<std::string> notes;
     if (!cell.cell->valid()) {
       row.push_back("–");
-      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5 + (budgets ? 2 : 0);
+      for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5 + (budgets ? 2 : 0) +
+                                 (diverged_runs > 0 ? 1 : 0);
            ++i)
         row.push_back("");
       notes.push_back(absl::StrCat("invalid: ", FirstLine(cell.cell->invalid_reason)));
@@ -355,6 +374,16 @@ std::string ResultsMarkdown(const GridResults& results) {
       row.push_back(cell.finished() == static_cast<int>(cell.runs.size())
                         ? absl::StrCat(cell.finished())
                         : absl::StrCat(cell.finished(), "/", cell.runs.size()));
+      if (diverged_runs > 0) {
+        // "2/3 (steps 12, 40)": diverged seeds of the cell and where.
+        std::vector<std::string> steps;
+        for (const RunOutcome& r : cell.runs)
+          if (r.diverged()) steps.push_back(absl::StrCat(r.metrics.diverged_at_step()));
+        row.push_back(steps.empty() ? "0"
+                                    : absl::StrCat(steps.size(), "/", cell.runs.size(),
+                                                   steps.size() == 1 ? " (step " : " (steps ",
+                                                   absl::StrJoin(steps, ", "), ")"));
+      }
       for (const std::string& m : quality) {
         SeedStats s = Summarize(cell.Values(m));
         row.push_back(FormatMeanStd(s, 3));
@@ -400,6 +429,9 @@ std::string ResultsMarkdown(const GridResults& results) {
         if (r.state == RunState::kFailed)
           notes.push_back(absl::StrCat("seed ", r.run->seed, " failed: ", FailureSummary(r.error)));
         if (r.state == RunState::kNotRun) notes.push_back(absl::StrCat("seed ", r.run->seed, " not run"));
+        if (r.diverged())
+          notes.push_back(absl::StrFormat("seed %d diverged at step %d (loss %g)", r.run->seed,
+                                          r.metrics.diverged_at_step(), r.metrics.diverged_loss()));
       }
     }
     row.push_back(MdCell(absl::StrJoin(notes, "; ")));
@@ -422,7 +454,7 @@ std::string LossCurvesSvg(const GridResults& results) {
     const CellOutcome& cell = results.cells[c];
     const CellStyle style = StyleOf(*results.grid, c);
     for (const RunOutcome& r : cell.runs) {
-      if (r.state != RunState::kFinished || cell.finished() < 2) continue;
+      if (r.state != RunState::kFinished || r.diverged() || cell.finished() < 2) continue;
       LineSeries s;
       s.color = style.color, s.width = 1, s.opacity = 0.3;
       for (const auto& [step, loss] : r.loss_curve) s.x.push_back(step), s.y.push_back(loss);
@@ -459,6 +491,7 @@ std::string MainMetricSvg(const GridResults& results) {
     std::vector<std::string> missing;
     int failed = 0, not_run = 0;
     for (const RunOutcome& r : cell.runs) failed += r.state == RunState::kFailed, not_run += r.state == RunState::kNotRun;
+    if (cell.diverged() > 0) missing.push_back(absl::StrCat(cell.diverged(), " of ", cell.runs.size(), " seeds diverged"));
     if (failed > 0) missing.push_back(absl::StrCat(failed, " of ", cell.runs.size(), " seeds failed"));
     if (not_run > 0) missing.push_back(absl::StrCat(not_run, " of ", cell.runs.size(), " seeds not run"));
     if (!missing.empty()) bar.note = absl::StrJoin(missing, ", ");

@@ -4,6 +4,7 @@
 // A grid's results, read back from its run directories alone (so they can
 // be rebuilt after a crash), and written as:
 //   results.csv        one row per cell and seed, every metric and cost
+//                      (state "diverged" with its step for a diverged run)
 //   results.md         one row per cell: mean ± std over seeds, delta
 //                      against the baseline cell, cost columns, the plots
 //   loss_curves.svg    training loss of every cell on shared axes
@@ -29,6 +30,9 @@ struct RunOutcome {
   RunMetrics metrics;  // when finished
   std::string error;   // when failed, or when metrics.json is unreadable
   std::vector<std::pair<double, double>> loss_curve;  // (step, loss)
+  // Finished, but training diverged (metrics.json has diverged_at_step):
+  // a result, with no evaluation metrics.
+  bool diverged() const { return state == RunState::kFinished && metrics.has_diverged_at_step(); }
 };
 
 struct CellOutcome {
@@ -36,9 +40,10 @@ struct CellOutcome {
   std::vector<RunOutcome> runs;  // one per seed
   std::optional<CostEstimate> cost;
   std::string cost_error;  // why `cost` is missing for a valid cell
-  // Values of `metric` over the finished seeds.
+  // Values of `metric` over the finished seeds that did not diverge.
   std::vector<double> Values(const std::string& metric) const;
-  int finished() const;
+  int finished() const;  // finished and not diverged: the seeds with results
+  int diverged() const;  // finished by diverging
 };
 
 struct GridResults {

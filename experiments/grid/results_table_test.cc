@@ -121,6 +121,37 @@ TEST_F(ResultsTableTest, AbsentMetricsAreEmptyNotZero) {
   EXPECT_THAT(md, HasSubstr("| none | 3 |"));
 }
 
+// A run whose training diverged is finished, with no evaluation metrics: the
+// table counts it per cell (with the step), keeps the row, and leaves it out
+// of the means and the test instead of showing a fake 0 or a failure.
+TEST_F(ResultsTableTest, DivergedRunsAreCountedNotAveraged) {
+  Write(grid_.cells[0].runs[2].run_dir + "/metrics.json",
+        "{\"diverged_at_step\": 7, \"diverged_loss\": \"NaN\", \"final_train_loss\": 2.1, \"steps\": 7}");
+  GridResults r = CollectResults(grid_);
+  EXPECT_EQ(r.runs(RunState::kFinished), 5);
+  EXPECT_TRUE(r.cells[0].runs[2].diverged());
+  EXPECT_FALSE(r.cells[0].runs[1].diverged());
+  EXPECT_EQ(r.cells[0].diverged(), 1);
+  EXPECT_EQ(r.cells[0].finished(), 2);
+  EXPECT_EQ(r.cells[0].Values("token_accuracy"), (std::vector<double>{0.30, 0.31}));
+  EXPECT_EQ(r.cells[0].Values("final_train_loss"), (std::vector<double>{1.7, 1.7}));
+  const std::string md = ResultsMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("5 finished (1 of them diverged), 1 failed"));
+  EXPECT_THAT(md, HasSubstr("| position | seeds | diverged | **token_accuracy** |"));
+  EXPECT_THAT(md, HasSubstr("| none | 2/3 | 1/3 (step 7) | 0.305 ± 0.007 |"));
+  EXPECT_THAT(md, HasSubstr("| sinusoidal (baseline) | 2/3 | 0 | 0.980 ± 0.014 |"));
+  EXPECT_THAT(md, HasSubstr("seed 2 diverged at step 7 (loss nan)"));
+  EXPECT_THAT(md, Not(HasSubstr("seed 2 failed: training diverged")));
+  const std::string csv = ResultsCsv(r);
+  EXPECT_THAT(csv, HasSubstr("position=none,none,2,diverged,false,,,,2.1,"));
+  EXPECT_THAT(csv, HasSubstr(",7,nan\n"));
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
+  for (const std::string& line : lines)  // (quoted fields may hold commas)
+    if (line.find('"') == std::string::npos) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+  EXPECT_THAT(MainMetricSvg(r), HasSubstr("1 of 3 seeds diverged"));
+}
+
 TEST_F(ResultsTableTest, CsvHasOneRowPerCellAndSeed) {
   std::string csv = ResultsCsv(CollectResults(grid_));
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());

@@ -17,7 +17,10 @@
 #include "experiments/spec/spec_overrides.h"
 #include "framework/data/load_task.h"
 #include "experiments/spec/text_format_errors.h"
+#include "framework/interfaces/plugin_kinds.h"
+#include "google/protobuf/any.pb.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 
 namespace tvlab {
@@ -360,9 +363,45 @@ std::string Fnv1a64Hex(const std::string& bytes) {
   return hex;
 }
 
+namespace {
+
+// Fields added to the schema after run keys existed. At their default they
+// are left out of the key, so run directories trained before the field
+// existed keep their keys (a grid does not train them again, --report_only
+// finds them); set to anything else, they change the key like any field.
+// Add a field here when you add one to experiment.proto.
+void ClearLaterFieldsAtDefault(Experiment* spec) {
+  if (spec->has_train()) {
+    TrainSpec* train = spec->mutable_train();
+    if (train->divergence_loss() == 0) train->clear_divergence_loss();
+    if (!train->fail_on_divergence()) train->clear_fail_on_divergence();
+  }
+  if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
+  if (spec->has_runtime() && spec->runtime().attention() == "auto") spec->mutable_runtime()->clear_attention();
+  // Task options: text tasks' `tokenizer` (bytes by default).
+  const PluginKind& task = PluginKindById("task");
+  auto options = UnpackPluginOptions(*spec, task);
+  if (!options.ok()) return;
+  const auto* tokenizer = (*options)->GetDescriptor()->FindFieldByName("tokenizer");
+  const auto* reflection = (*options)->GetReflection();
+  if (tokenizer == nullptr || !reflection->HasField(**options, tokenizer)) return;
+  const google::protobuf::Message& value = reflection->GetMessage(**options, tokenizer);
+  std::unique_ptr<google::protobuf::Message> defaults(value.New());
+  if (!google::protobuf::util::MessageDifferencer::Equivalent(value, *defaults)) return;
+  reflection->ClearField(options->get(), tokenizer);
+  auto* any = static_cast<google::protobuf::Any*>(
+      MutableParentIn(spec, task)->GetReflection()->MutableMessage(
+          MutableParentIn(spec, task),
+          MutableParentIn(spec, task)->GetDescriptor()->FindFieldByName(task.options_field)));
+  any->PackFrom(**options);
+}
+
+}  // namespace
+
 std::string RunKey(const Experiment& resolved) {
   Experiment unnamed = resolved;
   unnamed.clear_name();
+  ClearLaterFieldsAtDefault(&unnamed);
   return Fnv1a64Hex(SpecToText(unnamed));
 }
 

@@ -89,7 +89,9 @@ std::string InvalidCellsReport(const ExpandedGrid& grid);
 // 16 hex digits of a 64-bit FNV-1a hash of SpecToText(spec) with `name`
 // cleared: stable across runs and machines for a given protobuf version,
 // sensitive to every resolved field including the seed, and blind to the
-// experiment's display name.
+// experiment's display name. Fields added to the schema after keys existed
+// are left out while at their defaults (grid_loader.cc lists them), so
+// adding a field does not orphan every finished run directory.
 std::string RunKey(const Experiment& resolved);
 // The hash RunKey uses: FNV-1a, 64 bits, as 16 lower-case hex digits.
 std::string Fnv1a64Hex(const std::string& bytes);

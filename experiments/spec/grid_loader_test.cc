@@ -8,6 +8,8 @@
 
 #include "experiments/spec/spec_loader.h"
 #include "experiments/spec/text_format_errors.h"
+#include "framework/schema/spec_text.h"
+#include "plugins/task/text_lm/text_lm.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -221,6 +223,62 @@ TEST(RunKey, FollowsTheResolvedSpecButNotItsName) {
   auto again = ResolveExperiment(*a, {}, "again", "x");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(RunKey(*again), RunKey(*a));
+}
+
+// Fields added to the schema later (train.divergence_loss,
+// train.fail_on_divergence, eval.context_length) are written out in the
+// resolved spec but leave the key as it was before they existed while at
+// their defaults, so finished runs are found again; other values count.
+TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
+  auto a = LoadExperiment(Write("later.pbtxt", kBase), {});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a->train().has_divergence_loss());  // resolved: every default written out
+  Experiment before = *a;  // what a binary without these fields resolved
+  before.clear_name();
+  before.mutable_train()->clear_divergence_loss();
+  before.mutable_train()->clear_fail_on_divergence();
+  before.mutable_eval()->clear_context_length();
+  before.mutable_runtime()->clear_attention();
+  EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
+  Experiment threshold = *a, fail = *a, longer = *a, unfused = *a;
+  unfused.mutable_runtime()->set_attention("unfused");
+  EXPECT_NE(RunKey(unfused), RunKey(*a));
+  threshold.mutable_train()->set_divergence_loss(10);
+  fail.mutable_train()->set_fail_on_divergence(true);
+  longer.mutable_eval()->set_context_length(1024);
+  EXPECT_NE(RunKey(threshold), RunKey(*a));
+  EXPECT_NE(RunKey(fail), RunKey(*a));
+  EXPECT_NE(RunKey(longer), RunKey(*a));
+}
+
+// A text task's tokenizer option (added later; bytes by default) is written
+// into the resolved task options; at its default it leaves the key alone
+// (the scaling_positions runs were trained before it existed).
+TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
+  const std::string spec =
+      "name: \"lm\"\nmodel { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
+      "task { plugin: \"text_lm\" options { [type.googleapis.com/tvlab.TextLmOptions] { "
+      "path: \"/usr/share/common-licenses/GPL-3\" context_length: 16 } } }\n"
+      "train { steps: 2 }\neval { examples: 2 }\n";
+  auto bytes = LoadExperiment(Write("lm.pbtxt", spec), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  ASSERT_NE(SpecToText(*bytes).find("tokenizer"), std::string::npos);  // written out
+  Experiment before = *bytes;  // what a binary without the option resolved
+  before.clear_name();
+  before.mutable_train()->clear_divergence_loss();
+  before.mutable_train()->clear_fail_on_divergence();
+  before.mutable_eval()->clear_context_length();
+  before.mutable_runtime()->clear_attention();
+  TextLmOptions options;
+  ASSERT_TRUE(before.task().options().UnpackTo(&options));
+  options.clear_tokenizer();
+  before.mutable_task()->mutable_options()->PackFrom(options);
+  EXPECT_EQ(RunKey(*bytes), Fnv1a64Hex(SpecToText(before)));
+  auto sentencepiece = LoadExperiment(
+      Write("lm.pbtxt", spec), {"task.options.tokenizer.kind=SENTENCEPIECE",
+                                "task.options.tokenizer.vocab_size=500"});
+  ASSERT_TRUE(sentencepiece.ok()) << sentencepiece.status();
+  EXPECT_NE(RunKey(*sentencepiece), RunKey(*bytes));
 }
 
 TEST(LooksLikeGridSpec, TellsGridsFromExperiments) {

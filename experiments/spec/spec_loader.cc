@@ -63,6 +63,7 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   auto task = LoadTask(spec);
   p.Add(task.status());
   ValidateModelSpec(spec, task.ok() ? (*task)->max_length() : 0, &p);
+  if (task.ok()) ValidateEvalContext(spec, (*task)->max_length(), (*task)->eval_length(), &p);
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);

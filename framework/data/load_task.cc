@@ -112,10 +112,12 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
   if (!options.ok()) return options.status();
   TaskArgs args;
   args.family = family;
+  args.eval_context_length = spec.eval().context_length();
   absl::Status valid = (*entry)->validate(**options, args);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("task (", name, "): ", valid.message()));
 
   const std::string key = absl::StrCat(name, "\n", ModelSpec::Family_Name(family), "\n",
+                                       args.eval_context_length, "\n",
                                        (*options)->SerializeAsString());
   std::shared_ptr<const Task> shared;
   {

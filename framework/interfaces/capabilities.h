@@ -19,6 +19,10 @@ enum Capability : uint32_t {
   // Position encodings: where they act inside attention.
   kRotatesQueriesAndKeys = 1u << 0,  // needs the layout to call RotateQueryOrKey
   kAddsLogitBias = 1u << 1,          // needs the layout to add LogitBias
+  // Position encodings: a property, not a need. Positions exist only up to
+  // model.max_seq_len (a learned table), so the plugin cannot extrapolate
+  // past it; validation refuses an eval.context_length beyond it.
+  kBoundedPositions = 1u << 2,
   // Can run inside the fused attention kernel (attend.h), declared
   // statically so that validation's memory estimate knows before anything
   // is built whether (T, S) buffers will exist. The conformance suites check

@@ -68,6 +68,10 @@ enum class TaskKind {
 struct TaskArgs {
   // Sequence-pair tasks pack rows differently per family.
   ModelSpec::Family family = ModelSpec::FAMILY_UNSPECIFIED;
+  // eval.context_length: evaluation windows of this many tokens instead of
+  // the training length (0 = the same). Only tasks whose eval_length()
+  // follows it support it; validation refuses it for the others.
+  int64_t eval_context_length = 0;
 };
 
 class Task {
@@ -77,6 +81,9 @@ class Task {
   virtual int64_t vocab_size() const = 0;
   // Longest sequence a model position sees (sizes position tables).
   virtual int64_t max_length() const = 0;
+  // Longest evaluation sequence: max_length() unless the task evaluates at
+  // TaskArgs::eval_context_length (text_lm).
+  virtual int64_t eval_length() const { return max_length(); }
   // A fresh training batch; a pure function of (seed, step).
   virtual Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const = 0;
   // Held-out examples [first, first + count), from the eval seed.

@@ -120,4 +120,28 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
   }
 }
 
+void ValidateEvalContext(const Experiment& spec, int64_t task_length, int64_t task_eval_length,
+                         Problems* p) {
+  const int64_t eval_length = spec.eval().context_length();
+  if (eval_length <= 0) return;
+  if (task_eval_length != eval_length) {
+    p->Add(absl::StrCat("eval.context_length (", eval_length, "): task '", spec.task().plugin(),
+                        "' evaluates at its own length (", task_eval_length,
+                        ") and cannot change it; remove eval.context_length (language-model tasks "
+                        "such as text_lm support it)"));
+    return;
+  }
+  const PluginKind& position_kind = PluginKindById("position");
+  const std::string position = PluginNameIn(spec, position_kind);
+  const int64_t table = spec.model().max_seq_len() > 0 ? spec.model().max_seq_len() : task_length;
+  if ((position_kind.capabilities(position) & kBoundedPositions) && table > 0 && eval_length > table) {
+    p->Add(absl::StrCat(
+        "eval.context_length (", eval_length, ") is past the positions '", position,
+        "' has: its table has model.max_seq_len = ", table,
+        " rows (the training context), and a learned position it never trained cannot be "
+        "extrapolated to. Set eval.context_length <= ", table,
+        ", or use a position plugin that extrapolates (sinusoidal, rope, alibi or none)"));
+  }
+}
+
 }  // namespace tvlab

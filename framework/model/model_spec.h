@@ -21,6 +21,14 @@ ModelDims ModelDimsFromSpec(const Experiment& spec);
 // validated at model.max_seq_len, or at the task's length when that is 0.
 void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* problems);
 
+// eval.context_length against the task and the position plugin: the task
+// must evaluate at that length (`task_eval_length`, Task::eval_length()),
+// and a position plugin with bounded positions (kBoundedPositions: learned)
+// cannot evaluate past model.max_seq_len (the task's training length when
+// 0). Does nothing when eval.context_length is 0.
+void ValidateEvalContext(const Experiment& spec, int64_t task_length, int64_t task_eval_length,
+                         Problems* problems);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_FRAMEWORK_MODEL_MODEL_SPEC_H_

@@ -55,6 +55,25 @@ RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& 
   return metrics;
 }
 
+// What a diverged run records: where it diverged and what the steps before
+// it cost; evaluation metrics stay absent.
+RunMetrics DivergedMetrics(const Experiment& spec, const Model& model, const TrainLoopResult& trained) {
+  RunMetrics metrics;
+  metrics.set_diverged_at_step(static_cast<int32_t>(*trained.diverged_at_step));
+  metrics.set_diverged_loss(trained.diverged_loss);
+  metrics.set_final_train_loss(trained.last_loss);
+  metrics.set_parameters(model.NumParameters());
+  metrics.set_train_seconds(trained.train_seconds);
+  metrics.set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
+  metrics.set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
+  metrics.set_steps(static_cast<int32_t>(trained.steps_done));
+  metrics.set_backend(spec.runtime().backend());
+  metrics.set_threads(spec.runtime().threads());
+  metrics.set_peak_memory_bytes(
+      static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+  return metrics;
+}
+
 }  // namespace
 
 absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
@@ -177,6 +196,14 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,
                          RunTrainLoop(spec, *model, *task, params, optimizer, state,
                                       options.eval_only, progress, callbacks));
+
+  if (trained.diverged_at_step) {
+    // A result, not an error: no evaluation (the weights are not finite or
+    // far off) and no weights file; metrics.json says where it diverged.
+    RunMetrics metrics = DivergedMetrics(spec, *model, trained);
+    if (writer) TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
+    return metrics;
+  }
 
   // Every rank evaluates (the same held-out set, the same weights: the same
   // numbers); rank 0 writes them.

@@ -27,6 +27,10 @@ std::string FormatEta(double seconds) {
 
 }  // namespace
 
+bool Diverged(double loss, float divergence_loss) {
+  return !std::isfinite(loss) || (divergence_loss > 0 && loss > divergence_loss);
+}
+
 absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model& model, const Task& task,
                                              const NamedVars& params, AdamW& optimizer,
                                              const TrainState& state, bool skip_training,
@@ -64,10 +68,32 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
         value = combined.loss;
         weight = static_cast<float>(combined.weight);
       }
-      if (!std::isfinite(value)) {  // the global loss: every rank stops here alike
+      // `value` is the global loss: every rank decides alike below.
+      if (Diverged(value, train.divergence_loss()) && train.fail_on_divergence()) {
         return OnEveryRank(absl::AbortedError(absl::StrFormat(
-            "training loss became %f at step %d; stopped. Lower train.optimizer.adamw.lr (now %g), "
-            "set train.clip_grad_norm, or check the data", value, step, peak_lr)));
+            "training loss became %g at step %d%s; stopped (train.fail_on_divergence). Lower "
+            "train.optimizer.adamw.lr (now %g), set train.clip_grad_norm, or check the data",
+            value, step,
+            std::isfinite(value) ? absl::StrFormat(", above train.divergence_loss %g", train.divergence_loss()) : "",
+            peak_lr)));
+      }
+      if (Diverged(value, train.divergence_loss())) {
+        progress << absl::StrFormat(
+            "warning: training diverged at step %d (loss %g%s); stopped and recorded as "
+            "diverged_at_step in metrics.json. Lower train.optimizer.adamw.lr (now %g), "
+            "set train.clip_grad_norm or a warmup, or check the data to train further\n",
+            step, std::isnan(value) ? std::nan("") : value,
+            std::isfinite(value) ? absl::StrFormat(" > train.divergence_loss %g", train.divergence_loss()) : "",
+            peak_lr);
+        progress.flush();
+        TrainLoopResult result;
+        result.tokens_seen = tokens_seen;
+        result.last_loss = last_loss;
+        result.train_seconds = Seconds(start);
+        result.steps_done = step;
+        result.diverged_at_step = step;
+        result.diverged_loss = std::isnan(value) ? std::nan("") : value;  // "nan", not "-nan"
+        return result;
       }
       loss_sum += value;
       if (world == 1) {
@@ -124,6 +150,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
   result.tokens_seen = tokens_seen;
   result.last_loss = last_loss;
   result.train_seconds = Seconds(start);
+  result.steps_done = steps;
   return result;
 }
 

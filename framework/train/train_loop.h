@@ -3,13 +3,16 @@
 
 // The AdamW training loop of one run: per step, train.grad_accumulation
 // micro-batches (data and dropout keyed by step * accumulation + micro),
-// gradient clipping, the learning-rate schedule, a stop on a non-finite loss.
+// gradient clipping, the learning-rate schedule, a stop when the loss
+// diverges (not finite, or above train.divergence_loss): a result, not an
+// error.
 // What happens around the steps is the caller's, through callbacks: the log
 // rows (every train.log_every steps and the last), periodic evaluation
 // (train.eval_every), checkpoints (train.checkpoint_every and the last step).
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
 
 #include "absl/status/status.h"
@@ -45,7 +48,16 @@ struct TrainLoopResult {
   int64_t tokens_seen = 0;
   double last_loss = 0;      // mean loss of the last step
   double train_seconds = 0;  // including the time before a resume
+  int64_t steps_done = 0;    // steps trained in all (train.steps unless diverged)
+  // Set when training diverged: the step (its update was not applied) and
+  // its loss.
+  std::optional<int64_t> diverged_at_step;
+  double diverged_loss = 0;
 };
+
+// True when a step's loss counts as divergence: not finite, or above
+// `divergence_loss` when that is > 0 (train.divergence_loss).
+bool Diverged(double loss, float divergence_loss);
 
 // With a reducer of N > 1 ranks, each micro-batch is the rank's contiguous
 // shard of the global batch (train.batch_size rows), the loss is the global
@@ -54,10 +66,12 @@ struct TrainLoopResult {
 // trajectory up to float rounding. Dropout masks are keyed by
 // (micro-batch index, rank) then: independent across ranks, but not the
 // masks one process draws.
+
 // Trains from `state` (a fresh TrainState or a restored checkpoint's) up to
 // train.steps; `skip_training` runs no step (evaluation of given weights).
-// `progress` gets one line per log row. Fails with Aborted when the loss is
-// not finite, or with a callback's error.
+// `progress` gets one line per log row. Divergence stops training and is
+// reported in the result (no checkpoint is written for the diverged step);
+// fails only with a callback's error.
 absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model& model, const Task& task,
                                              const NamedVars& params, AdamW& optimizer,
                                              const TrainState& state, bool skip_training,

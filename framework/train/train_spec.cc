@@ -17,6 +17,9 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   if (t.eval_every() < 0) p->Add(absl::StrCat("train.eval_every must be >= 0 (got ", t.eval_every(), ")"));
   if (t.checkpoint_every() < 0)
     p->Add(absl::StrCat("train.checkpoint_every must be >= 0 (got ", t.checkpoint_every(), ")"));
+  if (!(t.divergence_loss() >= 0))
+    p->Add(absl::StrCat("train.divergence_loss must be >= 0 (got ", t.divergence_loss(),
+                        "); 0 counts only a NaN or infinite loss as divergence"));
   const LrSchedule& schedule = t.lr_schedule();
   if (schedule.warmup_steps() < 0)
     p->Add(absl::StrCat("train.lr_schedule.warmup_steps must be >= 0 (got ", schedule.warmup_steps(), ")"));
@@ -43,6 +46,9 @@ void ValidateEvalSpec(const EvalSpec& e, Problems* p) {
   if (e.decode_examples() < 0)
     p->Add(absl::StrCat("eval.decode_examples must be >= 0 (got ", e.decode_examples(), "); 0 skips generation"));
   ValidateDecodingSpec(e.decoding(), "eval.decoding", p);
+  if (e.context_length() < 0)
+    p->Add(absl::StrCat("eval.context_length must be >= 0 (got ", e.context_length(),
+                        "); 0 evaluates at the training context"));
 }
 
 }  // namespace tvlab

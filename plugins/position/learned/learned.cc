@@ -19,7 +19,8 @@ namespace {
 
 class LearnedPosition : public PositionEncoding {
  public:
-  static constexpr uint32_t kCapabilities = kFusablePosition;
+  // Fusable: adds no logit bias. Bounded: no rows past model.max_seq_len.
+  static constexpr uint32_t kCapabilities = kFusablePosition | kBoundedPositions;
   static absl::Status Validate(const LearnedPositionOptions& options, const ModelDims& dims) {
     if (dims.max_seq_len < 0) {
       return absl::InvalidArgumentError(absl::StrCat(

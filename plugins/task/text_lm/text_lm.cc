@@ -9,6 +9,9 @@
 // disjoint, and since text repeats itself (a licence quotes its own
 // sentences), a training window whose input tokens equal an evaluation
 // window's is redrawn. The file is read once, when the task is created.
+// eval.context_length (TaskArgs::eval_context_length) evaluates on held-out
+// windows of that many tokens instead ("train short, test long"); training,
+// and the held-out chunks training windows are compared with, do not change.
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
@@ -41,7 +44,7 @@ class TextLm : public LanguageModelTask {
           "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
     return ValidateTokenizerOptions(o.tokenizer(), "task.options.tokenizer");
   }
-  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs&) {
+  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs& args) {
     auto text = ReadTextFile(o.path(), "task.options.path");
     if (!text.ok()) return text.status();
     const double heldout = text->size() * o.heldout_fraction();
@@ -55,12 +58,20 @@ class TextLm : public LanguageModelTask {
     const std::vector<std::string> lines = absl::StrSplit(text->substr(0, split), '\n');
     auto tokenizer = MakeTokenizer(o.tokenizer(), lines, "task.options.tokenizer");
     if (!tokenizer.ok()) return tokenizer.status();
-    auto task = std::make_unique<TextLm>(*text, split, *std::move(tokenizer), o);
+    const int64_t eval_context =
+        args.eval_context_length > 0 ? args.eval_context_length : o.context_length();
+    auto task = std::make_unique<TextLm>(*text, split, *std::move(tokenizer), o, eval_context);
     if (task->TooShort())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: '", o.path(), "' has ", task->train_tokens(), " training and ",
           task->heldout_tokens(), " held-out tokens, too few for windows of ", o.context_length(),
           " tokens in both splits; use a longer file or a shorter context_length"));
+    if (task->heldout_tokens() < eval_context + 1)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "eval.context_length: the held-out split of '", o.path(), "' has ",
+          task->heldout_tokens(), " tokens, too few for one evaluation window of ", eval_context,
+          " tokens; lower eval.context_length, raise task.options.heldout_fraction or use a "
+          "longer file"));
     if (!task->HasTrainingWindow())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: every training window of '", o.path(),
@@ -69,13 +80,15 @@ class TextLm : public LanguageModelTask {
   }
 
   TextLm(const std::string& text, int64_t split, std::unique_ptr<Tokenizer> tokenizer,
-         const TextLmOptions& o)
-      : context_(o.context_length()), tokenizer_(std::move(tokenizer)) {
+         const TextLmOptions& o, int64_t eval_context)
+      : context_(o.context_length()), eval_context_(eval_context), tokenizer_(std::move(tokenizer)) {
     train_ = tokenizer_->Encode(text.substr(0, split));
     heldout_ = tokenizer_->Encode(text.substr(split), &heldout_ends_);
     if (TooShort()) return;
-    for (int64_t i = 0; i < NumEvalExamples(heldout_.size()); ++i)
-      heldout_windows_.insert(Key(heldout_, i * context_));
+    // Held-out chunks of the training length, whatever eval.context_length
+    // is, so the training stream does not depend on it.
+    const int64_t chunks = (heldout_tokens() - 1) / context_;
+    for (int64_t i = 0; i < chunks; ++i) heldout_windows_.insert(Key(heldout_, i * context_));
   }
 
   int64_t train_tokens() const { return static_cast<int64_t>(train_.size()); }
@@ -93,6 +106,7 @@ class TextLm : public LanguageModelTask {
 
   int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
   int64_t max_length() const override { return context_; }
+  int64_t eval_length() const override { return eval_context_; }
 
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
     RngStream rng(seed, RngPurpose::kTrainData, step);
@@ -107,15 +121,15 @@ class TextLm : public LanguageModelTask {
           break;
         }
       }
-    return Windows(train_, offsets);
+    return Windows(train_, offsets, context_);
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
     std::vector<int64_t> offsets;
-    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * context_);
-    return Windows(heldout_, offsets);
+    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * eval_context_);
+    return Windows(heldout_, offsets, eval_context_);
   }
   int64_t NumEvalExamples(int64_t requested) const override {
-    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / context_);
+    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / eval_context_);
   }
   std::vector<int32_t> Tokenize(const std::string& text) const override { return tokenizer_->Encode(text); }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
@@ -128,18 +142,20 @@ class TextLm : public LanguageModelTask {
     std::vector<double> counts(vocab_size(), 1.0);
     for (int32_t t : train_) counts[t] += 1.0;
     const double total = static_cast<double>(train_.size()) + static_cast<double>(vocab_size());
-    const int64_t n = NumEvalExamples(1 << 30) * context_;
+    const int64_t n = NumEvalExamples(1 << 30) * eval_context_;
     double nll = 0;
     for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[heldout_[i]] / total);
     return std::exp(nll / std::max<int64_t>(n, 1));
   }
   // The bytes of held-out text whose tokens are the targets of the first
-  // `examples` windows: window i predicts tokens i*T+1 .. i*T+T, which stand
-  // for the bytes between the ends of tokens i*T and i*T+T.
+  // `examples` windows: window i predicts tokens i*T+1 .. i*T+T (T the
+  // evaluation length), which stand for the bytes between the ends of tokens
+  // i*T and i*T+T.
   double EvalTargetBytes(int64_t examples) const override {
+    const int64_t t = eval_context_;
     double bytes = 0;
     for (int64_t i = 0; i < examples; ++i)
-      bytes += static_cast<double>(heldout_ends_[i * context_ + context_] - heldout_ends_[i * context_]);
+      bytes += static_cast<double>(heldout_ends_[i * t + t] - heldout_ends_[i * t]);
     return bytes;
   }
 
@@ -149,19 +165,21 @@ class TextLm : public LanguageModelTask {
     return std::string(reinterpret_cast<const char*>(&tokens[offset]), context_ * sizeof(int32_t));
   }
 
-  Batch Windows(const std::vector<int32_t>& text, const std::vector<int64_t>& offsets) const {
+  // Windows of `length` input tokens (and their next tokens as targets).
+  Batch Windows(const std::vector<int32_t>& text, const std::vector<int64_t>& offsets,
+                int64_t length) const {
     Batch b;
     b.batch = static_cast<int64_t>(offsets.size());
-    b.length = context_;
+    b.length = length;
     for (int64_t offset : offsets)
-      for (int64_t t = 0; t < context_; ++t) {
+      for (int64_t t = 0; t < length; ++t) {
         b.inputs.push_back(text[offset + t]);       // (B, T)
         b.targets.push_back(text[offset + t + 1]);  // (B, T)
       }
     return b;
   }
 
-  int64_t context_;
+  int64_t context_, eval_context_;  // training and evaluation window lengths
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<int32_t> train_, heldout_;  // the two splits' tokens
   std::vector<int64_t> heldout_ends_;     // byte offset where each held-out token ends
