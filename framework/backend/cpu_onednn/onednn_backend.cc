@@ -215,12 +215,15 @@ void OnednnBackend::ReduceSumTo(const float* x, const Shape& x_shape, float* out
   int64_t n = NumElements(x_shape);
   int64_t block = TrailingBlock(Align(out_shape, x_shape.size()), x_shape);
   if (block <= 0) return ReferenceBackend::ReduceSumTo(x, x_shape, out, out_shape);
-  // Sum over leading dims: out[j] = sum_i x[i * block + j], threads taking
-  // column chunks (each column sums in the same order either way).
-  constexpr int64_t kChunk = 64;
-#pragma omp parallel for if (n >= kParallelElements && block >= 2 * kChunk) schedule(static)
-  for (int64_t j0 = 0; j0 < block; j0 += kChunk) {
-    const int64_t j1 = std::min(block, j0 + kChunk);
+  // Sum over leading dims: out[j] = sum_i x[i * block + j], each thread
+  // taking one column chunk (each column sums in the same order either way).
+  // One thread keeps one chunk: a row-by-row sweep, which the prefetcher
+  // follows (64-column chunks made the GPT step's bias gradients 3x slower).
+  const int threads = n >= kParallelElements ? omp_get_max_threads() : 1;
+  const int64_t chunk = (block + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t j0 = 0; j0 < block; j0 += chunk) {
+    const int64_t j1 = std::min(block, j0 + chunk);
     for (int64_t j = j0; j < j1; ++j) out[j] = 0.0f;
     for (int64_t i = 0; i < n; i += block)
       for (int64_t j = j0; j < j1; ++j) out[j] += x[i + j];
