@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+
+#include "framework/autograd/grad_accumulation.h"
 
 #include "framework/backend/backend.h"
 #include "framework/core/check.h"
@@ -47,7 +50,7 @@ Var UnaryOpVar(UnaryOp op, const Var& x) {
   return MakeResult(y, {x}, [xn, y_saved, op](const Tensor& g) {
     Tensor dx = Tensor::Empty(g.shape());
     B().UnaryBackward(op, xn->value.ptr(), y_saved.ptr(), g.ptr(), dx.ptr(), g.numel());
-    AccumulateGrad(*xn, dx);
+    AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }
 
@@ -110,7 +113,7 @@ Var Scale(const Var& x, float s) {
   auto xn = x.node();
   return MakeResult(BinaryValue(BinaryOp::kMul, x.value(), Tensor::Scalar(s)), {x},
                     [xn, s](const Tensor& g) {
-                      AccumulateGrad(*xn, BinaryValue(BinaryOp::kMul, g, Tensor::Scalar(s)));
+                      AccumulateOwnedGrad(*xn, BinaryValue(BinaryOp::kMul, g, Tensor::Scalar(s)));
                     });
 }
 
@@ -173,7 +176,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
         e.stride_a = d.stride_b, e.stride_b = d.m * d.n;
         B().Gemm(e, bn->value.ptr(), g.ptr(), da.ptr());
       }
-      AccumulateGrad(*an, da);
+      AccumulateOwnedGrad(*an, std::move(da));
     }
     if (bn->requires_grad) {
       // With a shared B, sum over the batch: one gemm over (batch*m) rows.
@@ -192,7 +195,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
         e.stride_a = d.m * d.n, e.stride_b = d.m * d.k;
         B().Gemm(e, g.ptr(), an->value.ptr(), db.ptr());
       }
-      AccumulateGrad(*bn, db);
+      AccumulateOwnedGrad(*bn, std::move(db));
     }
   });
 }
@@ -211,7 +214,7 @@ Var Softmax(const Var& x) {
   return MakeResult(y, {x}, [xn, y, rows, cols](const Tensor& g) {
     Tensor dx = Tensor::Empty(g.shape());
     B().SoftmaxBackward(y.ptr(), g.ptr(), dx.ptr(), rows, cols);
-    AccumulateGrad(*xn, dx);
+    AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }
 
@@ -230,9 +233,9 @@ Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentio
     Tensor dv = Tensor::Empty(vn->value.shape());
     B().FusedAttentionBackward(d, qn->value.ptr(), kn->value.ptr(), vn->value.ptr(), out.ptr(),
                                lse.ptr(), dout.ptr(), dq.ptr(), dk.ptr(), dv.ptr());
-    if (qn->requires_grad) AccumulateGrad(*qn, dq);
-    if (kn->requires_grad) AccumulateGrad(*kn, dk);
-    if (vn->requires_grad) AccumulateGrad(*vn, dv);
+    if (qn->requires_grad) AccumulateOwnedGrad(*qn, std::move(dq));
+    if (kn->requires_grad) AccumulateOwnedGrad(*kn, std::move(dk));
+    if (vn->requires_grad) AccumulateOwnedGrad(*vn, std::move(dv));
   });
 }
 
@@ -256,9 +259,9 @@ Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool s
     B().NormalizeBackward(xn->value.ptr(), gn ? gn->value.ptr() : nullptr, mean.ptr(),
                           rstd.ptr(), dy.ptr(), dx.ptr(), dgamma.ptr(), dbeta.ptr(), rows,
                           cols, subtract_mean);
-    AccumulateGrad(*xn, dx);
-    if (gn) AccumulateGrad(*gn, dgamma);
-    if (bn) AccumulateGrad(*bn, dbeta);
+    AccumulateOwnedGrad(*xn, std::move(dx));
+    if (gn) AccumulateOwnedGrad(*gn, std::move(dgamma));
+    if (bn) AccumulateOwnedGrad(*bn, std::move(dbeta));
   });
 }
 
@@ -281,7 +284,7 @@ Var Permute(const Var& x, const std::vector<int>& perm) {
   return MakeResult(y, {x}, [xn, inverse](const Tensor& g) {
     Tensor dx = Tensor::Empty(xn->value.shape());
     B().Permute(g.ptr(), g.shape(), inverse, dx.ptr());
-    AccumulateGrad(*xn, dx);
+    AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }
 
@@ -313,7 +316,7 @@ Var Slice(const Var& x, int dim, int64_t start, int64_t length) {
     Tensor dx = Tensor::Zeros(xn->value.shape());
     B().Copy2D(g.ptr(), length * inner, dx.ptr() + start * inner, full * inner, outer,
                length * inner);
-    AccumulateGrad(*xn, dx);
+    AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }
 
@@ -346,7 +349,7 @@ Var Concat(const std::vector<Var>& parts, int dim) {
         Tensor dx = Tensor::Empty(nodes[i]->value.shape());
         B().Copy2D(g.ptr() + offset * inner, full * inner, dx.ptr(), sizes[i] * inner, outer,
                    sizes[i] * inner);
-        AccumulateGrad(*nodes[i], dx);
+        AccumulateOwnedGrad(*nodes[i], std::move(dx));
       }
       offset += sizes[i];
     }
@@ -372,7 +375,7 @@ Var Sum(const Var& x) {
     // g broadcast to x's shape: 0 + g in every element.
     Tensor dx = Tensor::Zeros(xn->value.shape());
     B().Binary(BinaryOp::kAdd, dx.ptr(), dx.shape(), g.ptr(), g.shape(), dx.ptr(), dx.shape());
-    AccumulateGrad(*xn, dx);
+    AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }
 
@@ -402,7 +405,7 @@ Var Embedding(const Var& table, const std::vector<int32_t>& ids) {
   return MakeResult(out, {table}, [tn, device_ids, cols, n](const Tensor& g) {
     Tensor dt = Tensor::Zeros(tn->value.shape());
     B().ScatterAdd(g.ptr(), cols, device_ids.ptr(), n, dt.ptr());
-    AccumulateGrad(*tn, dt);
+    AccumulateOwnedGrad(*tn, std::move(dt));
   });
 }
 
@@ -425,7 +428,7 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
     Tensor dl = Tensor::Empty({rows, cols});
     B().CrossEntropyBackward(probs.ptr(), device_targets.ptr(), rows, cols, ignore_index,
                              label_smoothing, g.ptr(), dl.ptr());
-    AccumulateGrad(*ln, dl);
+    AccumulateOwnedGrad(*ln, std::move(dl));
   });
 }
 
@@ -436,7 +439,7 @@ Var Dropout(const Var& x, float p, const RngStream& stream) {
   Tensor y = BinaryValue(BinaryOp::kMul, x.value(), mask);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, mask](const Tensor& g) {
-    AccumulateGrad(*xn, BinaryValue(BinaryOp::kMul, g, mask));
+    AccumulateOwnedGrad(*xn, BinaryValue(BinaryOp::kMul, g, mask));
   });
 }
 

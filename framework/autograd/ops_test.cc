@@ -139,6 +139,27 @@ TEST_P(OpsTest, NoGradGuardRecordsNothing) {
   EXPECT_FALSE(y.requires_grad());
 }
 
+// AccumulateGrad shares a first gradient instead of cloning it (var.cc): an
+// Add hands its output gradient to both inputs. Accumulating more into one
+// of them, and writing into a leaf's gradient afterwards, must never change
+// the other.
+TEST_P(OpsTest, SharedGradientsAreNeverWrittenThrough) {
+  // a gets the shared buffer first (from the outer Add), then 2g from Scale
+  // later in the backward pass; b shares the same buffer through the inner
+  // Add. Writing the second gradient in place would make b's gradient 3g.
+  Var a = RandomVar({2, 3}, 20), b = RandomVar({2, 3}, 21);
+  Var w(Tensor::FromVector({2, 3}, {1, -2, 3, -4, 5, -6}));
+  Backward(Sum(Mul(Add(a, Add(b, Scale(a, 2.0f))), w)));
+  EXPECT_EQ(a.grad().ToVector(), std::vector<float>({3, -6, 9, -12, 15, -18}));
+  EXPECT_EQ(b.grad().ToVector(), std::vector<float>({1, -2, 3, -4, 5, -6}));
+  // Leaves own their gradients: scaling one (as clipping does) leaves the
+  // other alone.
+  Var c = RandomVar({4}, 22), d = RandomVar({4}, 23);
+  Backward(Sum(Add(c, d)));
+  c.mutable_grad().Fill(5.0f);
+  for (float v : d.grad().ToVector()) EXPECT_EQ(v, 1.0f);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, OpsTest, ::testing::ValuesIn(RegisteredBackends()),
                          [](const auto& info) { return info.param; });
 

@@ -1,6 +1,9 @@
 #include "framework/autograd/var.h"
 
 #include <unordered_set>
+#include <utility>
+
+#include "framework/autograd/grad_accumulation.h"
 
 #include "framework/backend/backend.h"
 #include "framework/core/check.h"
@@ -8,6 +11,31 @@
 namespace tvlab {
 namespace {
 thread_local bool grad_enabled = true;
+// Nodes whose grad shares its storage with a tensor someone else holds (it
+// was stored without a copy by AccumulateGrad): the next gradient is added
+// into a fresh tensor, never in place (copy-on-write). Emptied by Backward,
+// which gives leaves still listed a copy of their own.
+thread_local std::unordered_set<const Node*> shared_grads;
+
+void CheckGradShape(const Node& node, const Tensor& grad) {
+  TVLAB_CHECK(grad.shape() == node.value.shape())
+      << "gradient " << ShapeToString(grad.shape()) << " for value "
+      << ShapeToString(node.value.shape());
+}
+
+// node.grad += grad: in place when node.grad is its own, else into a fresh
+// tensor (the same one pass over memory, without the clone).
+void AddInto(Node& node, const Tensor& grad) {
+  if (shared_grads.erase(&node) == 0) {
+    CurrentBackend().Binary(BinaryOp::kAdd, node.grad.ptr(), node.grad.shape(), grad.ptr(),
+                            grad.shape(), node.grad.ptr(), node.grad.shape());
+    return;
+  }
+  Tensor sum = Tensor::Empty(node.grad.shape());
+  CurrentBackend().Binary(BinaryOp::kAdd, node.grad.ptr(), node.grad.shape(), grad.ptr(),
+                          grad.shape(), sum.ptr(), sum.shape());
+  node.grad = std::move(sum);
+}
 }  // namespace
 
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
@@ -36,15 +64,23 @@ Var MakeResult(Tensor value, const std::vector<Var>& inputs,
 
 void AccumulateGrad(Node& node, const Tensor& grad) {
   if (!node.requires_grad) return;
-  TVLAB_CHECK(grad.shape() == node.value.shape())
-      << "gradient " << ShapeToString(grad.shape()) << " for value "
-      << ShapeToString(node.value.shape());
+  CheckGradShape(node, grad);
   if (!node.grad.defined()) {
-    node.grad = grad.Clone();
+    node.grad = grad;  // shared, not cloned: e.g. both inputs of an Add get it
+    shared_grads.insert(&node);
     return;
   }
-  CurrentBackend().Binary(BinaryOp::kAdd, node.grad.ptr(), node.grad.shape(), grad.ptr(),
-                          grad.shape(), node.grad.ptr(), node.grad.shape());
+  AddInto(node, grad);
+}
+
+void AccumulateOwnedGrad(Node& node, Tensor&& grad) {
+  if (!node.requires_grad) return;
+  CheckGradShape(node, grad);
+  if (!node.grad.defined()) {
+    node.grad = std::move(grad);
+    return;
+  }
+  AddInto(node, grad);
 }
 
 void Backward(const Var& root) {
@@ -72,6 +108,12 @@ void Backward(const Var& root) {
     node->backward(node->grad);
     node->grad = Tensor();  // interior gradients are not kept
   }
+  // Leaves keep their gradients, and the optimizer and clipping write into
+  // them: one still shared gets its own copy.
+  for (Node* node : order) {
+    if (shared_grads.count(node) && node->grad.defined()) node->grad = node->grad.Clone();
+  }
+  shared_grads.clear();
 }
 
 }  // namespace tvlab

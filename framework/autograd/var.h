@@ -52,7 +52,9 @@ class Var {
 Var MakeResult(Tensor value, const std::vector<Var>& inputs,
                std::function<void(const Tensor& grad)> backward);
 
-// Adds `grad` into `node`'s gradient (copying: `grad` may be shared).
+// Adds `grad` into `node`'s gradient. `grad` may be shared: a first gradient
+// is kept without a copy and the next one is added into a fresh tensor, so
+// `grad` is never written; after Backward every leaf's grad is its own.
 void AccumulateGrad(Node& node, const Tensor& grad);
 
 // Runs the backward pass from a scalar `root` (seeded with d root = 1).

@@ -2,8 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/core/check.h"
@@ -14,6 +16,18 @@ namespace {
 using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
+
+// Below this many multiply-adds a GEMM runs on one thread: waking OpenMP
+// workers costs more than they save (measured on the sort model: 2 threads
+// were 1.6x slower than 1 without this; bench/README.md).
+constexpr int64_t kParallelGemmMacs = int64_t{1} << 22;
+// Likewise for elementwise, normalization and softmax kernels and the loops
+// of this file, in elements (the GPT benchmark's (B, T, C) activations are
+// 2^20; the sort model's largest are 2^17 and stay on one thread).
+constexpr int64_t kParallelElements = int64_t{1} << 20;
+// AdamW runs per parameter tensor; its loop is cheap per element, so it is
+// threaded from a smaller size (a d 256 x d_ff 1024 weight is 2^18).
+constexpr int64_t kParallelOptimizerElements = int64_t{1} << 16;
 
 // oneDNN's eltwise algorithm and (alpha, beta) for each UnaryOp.
 struct EltwiseAlgo {
@@ -56,30 +70,43 @@ int64_t TrailingBlock(const Shape& small, const Shape& big) {
   return block;
 }
 
+// out = f(a, b) where one operand repeats a trailing block (na or nb
+// elements; a scalar is a block of 1) over the other. Threaded above
+// kParallelElements; every element is computed the same way either way.
 template <typename F>
 void BinaryLoop(F f, const float* a, int64_t na, const float* b, int64_t nb, float* out,
                 int64_t n) {
+  const bool parallel = n >= kParallelElements;
   if (na == n && nb == n) {
+#pragma omp parallel for simd if (parallel : parallel) schedule(static)
     for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
-  } else if (na == n) {
+  } else if (na == n && nb == 1) {
+    const float s = b[0];
+#pragma omp parallel for simd if (parallel : parallel) schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], s);
+  } else if (nb == n && na == 1) {
+    const float s = a[0];
+#pragma omp parallel for simd if (parallel : parallel) schedule(static)
+    for (int64_t i = 0; i < n; ++i) out[i] = f(s, b[i]);
+  } else if (na == n) {  // e.g. (B, T, C) + bias (C)
+#pragma omp parallel for if (parallel : parallel) schedule(static)
     for (int64_t i = 0; i < n; i += nb)
       for (int64_t j = 0; j < nb; ++j) out[i + j] = f(a[i + j], b[j]);
   } else {
+#pragma omp parallel for if (parallel : parallel) schedule(static)
     for (int64_t i = 0; i < n; i += na)
       for (int64_t j = 0; j < na; ++j) out[i + j] = f(a[j], b[i + j]);
   }
 }
 
+bool OnOnednnEltwiseBackward(UnaryOp op) {
+  return op == UnaryOp::kGeluErf || op == UnaryOp::kGeluTanh || op == UnaryOp::kSilu ||
+         op == UnaryOp::kRelu;
+}
+
 }  // namespace
 
 OnednnBackend::OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
-
-// Below this many multiply-adds a GEMM runs on one thread: waking OpenMP
-// workers costs more than they save (measured on the sort model: 2 threads
-// were 1.6x slower than 1 without this; bench/README.md).
-constexpr int64_t kParallelGemmMacs = int64_t{1} << 22;
-// Likewise for elementwise and normalization primitives, in elements.
-constexpr int64_t kParallelElements = int64_t{1} << 20;
 
 // Limits OpenMP (and so oneDNN) to one thread in a scope.
 class SingleThreaded {
@@ -145,6 +172,28 @@ void OnednnBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
   stream_.wait();
 }
 
+void OnednnBackend::UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy,
+                                  float* dx, int64_t n) {
+  if (n == 0 || !OnOnednnEltwiseBackward(op))
+    return ReferenceBackend::UnaryBackward(op, x, y, dy, dx, n);
+  SingleThreaded small(n < kParallelElements);
+  EltwiseKey key{static_cast<int>(op), n};
+  memory::desc md({n}, dt::f32, tag::a);
+  auto it = eltwise_backward_.find(key);
+  if (it == eltwise_backward_.end()) {
+    EltwiseAlgo algo = ToEltwise(op);
+    dnnl::eltwise_forward::primitive_desc hint(
+        {dnnl::prop_kind::forward_training, algo.algorithm, md, algo.alpha, algo.beta}, engine_);
+    dnnl::eltwise_backward::desc desc(algo.algorithm, md, md, algo.alpha, algo.beta);
+    it = eltwise_backward_.emplace(key, dnnl::eltwise_backward({desc, engine_, hint})).first;
+  }
+  // These algorithms differentiate from the input x (y is not needed).
+  memory xm(md, engine_, const_cast<float*>(x)), dym(md, engine_, const_cast<float*>(dy)),
+      dxm(md, engine_, dx);
+  it->second.execute(stream_, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_DIFF_DST, dym}, {DNNL_ARG_DIFF_SRC, dxm}});
+  stream_.wait();
+}
+
 void OnednnBackend::Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
                            const Shape& b_shape, float* out, const Shape& out_shape) {
   const size_t rank = out_shape.size();
@@ -166,14 +215,24 @@ void OnednnBackend::ReduceSumTo(const float* x, const Shape& x_shape, float* out
   int64_t n = NumElements(x_shape);
   int64_t block = TrailingBlock(Align(out_shape, x_shape.size()), x_shape);
   if (block <= 0) return ReferenceBackend::ReduceSumTo(x, x_shape, out, out_shape);
-  // Sum over leading dims: out[j] = sum_i x[i * block + j].
-  for (int64_t j = 0; j < block; ++j) out[j] = 0.0f;
-  for (int64_t i = 0; i < n; i += block)
-    for (int64_t j = 0; j < block; ++j) out[j] += x[i + j];
+  // Sum over leading dims: out[j] = sum_i x[i * block + j], each thread
+  // taking one column chunk (each column sums in the same order either way).
+  // One thread keeps one chunk: a row-by-row sweep, which the prefetcher
+  // follows (64-column chunks made the GPT step's bias gradients 3x slower).
+  const int threads = n >= kParallelElements ? omp_get_max_threads() : 1;
+  const int64_t chunk = (block + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t j0 = 0; j0 < block; j0 += chunk) {
+    const int64_t j1 = std::min(block, j0 + chunk);
+    for (int64_t j = j0; j < j1; ++j) out[j] = 0.0f;
+    for (int64_t i = 0; i < n; i += block)
+      for (int64_t j = j0; j < j1; ++j) out[j] += x[i + j];
+  }
 }
 
 void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
   // oneDNN's softmax returns NaN for all-masked rows; tvlab defines them as 0.
+#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
@@ -187,6 +246,23 @@ void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols
     for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
     float inv = 1.0f / sum;
     for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
+  }
+}
+
+void OnednnBackend::SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                                    int64_t cols) {
+  // dx = y * (dy - sum(dy * y)) per row, the dot in double as the reference.
+#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* yr = y + r * cols;
+    const float* dyr = dy + r * cols;
+    double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t c = 0; c < cols; ++c) dot += static_cast<double>(yr[c]) * dyr[c];
+    const float d = static_cast<float>(dot);
+    float* dxr = dx + r * cols;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) dxr[c] = yr[c] * (dyr[c] - d);
   }
 }
 
@@ -225,6 +301,63 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
 }
 
+void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                                      const float* rstd, const float* dy, float* dx,
+                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                      bool subtract_mean) {
+  // The reference's math (LayerNorm, or RMSNorm without subtract_mean):
+  //   xhat = (x - mean) * rstd; g = dy * gamma
+  //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+  // with rows split over threads; dgamma/dbeta are summed per thread and the
+  // partial sums added in thread order.
+  const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
+  std::vector<float> partial_g(dgamma ? threads * cols : 0, 0.0f);
+  std::vector<float> partial_b(dbeta ? threads * cols : 0, 0.0f);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    float* pg = dgamma ? partial_g.data() + t * cols : nullptr;
+    float* pb = dbeta ? partial_b.data() + t * cols : nullptr;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * cols;
+      const float* dyr = dy + r * cols;
+      float* dxr = dx + r * cols;
+      const float mu = mean[r], rs = rstd[r];
+      double mean_g = 0.0, mean_gx = 0.0;
+#pragma omp simd reduction(+ : mean_g, mean_gx)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float xhat = (xr[c] - mu) * rs;
+        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+        mean_g += g;
+        mean_gx += static_cast<double>(g) * xhat;
+      }
+      if (pg) {
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c) pg[c] += dyr[c] * ((xr[c] - mu) * rs);
+      }
+      if (pb) {
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c) pb[c] += dyr[c];
+      }
+      const float mg = subtract_mean ? static_cast<float>(mean_g / cols) : 0.0f;
+      const float mgx = static_cast<float>(mean_gx / cols);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) {
+        const float xhat = (xr[c] - mu) * rs;
+        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+        dxr[c] = rs * (g - mg - xhat * mgx);
+      }
+    }
+  }
+  for (int t = 0; t < threads; ++t) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (dgamma) dgamma[c] += partial_g[t * cols + c];
+      if (dbeta) dbeta[c] += partial_b[t * cols + c];
+    }
+  }
+}
+
 void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
                             float* y) {
   const int rank = static_cast<int>(shape.size());
@@ -236,16 +369,36 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   Shape in_strides = ContiguousStrides(shape);
   Shape out_shape(rank - 1);
   for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
-  Shape index(rank - 1, 0);
   const int64_t rows = NumElements(out_shape);
+  // Each output row's source offset from its own index, so rows can be
+  // split over threads.
+#pragma omp parallel for if (rows * row >= kParallelElements) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t src = 0;
-    for (int d = 0; d < rank - 1; ++d) src += index[d] * in_strides[perm[d]];
-    std::copy(x + src, x + src + row, y + r * row);
+    int64_t src = 0, rest = r;
     for (int d = rank - 2; d >= 0; --d) {
-      if (++index[d] < out_shape[d]) break;
-      index[d] = 0;
+      src += (rest % out_shape[d]) * in_strides[perm[d]];
+      rest /= out_shape[d];
     }
+    std::copy(x + src, x + src + row, y + r * row);
+  }
+}
+
+void OnednnBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+                          const AdamWHyper& h) {
+  // The reference's arithmetic element by element (same results), threaded.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(h.step));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(h.beta2), static_cast<double>(h.step));
+  const float step_size = static_cast<float>(h.lr / bc1);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  const float decay = 1.0f - h.lr * h.weight_decay;
+  const float beta1 = h.beta1, beta2 = h.beta2, eps = h.eps;
+#pragma omp parallel for simd if (n >= kParallelOptimizerElements) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    param[i] *= decay;
+    m[i] = beta1 * m[i] + (1.0f - beta1) * grad[i];
+    v[i] = beta2 * v[i] + (1.0f - beta2) * grad[i] * grad[i];
+    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
+    param[i] -= step_size * m[i] / denom;
   }
 }
 

@@ -4,8 +4,11 @@
 // CPU backend on oneDNN 2.6: matmul, eltwise and layer normalization run as
 // oneDNN primitives, created once per shape and cached. Kernels oneDNN has no
 // primitive for (masked softmax with all-masked rows, broadcasting binary
-// ops, permutes, cross-entropy, AdamW) are tuned loops here. Every kernel is
-// tested against ReferenceBackend in backend_conformance_test.cc.
+// ops, LayerNorm/RMSNorm backward, permutes, AdamW) are tuned loops here,
+// run by OpenMP threads above a size threshold (kParallelElements). Every
+// kernel is tested against ReferenceBackend in backend_conformance_test.cc
+// (small sizes, one thread) and tests/onednn_large_kernels_test.cc (sizes
+// above the threshold, two threads).
 
 #include <map>
 #include <memory>
@@ -24,16 +27,26 @@ class OnednnBackend : public ReferenceBackend {
 
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
+  // GELU, SiLU and ReLU on oneDNN's eltwise backward; the rest as reference.
+  void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
+                     int64_t n) override;
   void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
               const Shape& b_shape, float* out, const Shape& out_shape) override;
   void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
                    const Shape& out_shape) override;
   void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
+  void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                       int64_t cols) override;
   void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                  float* rstd, int64_t rows, int64_t cols, float eps,
                  bool subtract_mean) override;
+  void NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                         const float* rstd, const float* dy, float* dx, float* dgamma,
+                         float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
   void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
                float* y) override;
+  void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+             const AdamWHyper& h) override;
   // tiled_attention.h
   void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                       const float* v, float* out, float* lse) override;
@@ -51,6 +64,7 @@ class OnednnBackend : public ReferenceBackend {
   dnnl::stream stream_;
   std::map<GemmKey, dnnl::matmul> matmuls_;
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
+  std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
   std::map<NormKey, dnnl::layer_normalization_forward> norms_;
 };
 

@@ -1,0 +1,21 @@
+#ifndef TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_
+#define TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_
+
+// autograd-internal: how gradients are summed into a node without copies.
+// ops.cc's closures call AccumulateOwnedGrad for a gradient they have just
+// computed into a fresh tensor (dx of a matmul, a unary op, a norm ...), and
+// AccumulateGrad (var.h) for one that may be shared (the output gradient an
+// Add passes through unchanged).
+
+#include "framework/autograd/var.h"
+
+namespace tvlab {
+
+// As AccumulateGrad, for a `grad` nobody else holds or will write: the first
+// gradient of `node` takes it over (no clone), later ones are added into
+// node.grad in place.
+void AccumulateOwnedGrad(Node& node, Tensor&& grad);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_

@@ -1,0 +1,154 @@
+// The CPU backend's threaded loops, at sizes above its threading threshold
+// (kParallelElements = 2^20 elements, framework/backend/cpu_onednn/
+// onednn_backend.cc) and with two OpenMP threads, against the reference
+// backend. backend_conformance_test.cc checks the same kernels at small sizes,
+// where they run on one thread; this checks the split work (row ranges,
+// column chunks, per-thread dgamma/dbeta partial sums) gives the same result.
+
+#include <omp.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/backend/backend.h"
+#include "framework/core/rng.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+// B 16 x T 256 x C 256: the GPT benchmark's (B, T, C) activations, 2^20.
+constexpr int64_t kRows = 16 * 256, kCols = 256, kN = kRows * kCols;
+
+std::vector<float> Random(int64_t n, uint64_t salt, float lo = -2.0f, float hi = 2.0f) {
+  RngStream rng(99, RngPurpose::kInit, salt);
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * rng.Uniform(i);
+  return v;
+}
+
+// |got - want| <= tol * (1 + |want|) everywhere; reports the first miss only.
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1.0f + std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+class OnednnLargeKernels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto made = MakeBackend("cpu_onednn");
+    ASSERT_TRUE(made.ok()) << made.status();
+    be_ = std::move(*made);
+    ref_ = std::move(*MakeBackend("reference"));
+    threads_ = omp_get_max_threads();
+    omp_set_num_threads(2);  // the threaded path, even on a one-core machine
+  }
+  void TearDown() override { omp_set_num_threads(threads_); }
+  std::unique_ptr<Backend> be_, ref_;
+  int threads_ = 1;
+};
+
+TEST_F(OnednnLargeKernels, BinaryBiasScalarAndSameShape) {
+  auto x = Random(kN, 1), y = Random(kN, 2), bias = Random(kCols, 3);
+  const Shape xs = {16, 256, kCols};
+  std::vector<float> got(kN), want(kN);
+  be_->Binary(BinaryOp::kAdd, x.data(), xs, bias.data(), {kCols}, got.data(), xs);
+  ref_->Binary(BinaryOp::kAdd, x.data(), xs, bias.data(), {kCols}, want.data(), xs);
+  ExpectClose(got, want, 0.0f, "x + bias");
+  const float s = 0.125f;
+  be_->Binary(BinaryOp::kMul, x.data(), xs, &s, {}, got.data(), xs);
+  ref_->Binary(BinaryOp::kMul, x.data(), xs, &s, {}, want.data(), xs);
+  ExpectClose(got, want, 0.0f, "x * scalar");
+  be_->Binary(BinaryOp::kSub, &s, {}, x.data(), xs, got.data(), xs);
+  ref_->Binary(BinaryOp::kSub, &s, {}, x.data(), xs, want.data(), xs);
+  ExpectClose(got, want, 0.0f, "scalar - x");
+  be_->Binary(BinaryOp::kMul, x.data(), xs, y.data(), xs, got.data(), xs);
+  ref_->Binary(BinaryOp::kMul, x.data(), xs, y.data(), xs, want.data(), xs);
+  ExpectClose(got, want, 0.0f, "x * y");
+}
+
+TEST_F(OnednnLargeKernels, ReduceSumToBiasGradient) {
+  auto g = Random(kN, 4);
+  std::vector<float> got(kCols), want(kCols);
+  be_->ReduceSumTo(g.data(), {16, 256, kCols}, got.data(), {kCols});
+  ref_->ReduceSumTo(g.data(), {16, 256, kCols}, want.data(), {kCols});
+  ExpectClose(got, want, 1e-4f, "bias gradient");
+}
+
+TEST_F(OnednnLargeKernels, GeluAndSiluBackward) {
+  // The FFN hidden activations of the GPT benchmark are 4x this.
+  for (UnaryOp op : {UnaryOp::kGeluErf, UnaryOp::kGeluTanh, UnaryOp::kSilu, UnaryOp::kRelu}) {
+    auto x = Random(kN, 5, -4.0f, 4.0f), dy = Random(kN, 6);
+    std::vector<float> y(kN), got(kN), want(kN);
+    ref_->Unary(op, x.data(), y.data(), kN);
+    be_->UnaryBackward(op, x.data(), y.data(), dy.data(), got.data(), kN);
+    ref_->UnaryBackward(op, x.data(), y.data(), dy.data(), want.data(), kN);
+    ExpectClose(got, want, 1e-5f, "unary backward " + std::to_string(static_cast<int>(op)));
+  }
+}
+
+TEST_F(OnednnLargeKernels, SoftmaxForwardAndBackward) {
+  auto x = Random(kN, 7, -6.0f, 6.0f), dy = Random(kN, 8);
+  // Row 3 fully masked: zeros, not NaN.
+  for (int64_t c = 0; c < kCols; ++c) x[3 * kCols + c] = -INFINITY;
+  std::vector<float> y(kN), y_ref(kN), dx(kN), dx_ref(kN);
+  be_->Softmax(x.data(), y.data(), kRows, kCols);
+  ref_->Softmax(x.data(), y_ref.data(), kRows, kCols);
+  ExpectClose(y, y_ref, 1e-5f, "softmax");
+  be_->SoftmaxBackward(y_ref.data(), dy.data(), dx.data(), kRows, kCols);
+  ref_->SoftmaxBackward(y_ref.data(), dy.data(), dx_ref.data(), kRows, kCols);
+  ExpectClose(dx, dx_ref, 1e-5f, "softmax backward");
+}
+
+TEST_F(OnednnLargeKernels, NormalizeBackwardLayerAndRms) {
+  auto x = Random(kN, 9), dy = Random(kN, 10), gamma = Random(kCols, 11);
+  for (bool subtract_mean : {true, false}) {
+    std::vector<float> y(kN), mean(kRows), rstd(kRows);
+    ref_->Normalize(x.data(), gamma.data(), nullptr, y.data(), mean.data(), rstd.data(), kRows,
+                    kCols, 1e-5f, subtract_mean);
+    // dgamma/dbeta accumulate (+=) onto what is there.
+    std::vector<float> dx(kN), dg(kCols, 1.0f), db(kCols, -1.0f);
+    std::vector<float> dx_ref(kN), dg_ref(kCols, 1.0f), db_ref(kCols, -1.0f);
+    be_->NormalizeBackward(x.data(), gamma.data(), mean.data(), rstd.data(), dy.data(),
+                           dx.data(), dg.data(), db.data(), kRows, kCols, subtract_mean);
+    ref_->NormalizeBackward(x.data(), gamma.data(), mean.data(), rstd.data(), dy.data(),
+                            dx_ref.data(), dg_ref.data(), db_ref.data(), kRows, kCols,
+                            subtract_mean);
+    const std::string what = subtract_mean ? "layernorm" : "rmsnorm";
+    ExpectClose(dx, dx_ref, 1e-5f, what + " dx");
+    // Sums of 4096 rows in another order: float rounding, not a formula slip.
+    ExpectClose(dg, dg_ref, 1e-4f, what + " dgamma");
+    ExpectClose(db, db_ref, 1e-4f, what + " dbeta");
+  }
+}
+
+TEST_F(OnednnLargeKernels, PermuteHeadSplit) {
+  // (B, T, H, hs) -> (B, H, T, hs)
+  const Shape shape = {16, 256, 8, 32};
+  auto x = Random(kN, 12);
+  std::vector<float> got(kN), want(kN);
+  be_->Permute(x.data(), shape, {0, 2, 1, 3}, got.data());
+  ref_->Permute(x.data(), shape, {0, 2, 1, 3}, want.data());
+  ExpectClose(got, want, 0.0f, "permute");
+}
+
+TEST_F(OnednnLargeKernels, AdamWMatchesReference) {
+  const int64_t n = 256 * 1024;  // a d 256 x d_ff 1024 weight
+  auto p = Random(n, 13), g = Random(n, 14);
+  std::vector<float> m(n, 0.0f), v(n, 0.0f), p_ref = p, m_ref = m, v_ref = v;
+  for (int64_t step = 1; step <= 3; ++step) {
+    AdamWHyper h{1e-3f, 0.9f, 0.999f, 1e-8f, 0.1f, step};
+    be_->AdamW(p.data(), g.data(), m.data(), v.data(), n, h);
+    ref_->AdamW(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), n, h);
+  }
+  ExpectClose(p, p_ref, 1e-6f, "param");
+  ExpectClose(v, v_ref, 1e-6f, "v");
+}
+
+}  // namespace
+}  // namespace tvlab
