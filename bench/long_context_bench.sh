@@ -16,12 +16,13 @@ JAX_MAX=${JAX_MAX:-8192}
 STEPS=${STEPS:-3}
 export OMP_WAIT_POLICY=passive
 [ -x bench/.venv/bin/python ] || { echo "bench/.venv missing: bash bench/setup_venv.sh" >&2; exit 1; }
-bazel build //experiments:run >/dev/null 2>&1
+bazel build //experiments:run //bench:fma_peak >/dev/null 2>&1
 RUN=bazel-bin/experiments/run
 OUT=$(mktemp -d)
 TEXT="$OUT/text.txt"  # ~1.2 MB: the held-out tenth holds a 32k window
 for i in 1 2 3 4 5; do cat /usr/share/common-licenses/*; done > "$TEXT"
 echo "machine: $(nproc) vCPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "measured FP32 FMA peak, one thread: $(bazel-bin/bench/fma_peak) GFLOP/s"
 row() {
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, sys
