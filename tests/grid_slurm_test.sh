@@ -53,10 +53,11 @@ cat >"$WORK/base.pbtxt" <<'SPEC'
 name: "tiny_sort"
 model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 d_ff: 32 }
 task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 } } }
-train { steps: 20 log_every: 5 }
+train { steps: 20 log_every: 5 fail_on_divergence: true }
 eval { examples: 50 batch_size: 50 }
 SPEC
-# 4 runs; lr 1e30 makes the first update overflow: those two runs fail.
+# 4 runs; lr 1e30 makes the first update overflow, and with
+# train.fail_on_divergence a diverged run is a failure: those two runs fail.
 NAME="slurm_test_$$"
 cat >"$WORK/grid.pbtxt" <<GRID
 name: "$NAME"

@@ -203,7 +203,7 @@ TEST(RunBinary, EvalContextLengthOnATaskWithoutItIsRejected) {
   RunResult too_long = RunBinary(Spec("too_long", TextLmSpec("rope", 5000)) + " --output_dir " +
                                  TempDir() + "/never_long");
   EXPECT_EQ(too_long.exit_code, 2) << too_long.output;
-  EXPECT_NE(too_long.output.find("too few for one evaluation window of 5000 bytes"), std::string::npos)
+  EXPECT_NE(too_long.output.find("too few for one evaluation window of 5000 tokens"), std::string::npos)
       << too_long.output;
 }
 

@@ -32,12 +32,12 @@ struct Shim {
   TvlabSpmDecodeFn* decode = nullptr;
 };
 
-bool Readable(const std::string& path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
+[[maybe_unused]] bool Readable(const std::string& path) { return !path.empty() && access(path.c_str(), R_OK) == 0; }
 
 // Where the shim may be: $TVLAB_SENTENCEPIECE_SHIM, then the runfiles of the
 // test or binary running (a test's RUNFILES_DIR is inherited by the binaries
 // it starts), then the runfiles beside this executable.
-std::vector<std::string> Candidates() {
+[[maybe_unused]] std::vector<std::string> Candidates() {  // unused under ASan
   std::vector<std::string> out;
   if (const char* p = std::getenv("TVLAB_SENTENCEPIECE_SHIM")) out.push_back(p);
   for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"})
