@@ -150,7 +150,8 @@ void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, 
 }
 
 struct Tiles {
-  std::vector<float> s, p, keep, acc, m, l;
+  std::vector<float> s, p, keep;  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout
+  std::vector<float> m, l;        // running max and sum per query row
   std::vector<int64_t> visible;
   std::vector<uint32_t> words;
   Tiles()
