@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "framework/backend/attention_mask.h"
+#include "framework/core/check.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
@@ -48,6 +49,15 @@ struct FusedAttentionDesc {
   std::optional<RngStream> dropout_stream;  // required when dropout > 0
 
   int64_t group_size() const { return heads / kv_heads; }
+  // Stops the process on a desc no caller should build (Attend derives
+  // every field from tensors and validated plugins; not user input).
+  void CheckConsistent() const {
+    TVLAB_CHECK(kv_heads > 0 && heads % kv_heads == 0)
+        << kv_heads << " key/value heads for " << heads << " query heads";
+    TVLAB_CHECK(alibi_slopes.empty() || static_cast<int64_t>(alibi_slopes.size()) == heads);
+    TVLAB_CHECK(dropout <= 0.0f || dropout_stream.has_value()) << "dropout needs a stream";
+    TVLAB_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == batch);
+  }
   // Whether key j is visible to query i of batch row b.
   bool Visible(int64_t b, int64_t i, int64_t j) const {
     if (mask.causal && j > mask.causal_offset + i) return false;

@@ -163,15 +163,6 @@ struct Tiles {
         visible(kQueryTile) {}
 };
 
-void CheckDesc(const FusedAttentionDesc& d) {
-  TVLAB_CHECK(d.kv_heads > 0 && d.heads % d.kv_heads == 0)
-      << d.kv_heads << " key/value heads for " << d.heads << " query heads";
-  TVLAB_CHECK(d.alibi_slopes.empty() || static_cast<int64_t>(d.alibi_slopes.size()) == d.heads);
-  TVLAB_CHECK(d.dropout <= 0.0f || d.dropout_stream.has_value()) << "dropout needs a stream";
-  TVLAB_CHECK(d.mask.key_lengths.empty() ||
-              static_cast<int64_t>(d.mask.key_lengths.size()) == d.batch);
-}
-
 // One query tile of (b, h): out rows and lse.
 void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
                  float* out, float* lse, int64_t b, int64_t h, int64_t i0, Tiles& t) {
@@ -299,7 +290,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
 
 void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
-  CheckDesc(d);
+  d.CheckConsistent();
   const int64_t query_tiles = (d.queries + kQueryTile - 1) / kQueryTile;
   const int64_t tasks = d.batch * d.heads * query_tiles;
   const bool parallel =
@@ -318,7 +309,7 @@ void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
 void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
                             const float* v, const float* out, const float* lse,
                             const float* dout, float* dq, float* dk, float* dv) {
-  CheckDesc(d);
+  d.CheckConsistent();
   const int64_t tasks = d.batch * d.kv_heads;
   const bool parallel =
       d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;

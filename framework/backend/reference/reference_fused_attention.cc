@@ -55,20 +55,11 @@ void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k, int6
   }
 }
 
-void CheckDesc(const FusedAttentionDesc& d) {
-  TVLAB_CHECK(d.kv_heads > 0 && d.heads % d.kv_heads == 0)
-      << d.kv_heads << " key/value heads for " << d.heads << " query heads";
-  TVLAB_CHECK(d.alibi_slopes.empty() || static_cast<int64_t>(d.alibi_slopes.size()) == d.heads);
-  TVLAB_CHECK(d.dropout <= 0.0f || d.dropout_stream.has_value()) << "dropout needs a stream";
-  TVLAB_CHECK(d.mask.key_lengths.empty() ||
-              static_cast<int64_t>(d.mask.key_lengths.size()) == d.batch);
-}
-
 }  // namespace
 
 void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* q,
                                       const float* k, const float* v, float* out, float* lse) {
-  CheckDesc(d);
+  d.CheckConsistent();
   std::vector<float> logits(d.keys), keep(d.keys);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
@@ -107,7 +98,7 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
                                               const float* out, const float* lse,
                                               const float* dout, float* dq, float* dk,
                                               float* dv) {
-  CheckDesc(d);
+  d.CheckConsistent();
   std::fill(dq, dq + d.batch * d.heads * d.queries * d.head_dim, 0.0f);
   std::fill(dk, dk + d.batch * d.kv_heads * d.keys * d.head_dim, 0.0f);
   std::fill(dv, dv + d.batch * d.kv_heads * d.keys * d.value_dim, 0.0f);
