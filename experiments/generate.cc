@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
 #include "framework/attention/attend.h"
+#include "framework/autograd/matmul_precision.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/decoding.h"
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
   if (!tvlab::SetBackend(spec->runtime().backend()).ok()) return Fail("backend unavailable");
   tvlab::SetAttentionKernel(tvlab::ParseAttentionKernel(spec->runtime().attention())
                                 .value_or(tvlab::AttentionKernel::kAuto));  // validated
+  tvlab::SetMatMulPrecision(tvlab::ParsePrecision(spec->runtime().precision())
+                                .value_or(tvlab::Precision::kFp32));  // validated
   auto loaded_task = tvlab::LoadTask(*spec);
   if (!loaded_task.ok()) return Fail(std::string(loaded_task.status().message()));
   // Encoder-only runs were refused above: the task generates text.

@@ -19,6 +19,16 @@ void ListPlugins(std::ostream& out) {
     out << "): " << absl::StrJoin(kind.names(), ", ") << "\n";
   }
   out << "backend (runtime.backend): " << absl::StrJoin(RegisteredBackends(), ", ") << "\n";
+  // The GEMM precisions each backend runs (runtime.precision).
+  std::vector<std::string> precisions;
+  for (const std::string& name : RegisteredBackends()) {
+    auto backend = MakeBackend(name);
+    if (backend.ok())
+      precisions.push_back(
+          absl::StrCat(name, " ", absl::StrJoin(SupportedPrecisionNames(**backend), "|")));
+  }
+  out << "precision (runtime.precision, default fp32): " << absl::StrJoin(precisions, "; ")
+      << "\n";
   // Which plugins the fused attention kernel serves (runtime.attention).
   auto fusable = [](const char* kind_id, uint32_t bit) {
     const PluginKind& kind = PluginKindById(kind_id);

@@ -3,6 +3,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "framework/distributed/communicator.h"
 
 // A single run.
 ABSL_FLAG(std::string, set, "",
@@ -19,6 +20,10 @@ ABSL_FLAG(std::string, init_from, "",
           "Face Llama/GPT-2 directory of the same shape: docs/interop.md)");
 ABSL_FLAG(bool, eval_only, false, "evaluate the --init_from weights without training");
 ABSL_FLAG(bool, list_plugins, false, "print the registered plugins by kind");
+ABSL_FLAG(double, collective_timeout, tvlab::Communicator::kDefaultCollectiveTimeout,
+          "SECONDS: under mpirun, how long a rank waits in a collective (all-reduce) for the other "
+          "ranks before the job is stopped as hung, naming the rank(s) that did not arrive "
+          "(docs/distributed.md)");
 // A grid (docs/grids.md).
 ABSL_FLAG(int, jobs, 1, "N: grid only: runs trained at once, each in its own process (default 1)");
 ABSL_FLAG(bool, report_only, false,
@@ -65,7 +70,7 @@ constexpr const char* kGridOnly[] = {"--jobs",       "--report_only",         "-
 constexpr const char* kSlurmOnly[] = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task",
                                       "--slurm_extra"};
 constexpr const char* kRunOnly[] = {"--set", "--resume", "--init_from", "--eval_only",
-                                    "--list_plugins"};
+                                    "--list_plugins", "--collective_timeout"};
 
 }  // namespace
 
@@ -89,6 +94,12 @@ absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line) {
   flags.init_from = absl::GetFlag(FLAGS_init_from);
   flags.eval_only = absl::GetFlag(FLAGS_eval_only);
   flags.list_plugins = absl::GetFlag(FLAGS_list_plugins);
+  flags.collective_timeout = absl::GetFlag(FLAGS_collective_timeout);
+  if (!(flags.collective_timeout > 0 && flags.collective_timeout <= 7 * 24 * 3600)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--collective_timeout: ", flags.collective_timeout,
+        " is not a number of seconds in (0, 604800]; e.g. --collective_timeout 600 (the default)"));
+  }
 
   if (!flags.resume_dir.empty()) {
     if (!flags.spec_path.empty())

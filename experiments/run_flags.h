@@ -22,6 +22,9 @@ struct RunFlags {
   std::string init_from;   // --init_from PATH
   bool eval_only = false;
   bool list_plugins = false;
+  // Under mpirun: seconds a collective waits for the other ranks before the
+  // job is stopped as hung (docs/distributed.md).
+  double collective_timeout = 600;
 };
 
 // REQUIRES: `line` came from ParseFlags (the absl flags are set).

@@ -129,6 +129,7 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
     return 2;
   }
   Communicator& world = **started;
+  world.SetCollectiveTimeout(flags.collective_timeout);
   // Under mpirun every rank reports its own errors, marked with its rank;
   // then the whole job stops: MPI_Abort, since the other ranks may be
   // waiting in a collective and would never return, unless every rank met

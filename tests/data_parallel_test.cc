@@ -1,18 +1,25 @@
 // Data-parallel training under a real `mpirun -np 2` (Open MPI from Debian;
 // docs/distributed.md): two ranks on half batches follow the one-process
-// run's loss curve (<= 1e-6 relative) to the same final metrics; a rank
-// killed with SIGKILL stops the job with a clear error, leaves whole files,
-// and --resume (again on 2 ranks) finishes bit for bit like the run never
-// interrupted; bad launches (a batch that does not split, ranks with
-// different specs or programs) are refused with errors naming the cause;
-// on the simulated device backend too.
+// run's loss curve (<= 1e-6 relative) with dropout on (each rank draws the
+// one-process masks of its rows) to the same final metrics, evaluated
+// sharded over the ranks (an evaluation set and a decoding set that do not
+// split evenly; exact match and BLEU summed from per-rank statistics); a
+// rank killed with SIGKILL stops the job with a clear error, leaves whole
+// files, and --resume (again on 2 ranks) finishes bit for bit like the run
+// never interrupted; a rank stopped with SIGSTOP is named by the other's
+// collective-timeout watchdog, which ends the job, and --resume then works;
+// bad launches (a batch that does not split, ranks with different specs or
+// programs) are refused with errors naming the cause; on the simulated
+// device backend too.
 //
 // Skipped, saying so, where mpirun is missing (a --config=nompi machine).
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -22,14 +29,15 @@
 namespace tvlab {
 namespace {
 
-// No dropout: dropout masks are keyed per rank under mpirun (different
-// draws from one process's), everything else is the same computation.
+// Dropout on: rank r draws the one-process masks of its rows. 203
+// evaluation examples in batches of 50: 5 batches, 2 on rank 0 and 3 on
+// rank 1 (the last one short); a periodic evaluation every 10 steps.
 const char kSpec[] =
     "name: \"data_parallel\"\nmodel { family: ENCODER_ONLY d_model: 16 num_layers: 2 num_heads: 2 "
-    "dropout: 0 }\ntask { plugin: \"sort_digits\" }\n"
-    "train { steps: 30 batch_size: 16 log_every: 1 checkpoint_every: 10 grad_accumulation: 2 "
+    "dropout: 0.1 }\ntask { plugin: \"sort_digits\" }\n"
+    "train { steps: 30 batch_size: 16 log_every: 1 checkpoint_every: 10 eval_every: 10 grad_accumulation: 2 "
     "clip_grad_norm: 1.0 optimizer { adamw { lr: 1e-2 } } lr_schedule { kind: WARMUP_COSINE warmup_steps: 5 } }\n"
-    "eval { examples: 200 }\nruntime { threads: 1 }\n";
+    "eval { examples: 203 batch_size: 50 }\nruntime { threads: 1 }\n";
 
 bool HaveMpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
 
@@ -62,6 +70,7 @@ RunResult Shell(const std::string& command) {
 struct LogRow {
   int step;
   double loss, grad_norm;
+  std::string eval_loss, eval_token_accuracy;  // empty on rows without an evaluation
 };
 
 std::vector<LogRow> Log(const std::string& dir) {
@@ -71,12 +80,16 @@ std::vector<LogRow> Log(const std::string& dir) {
   std::vector<LogRow> rows;
   while (std::getline(in, line)) {
     std::stringstream fields(line);
-    std::string step, loss, lr, grad_norm;
+    std::string step, loss, lr, grad_norm, tokens_per_sec, elapsed, eval_loss, eval_accuracy;
     std::getline(fields, step, ',');
     std::getline(fields, loss, ',');
     std::getline(fields, lr, ',');
     std::getline(fields, grad_norm, ',');
-    rows.push_back({std::stoi(step), std::stod(loss), std::stod(grad_norm)});
+    std::getline(fields, tokens_per_sec, ',');
+    std::getline(fields, elapsed, ',');
+    std::getline(fields, eval_loss, ',');
+    std::getline(fields, eval_accuracy, ',');
+    rows.push_back({std::stoi(step), std::stod(loss), std::stod(grad_norm), eval_loss, eval_accuracy});
   }
   return rows;
 }
@@ -127,13 +140,28 @@ TEST_F(DataParallel, TwoRanksOnHalfBatchesEqualOneProcessOnTheWholeBatch) {
   std::cout << "largest relative loss difference over " << one.size() << " steps: " << worst << "\n";
   // Training moved: the curve compared is not a flat line.
   EXPECT_LT(one.back().loss, one.front().loss * 0.9);
+  // The periodic evaluations (sharded too) agree.
+  int evaluations = 0;
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(two[i].eval_loss.empty(), one[i].eval_loss.empty()) << "step " << one[i].step;
+    if (one[i].eval_loss.empty() || two[i].eval_loss.empty()) continue;
+    ++evaluations;
+    EXPECT_LE(Relative(std::stod(two[i].eval_loss), std::stod(one[i].eval_loss)), 1e-6) << "step " << one[i].step;
+    EXPECT_EQ(two[i].eval_token_accuracy, one[i].eval_token_accuracy) << "step " << one[i].step;
+  }
+  EXPECT_EQ(evaluations, 3);
+  // The final evaluation, sharded over the ranks: the one-process metrics.
   const std::string m1 = ReadFile(one_ + "/metrics.json"), m2 = ReadFile(two_ + "/metrics.json");
-  EXPECT_EQ(JsonNumber(m2, "token_accuracy"), JsonNumber(m1, "token_accuracy"));
-  EXPECT_EQ(JsonNumber(m2, "sequence_accuracy"), JsonNumber(m1, "sequence_accuracy"));
-  EXPECT_LE(Relative(JsonNumber(m2, "eval_loss"), JsonNumber(m1, "eval_loss")), 1e-5);
+  for (const char* metric : {"eval_loss", "token_accuracy", "sequence_accuracy"})
+    EXPECT_LE(Relative(JsonNumber(m2, metric), JsonNumber(m1, metric)), 1e-6) << metric;
+  EXPECT_GT(JsonNumber(m1, "token_accuracy"), 0.2);  // learned something: not a trivial 0
+  EXPECT_EQ(JsonNumber(m2, "eval_examples"), 203);
+  EXPECT_EQ(JsonNumber(m1, "eval_examples"), 203);
   EXPECT_EQ(JsonNumber(m2, "data_parallel_ranks"), 2);
   EXPECT_EQ(JsonNumber(m1, "data_parallel_ranks"), -1e300);  // absent for one process
   EXPECT_GT(JsonNumber(m2, "allreduce_seconds"), 0);
+  EXPECT_GT(JsonNumber(m2, "backward_seconds"), 0);
+  EXPECT_EQ(JsonNumber(m1, "backward_seconds"), -1e300);  // absent for one process
 }
 
 TEST_F(DataParallel, RankKilledWithSigkillStopsTheJobAndResumeEqualsTheUninterruptedRun) {
@@ -159,6 +187,75 @@ TEST_F(DataParallel, RankKilledWithSigkillStopsTheJobAndResumeEqualsTheUninterru
     EXPECT_EQ(again[i].grad_norm, whole[i].grad_norm) << "step " << whole[i].step;
   }
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(two_ + "/model.safetensors"));
+}
+
+TEST_F(DataParallel, RankStoppedWithSigstopIsNamedByTheWatchdogAndTheJobEndsThenResumes) {
+  ASSERT_EQ(two_result_->exit_code, 0) << two_result_->output;
+  const std::string hung = TempDir() + "/hung";
+  // Rank 1 stops itself (SIGSTOP: alive, never arriving) right after step
+  // 14; rank 0 waits in step 15's first collective. `timeout 120` only keeps
+  // a broken watchdog from hanging the test.
+  const auto start = std::chrono::steady_clock::now();
+  RunResult stopped = Shell("timeout 120 env " + Mpirun(2) + Runfile("tests/run_with_crash_hook") + " " + SpecFile() +
+                            " --output_dir " + hung +
+                            " --crash_after_step 14 --crash_rank 1 --crash_signal 19 --collective_timeout 3");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(stopped.exit_code, 0) << stopped.output;
+  EXPECT_NE(stopped.exit_code, 124) << "the watchdog did not end the job: " << stopped.output;
+  EXPECT_NE(stopped.output.find("[rank 0/2] error: the loss all-reduce (collective #"), std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("of step 15 did not complete within --collective_timeout 3 s"), std::string::npos)
+      << stopped.output;
+  EXPECT_NE(stopped.output.find("rank(s) 1 did not arrive"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("continue from its last checkpoint with: mpirun -np 2"), std::string::npos)
+      << stopped.output;
+  std::cout << "hung rank detected and the job ended after " << seconds << " s (timeout 3 s)\n";
+  EXPECT_FALSE(std::filesystem::exists(hung + "/metrics.json"));
+  EXPECT_EQ(ReadFile(hung + "/checkpoints/latest").substr(0, 12), "step_0000010");
+
+  RunResult resumed = Shell(Mpirun(2) + Runfile("experiments/run") + " --resume " + hung);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const std::vector<LogRow> whole = Log(two_), again = Log(hung);
+  ASSERT_EQ(again.size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i)
+    EXPECT_EQ(again[i].loss, whole[i].loss) << "step " << whole[i].step;  // bit for bit (same ranks)
+  EXPECT_EQ(ReadFile(hung + "/model.safetensors"), ReadFile(two_ + "/model.safetensors"));
+}
+
+TEST_F(DataParallel, CollectiveTimeoutMustBePositive) {
+  RunResult r = RunBinary(SpecFile() + " --collective_timeout 0 --output_dir " + TempDir() + "/no_timeout");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--collective_timeout: 0 is not a number of seconds in (0, 604800]"), std::string::npos)
+      << r.output;
+}
+
+// Encoder-decoder on parallel text, dropout on, the fused attention kernel:
+// exact match and BLEU of greedy decoding, sharded (9 decoded examples: 4
+// on rank 0, 5 on rank 1) and summed from per-rank statistics.
+TEST_F(DataParallel, DecodingMetricsShardedOverTwoRanksEqualOneProcess) {
+  const std::string spec = TempDir() + "/seq2seq.pbtxt";
+  std::ofstream(spec)
+      << "name: \"data_parallel_seq2seq\"\nmodel { family: ENCODER_DECODER d_model: 32 num_layers: 1 num_heads: 2 "
+         "d_ff: 64 dropout: 0.1 position { plugin: \"sinusoidal\" } }\n"
+         "task { plugin: \"parallel_text\" options { [type.googleapis.com/tvlab.ParallelTextOptions] { path: \""
+      << Runfile("configs/data/digits_to_words.tsv")
+      << "\" max_length: 64 } } }\n"
+         "train { steps: 40 batch_size: 8 log_every: 1 optimizer { adamw { lr: 3e-3 } } }\n"
+         "eval { examples: 37 batch_size: 10 decode_examples: 9 decoding { max_new_tokens: 24 } }\n"
+         "runtime { threads: 1 attention: \"fused\" }\n";
+  const std::string one = TempDir() + "/seq2seq_one", two = TempDir() + "/seq2seq_two";
+  RunResult a = RunBinary(spec + " --output_dir " + one);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  RunResult b = Shell(Mpirun(2) + Runfile("experiments/run") + " " + spec + " --output_dir " + two);
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const std::vector<LogRow> x = Log(one), y = Log(two);
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_LE(Relative(y[i].loss, x[i].loss), 1e-6) << "step " << x[i].step;
+  const std::string m1 = ReadFile(one + "/metrics.json"), m2 = ReadFile(two + "/metrics.json");
+  EXPECT_EQ(JsonNumber(m2, "decoded_examples"), 9);
+  EXPECT_GT(JsonNumber(m1, "bleu"), 0);  // a BLEU worth comparing
+  for (const char* metric : {"eval_loss", "token_accuracy", "sequence_accuracy", "exact_match", "bleu"})
+    EXPECT_LE(Relative(JsonNumber(m2, metric), JsonNumber(m1, metric)), 1e-6) << metric;
 }
 
 TEST_F(DataParallel, BatchThatDoesNotSplitAmongTheRanksIsAValidationError) {

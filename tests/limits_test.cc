@@ -89,7 +89,8 @@ TEST(SizeLimits, ThreadsAreBoundedByTheHardware) {
 
 // With the fused attention kernel no (T, T) scores exist, so the estimate
 // of a long sequence drops its quadratic term; the additive score (not
-// fusable) and runtime.attention "unfused" keep it.
+// fusable) runs in checkpointed query chunks, one chunk's scores at a time;
+// runtime.attention "unfused" keeps the whole (T, T) term.
 TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
   auto estimate = [](const std::vector<std::string>& overrides) {
     auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
@@ -102,9 +103,15 @@ TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
   auto [fused, fused_parts] = estimate({});
   auto [unfused, unfused_parts] = estimate({"runtime.attention=unfused"});
   auto [additive, additive_parts] = estimate({"model.attention.score=additive"});
+  auto [additive_whole, additive_whole_parts] =
+      estimate({"model.attention.score=additive", "runtime.attention=unfused"});
   EXPECT_THAT(fused_parts, HasSubstr("attention log-sum-exps (B x H x T per sublayer; fused kernel)"));
   EXPECT_THAT(unfused_parts, HasSubstr("attention scores (3 x B x H x T x T per sublayer)"));
-  EXPECT_THAT(additive_parts, HasSubstr("attention scores (3 x B x H x T x T per sublayer)"));
+  EXPECT_THAT(additive_parts, HasSubstr("attention scores of one query chunk (3 x B x H x rows x T, rows = 8"));
+  EXPECT_THAT(additive_parts, HasSubstr("for one query chunk (B x H x rows x T x w)"));
+  EXPECT_THAT(additive_whole_parts, HasSubstr("attention scores (3 x B x H x T x T per sublayer)"));
+  EXPECT_THAT(additive_whole_parts, HasSubstr("(B x H x T x T x w)"));
+  EXPECT_LT(additive, additive_whole / 100);
   // 2 passes x 3 x B 64 x H 2 x 4096^2 x 4 bytes of scores = 48 GiB, less
   // the log-sum-exps that replace them.
   EXPECT_GT(unfused - fused, 47.9 * (1 << 30));

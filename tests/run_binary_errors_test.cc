@@ -39,6 +39,10 @@ TEST(RunBinary, ListsPluginsByKind) {
                              "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn"}) {
     EXPECT_NE(r.output.find(plugin), std::string::npos) << plugin;
   }
+  // Each backend's GEMM precisions (runtime.precision).
+  EXPECT_NE(r.output.find("precision (runtime.precision, default fp32): "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("reference fp32|tf32|bf16"), std::string::npos) << r.output;
 }
 
 TEST(RunBinary, BadFlagsPrintUsage) {

@@ -4,7 +4,9 @@
 // checkpoint, if one was due, saved. Resume tests kill runs with it.
 // Under mpirun, --crash_rank R limits the crash to rank R, and
 // --crash_signal 9 makes it a SIGKILL of that process (what the OOM killer
-// or `kill -9` does) instead of _exit(137).
+// or `kill -9` does) instead of _exit(137), and --crash_signal 19 makes it
+// SIGSTOP: the process stops without dying (a hung rank, for the
+// collective-timeout watchdog).
 
 #include <signal.h>
 #include <unistd.h>
@@ -19,7 +21,8 @@
 ABSL_FLAG(int64_t, crash_after_step, -1,
           "N: test only: exit abruptly (code 137) right after step N completes (-1: never)");
 ABSL_FLAG(int32_t, crash_rank, -1, "R: test only: only MPI rank R crashes (-1: every process)");
-ABSL_FLAG(int32_t, crash_signal, 0, "test only: 9 = raise SIGKILL instead of _exit(137)");
+ABSL_FLAG(int32_t, crash_signal, 0,
+          "test only: 9 = raise SIGKILL instead of _exit(137); 19 = raise SIGSTOP (hang, do not die)");
 
 namespace tvlab {
 namespace {
@@ -33,6 +36,10 @@ class CrashAfterStep : public TrainerHooks {
     const char* mine = std::getenv("OMPI_COMM_WORLD_RANK");
     if (rank >= 0 && (mine == nullptr || std::atoi(mine) != rank)) return;
     if (absl::GetFlag(FLAGS_crash_signal) == SIGKILL) raise(SIGKILL);
+    if (absl::GetFlag(FLAGS_crash_signal) == SIGSTOP) {
+      raise(SIGSTOP);
+      return;  // continued (SIGCONT): carry on
+    }
     _exit(137);
   }
 };

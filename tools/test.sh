@@ -11,8 +11,9 @@
 #   asan       //framework/... under ASan + UBSan (--config=asan, its own
 #              output tree; docs/reliability.md); TVLAB_SKIP_ASAN=1 skips it
 #   host_access tools/check_host_access.py (one case)
-#   cuda       //framework/tensor/... and //framework/backend/... built and
-#              tested with --config=cuda (nvcc; GPU cases skip without a GPU);
+#   cuda       //framework/tensor/..., //framework/backend/... and the NCCL
+#              reducer's test built and tested with --config=cuda (nvcc,
+#              NCCL; GPU cases skip without a GPU);
 #              only where /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1
 #              skips it
 #   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
@@ -73,11 +74,11 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
   record_leg --config=asan "tests(${asan_targets[0]})"
 fi
 # The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
-cuda_targets=(//framework/tensor/... //framework/backend/...)
+cuda_targets=(//framework/tensor/... //framework/backend/... //framework/distributed:nccl_reducer_test)
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   bazel test --config=cuda "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
-  record_leg --config=cuda "tests(${cuda_targets[0]}) + tests(${cuda_targets[1]})"
+  record_leg --config=cuda "tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
 fi
 if [ $full -eq 1 ]; then
   FUZZ_SECONDS=${TVLAB_FUZZ_SECONDS:-60} bash tools/fuzz.sh

@@ -126,6 +126,27 @@ CellStyle StyleOf(const ExpandedGrid& grid, size_t cell) {
   return style;
 }
 
+// The context lengths any finished run evaluated at (eval.context_lengths),
+// ascending: results.md and results.csv get a perplexity column per length.
+std::vector<int32_t> ContextLengths(const GridResults& results) {
+  std::vector<int32_t> lengths;
+  for (const CellOutcome& cell : results.cells)
+    for (const RunOutcome& r : cell.runs)
+      if (r.state == RunState::kFinished)
+        for (const ContextEval& e : r.metrics.context_evals()) lengths.push_back(e.context_length());
+  std::sort(lengths.begin(), lengths.end());
+  lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+  return lengths;
+}
+
+// Whether any finished run measured its decoding speed (eval.decode_speed_tokens).
+bool AnyDecodeSpeed(const GridResults& results) {
+  for (const CellOutcome& cell : results.cells)
+    for (const RunOutcome& r : cell.runs)
+      if (r.state == RunState::kFinished && r.metrics.has_decode_tokens_per_second()) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<double> CellOutcome::Values(const std::string& metric) const {
@@ -223,6 +244,11 @@ std::string ResultsCsv(const GridResults& results) {
   const bool budgets = grid.spec.has_equal_budget();
   if (budgets) header.insert(header.end(), {"solved_value", "budget_deviation"});
   header.insert(header.end(), {"diverged_at_step", "diverged_loss"});
+  // Only for grids that measure them, so other grids' columns stay as they were.
+  std::vector<std::string> extra;
+  for (int32_t length : ContextLengths(results)) extra.push_back(absl::StrCat("perplexity@", length));
+  if (AnyDecodeSpeed(results)) extra.push_back("decode_tokens_per_second");
+  header.insert(header.end(), extra.begin(), extra.end());
   std::string out = absl::StrCat(absl::StrJoin(header, ","), "\n");
 
   for (size_t c = 0; c < results.cells.size(); ++c) {
@@ -235,7 +261,7 @@ std::string ResultsCsv(const GridResults& results) {
       row.insert(row.end(), {"", "invalid", baseline});
       row.resize(row.size() + metrics.size() + 6);
       row.push_back(CsvField(OneLine(cell.cell->invalid_reason)));
-      row.resize(row.size() + (budgets ? 2 : 0) + 2);
+      row.resize(row.size() + (budgets ? 2 : 0) + 2 + extra.size());
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
       continue;
     }
@@ -265,6 +291,11 @@ std::string ResultsCsv(const GridResults& results) {
       }
       row.push_back(r.diverged() ? absl::StrCat(r.metrics.diverged_at_step()) : "");
       row.push_back(r.diverged() ? Num(r.metrics.diverged_loss()) : "");
+      for (const std::string& m : extra) {
+        auto value = r.state == RunState::kFinished ? MetricValue(r.metrics, m)
+                                                    : absl::StatusOr<double>(absl::NotFoundError(""));
+        row.push_back(value.ok() ? Num(*value) : "");
+      }
       absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
     }
   }
@@ -342,7 +373,12 @@ std::string ResultsMarkdown(const GridResults& results) {
       if (bootstrap) header.push_back("Δ bootstrap CI");
     }
   }
+  // Perplexity per evaluation context (eval.context_lengths), mean ± std.
+  const std::vector<int32_t> contexts = ContextLengths(results);
+  for (int32_t length : contexts) header.push_back(absl::StrCat("ppl@", length));
   for (const char* h : {"params", "FLOPs/token", "KV B/token", "tokens/s", "train s"}) header.push_back(h);
+  const bool decode_speed = AnyDecodeSpeed(results);
+  if (decode_speed) header.push_back("decode tok/s");
   const bool budgets = grid.spec.has_equal_budget();
   if (budgets) {
     const std::string& field = grid.spec.equal_budget().field();
@@ -366,7 +402,7 @@ std::string ResultsMarkdown(const GridResults& results) {
     if (!cell.cell->valid()) {
       row.push_back("–");
       for (size_t i = 0; i < quality.size() * (has_baseline ? 2 : 1) + significance_columns + 5 + (budgets ? 2 : 0) +
-                                 (diverged_runs > 0 ? 1 : 0);
+                                 (diverged_runs > 0 ? 1 : 0) + contexts.size() + (decode_speed ? 1 : 0);
            ++i)
         row.push_back("");
       notes.push_back(absl::StrCat("invalid: ", FirstLine(cell.cell->invalid_reason)));
@@ -405,6 +441,10 @@ std::string ResultsMarkdown(const GridResults& results) {
         if (bootstrap) row.push_back(cmp && cmp->bootstrap ? FormatInterval(cmp->bootstrap->low, cmp->bootstrap->high, 3) : "");
         if (cmp && !cmp->welch.defined) notes.push_back(absl::StrCat("no test: ", cmp->welch.why_undefined));
       }
+      for (int32_t length : contexts) {
+        SeedStats ppl = Summarize(cell.Values(absl::StrCat("perplexity@", length)));
+        row.push_back(ppl.n > 0 ? FormatMeanStd(ppl, 3) : "");
+      }
       const int finished = cell.finished();
       if (finished > 0 && finished < kMinSeedsForSignificance)
         notes.push_back(absl::StrCat("fewer than ", kMinSeedsForSignificance, " seeds"));
@@ -420,6 +460,10 @@ std::string ResultsMarkdown(const GridResults& results) {
       SeedStats secs = Summarize(cell.Values("train_seconds"));
       row.push_back(tps.n > 0 ? FormatSi(tps.mean) : "");
       row.push_back(secs.n > 0 ? absl::StrFormat("%.1f", secs.mean) : "");
+      if (decode_speed) {
+        SeedStats decode = Summarize(cell.Values("decode_tokens_per_second"));
+        row.push_back(decode.n > 0 ? FormatSi(decode.mean) : "");
+      }
       if (budgets) {
         const std::optional<BudgetMatch>& b = cell.cell->budget;
         row.push_back(b && b->value ? absl::StrCat(*b->value) : "");
@@ -438,6 +482,11 @@ std::string ResultsMarkdown(const GridResults& results) {
     absl::StrAppend(&out, "| ", absl::StrJoin(row, " | "), " |\n");
   }
   absl::StrAppend(&out, "\n", ScalingMarkdown(results, FitScaling(results)));
+  if (!contexts.empty())
+    absl::StrAppend(&out, "\n`ppl@N`: held-out perplexity evaluated at a context of N tokens "
+                    "(eval.context_lengths; the model trained at its task's context). A cell whose "
+                    "positions cannot go past its training context is invalid (see notes).\n\n"
+                    "![perplexity per evaluation context](context_perplexity.svg)\n");
   absl::StrAppend(&out, "\n![", main, " per cell](", main, ".svg)\n\n![training loss](loss_curves.svg)\n\n",
                   "Per-seed rows: results.csv. Rebuild this file from the run directories with "
                   "`--report_only`.\n");
@@ -500,6 +549,37 @@ std::string MainMetricSvg(const GridResults& results) {
   return RenderBarChart(chart);
 }
 
+std::string ContextPerplexitySvg(const GridResults& results) {
+  LinePlotSpec plot;
+  plot.title = absl::StrCat(results.grid->name, ": held-out perplexity per evaluation context (mean over seeds; seeds faint)");
+  plot.x_label = "evaluation context (tokens)";
+  plot.y_label = "perplexity";
+  plot.log_x = true;
+  plot.log_y = true;
+  const std::vector<int32_t> lengths = ContextLengths(results);
+  for (size_t c = 0; c < results.cells.size(); ++c) {
+    const CellOutcome& cell = results.cells[c];
+    const CellStyle style = StyleOf(*results.grid, c);
+    LineSeries mean;
+    mean.label = cell.cell->label;
+    mean.color = style.color, mean.dash = style.dash, mean.width = 2.2;
+    for (const RunOutcome& r : cell.runs) {
+      if (r.state != RunState::kFinished || r.diverged() || r.metrics.context_evals_size() == 0) continue;
+      LineSeries seed;
+      seed.color = style.color, seed.width = 1, seed.opacity = 0.3;
+      for (const ContextEval& e : r.metrics.context_evals())
+        if (e.has_perplexity()) seed.x.push_back(e.context_length()), seed.y.push_back(e.perplexity());
+      plot.series.push_back(std::move(seed));
+    }
+    for (int32_t length : lengths) {
+      SeedStats s = Summarize(cell.Values(absl::StrCat("perplexity@", length)));
+      if (s.n > 0) mean.x.push_back(length), mean.y.push_back(s.mean);
+    }
+    if (!mean.x.empty()) plot.series.push_back(std::move(mean));
+  }
+  return RenderLinePlot(plot);
+}
+
 absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results, FileSystem* fs) {
   const std::string dir = results.grid->results_dir;
   if (absl::Status created = fs->CreateDirs(dir); !created.ok()) {
@@ -513,6 +593,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
       {results.grid->spec.main_metric() + ".svg", MainMetricSvg(results)},
   };
   if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
+  if (!ContextLengths(results).empty()) files.emplace_back("context_perplexity.svg", ContextPerplexitySvg(results));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = dir + "/" + name;

@@ -62,6 +62,9 @@ absl::Status ValidateMainMetric(const std::string& name);
 std::string ResultsCsv(const GridResults& results);
 std::string ResultsMarkdown(const GridResults& results);
 std::string LossCurvesSvg(const GridResults& results);
+// eval.context_lengths: perplexity against the evaluation context per cell
+// (log-log), the mean bold and each seed faint; written when runs have them.
+std::string ContextPerplexitySvg(const GridResults& results);
 std::string MainMetricSvg(const GridResults& results);
 
 // Writes the four files into grid->results_dir (created if needed), each

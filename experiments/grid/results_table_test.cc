@@ -152,6 +152,50 @@ TEST_F(ResultsTableTest, DivergedRunsAreCountedNotAveraged) {
   EXPECT_THAT(MainMetricSvg(r), HasSubstr("1 of 3 seeds diverged"));
 }
 
+// eval.context_lengths and eval.decode_speed_tokens: a perplexity column per
+// evaluation context and a decoding-speed column, in results.md and
+// results.csv, only when runs recorded them; METRIC@LENGTH names them.
+TEST_F(ResultsTableTest, PerContextPerplexityAndDecodeSpeedColumns) {
+  EXPECT_THAT(ResultsMarkdown(CollectResults(grid_)), Not(HasSubstr("ppl@")));
+  EXPECT_THAT(ResultsCsv(CollectResults(grid_)), Not(HasSubstr("decode_tokens_per_second")));
+  const double ppl[3] = {10.0, 12.0, 14.0};
+  for (int seed = 0; seed < 3; ++seed) {
+    Write(grid_.cells[0].runs[seed].run_dir + "/metrics.json",
+          absl::StrCat("{\"token_accuracy\": 0.3, \"eval_loss\": 2.3, \"decode_tokens_per_second\": ",
+                       1000 * (seed + 1), ", \"context_evals\": [",
+                       "{\"context_length\": 128, \"eval_loss\": 2.3, \"perplexity\": 9.97, \"eval_examples\": 27},",
+                       "{\"context_length\": 1024, \"eval_loss\": 2.5, \"perplexity\": ", ppl[seed],
+                       ", \"eval_examples\": 3}]}"));
+  }
+  GridResults r = CollectResults(grid_);
+  EXPECT_DOUBLE_EQ(*MetricValue(r.cells[0].runs[1].metrics, "perplexity@1024"), 12.0);
+  EXPECT_DOUBLE_EQ(*MetricValue(r.cells[0].runs[1].metrics, "eval_loss@1024"), 2.5);
+  EXPECT_EQ(r.cells[0].Values("perplexity@1024"), (std::vector<double>{10.0, 12.0, 14.0}));
+  auto absent = MetricValue(r.cells[0].runs[0].metrics, "perplexity@512");
+  EXPECT_THAT(std::string(absent.status().message()), HasSubstr("it was not evaluated at context 512"));
+  EXPECT_TRUE(r.cells[1].Values("perplexity@1024").empty());  // the other cell's runs have none
+  const std::string md = ResultsMarkdown(r);
+  EXPECT_THAT(md, HasSubstr("| ppl@128 | ppl@1024 | params |"));
+  EXPECT_THAT(md, HasSubstr("| train s | decode tok/s | notes |"));
+  EXPECT_THAT(md, HasSubstr("| 9.970 ± 0.000 | 12.000 ± 2.000 |"));
+  EXPECT_THAT(md, HasSubstr("| 2k |"));  // mean decoding speed of the three seeds
+  EXPECT_THAT(md, HasSubstr("context_perplexity.svg"));
+  const std::string csv = ResultsCsv(r);
+  EXPECT_THAT(csv, HasSubstr(",diverged_at_step,diverged_loss,perplexity@128,perplexity@1024,"
+                             "decode_tokens_per_second\n"));
+  EXPECT_THAT(csv, HasSubstr(",,,9.97,12,2000\n"));
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
+  for (const std::string& line : lines)  // (quoted fields may hold commas)
+    if (line.find('"') == std::string::npos) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+  EXPECT_THAT(ContextPerplexitySvg(r), HasSubstr("position=none"));
+  EXPECT_TRUE(ValidateMainMetric("perplexity@1024").ok());
+  EXPECT_THAT(std::string(ValidateMainMetric("token_accuracy@1024").message()),
+              HasSubstr("only eval_loss, perplexity, bits_per_byte are measured per context"));
+  EXPECT_THAT(std::string(ValidateMainMetric("perplexity@long").message()),
+              HasSubstr("'long' is not a context length"));
+}
+
 TEST_F(ResultsTableTest, CsvHasOneRowPerCellAndSeed) {
   std::string csv = ResultsCsv(CollectResults(grid_));
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "experiments/spec/grid_loader.h"
+#include "framework/schema/spec_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -75,6 +76,28 @@ TEST(GridAblation, EmptyBaselineIsTheBaseAndNamesAreConfigurable) {
   EXPECT_THAT(g->axis_labels, ElementsAre("position"));
   EXPECT_EQ(g->cells[0].label, "sinusoidal");
   EXPECT_TRUE(g->cells[0].overrides.empty());
+}
+
+// A row (or the grid's set, or the baseline) may choose a plugin and then set
+// that plugin's options: each override is checked after the earlier ones.
+TEST(GridAblation, AnOverrideMaySetOptionsOfAPluginChosenJustBefore) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    set: ["model.num_heads=4", "model.attention.layout=gqa", "model.attention.layout_options.num_kv_heads=2"]
+    ablation {
+      baseline: ["model.attention.layout=mha"]
+      row { name: "gqa-1" set: ["model.attention.layout=gqa", "model.attention.layout_options.num_kv_heads=1"] }
+    })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->cells.size(), 2u);
+  ASSERT_TRUE(g->cells[1].valid()) << g->cells[1].invalid_reason;
+  EXPECT_EQ(g->cells[0].runs[0].spec.model().attention().layout(), "mha");
+  EXPECT_EQ(g->cells[1].runs[0].spec.model().attention().layout(), "gqa");
+  EXPECT_THAT(SpecToText(g->cells[1].runs[0].spec), HasSubstr("num_kv_heads: 1"));
+  // An option of a plugin the row has not chosen is still an error.
+  EXPECT_THAT(Error(R"pb(base_spec: "base.pbtxt"
+    ablation { row { name: "x" set: ["model.attention.layout_options.num_kv_heads=1"] } })pb"),
+              HasSubstr("ablation.row[0] (\"x\").set[0]: --set model.attention.layout_options.num_kv_heads: "
+                        "tvlab.MhaOptions has no field 'num_kv_heads'"));
 }
 
 TEST(GridAblation, RowThatChangesNothingIsAnInvalidCell) {

@@ -73,13 +73,15 @@ absl::Status AblationCells(const GridSpec& spec, const Experiment& base, Expande
   // Overrides are checked on the base with `set` and the baseline applied,
   // as they will be applied.
   Experiment at_baseline = base;
-  for (const std::string& o : spec.set()) TVLAB_RETURN_IF_ERROR(CheckOverride(at_baseline, o, "set"));
-  for (const std::string& o : spec.set()) ApplyOverride(&at_baseline, o).IgnoreError();
+  for (const std::string& o : spec.set()) {
+    TVLAB_RETURN_IF_ERROR(CheckOverride(at_baseline, o, "set"));
+    ApplyOverride(&at_baseline, o).IgnoreError();
+  }
   for (int i = 0; i < ablation.baseline_size(); ++i) {
     TVLAB_RETURN_IF_ERROR(
         CheckOverride(at_baseline, ablation.baseline(i), absl::StrCat("ablation.baseline[", i, "]")));
+    ApplyOverride(&at_baseline, ablation.baseline(i)).IgnoreError();
   }
-  for (const std::string& o : ablation.baseline()) ApplyOverride(&at_baseline, o).IgnoreError();
 
   grid->axis_labels = {ablation.label()};
   GridCell baseline;
@@ -106,8 +108,14 @@ absl::Status AblationCells(const GridSpec& spec, const Experiment& base, Expande
           where, ": set is empty, so the row would repeat the baseline; list what it changes, e.g. "
                  "set: [\"model.position.plugin=rope\"]"));
     }
-    for (int j = 0; j < row.set_size(); ++j)
-      TVLAB_RETURN_IF_ERROR(CheckOverride(at_baseline, row.set(j), absl::StrCat(where, ".set[", j, "]")));
+    // Each override is checked after the row's earlier ones, as they will
+    // be applied: a plugin's options exist once the row has chosen it
+    // (set: ["model.attention.layout=gqa", "model.attention.layout_options.num_kv_heads=2"]).
+    Experiment at_row = at_baseline;
+    for (int j = 0; j < row.set_size(); ++j) {
+      TVLAB_RETURN_IF_ERROR(CheckOverride(at_row, row.set(j), absl::StrCat(where, ".set[", j, "]")));
+      ApplyOverride(&at_row, row.set(j)).IgnoreError();
+    }
     GridCell cell;
     cell.label = row.name();
     cell.axis_values = {row.name()};

@@ -377,7 +377,11 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
     if (!train->fail_on_divergence()) train->clear_fail_on_divergence();
   }
   if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
+  // eval.context_lengths is a list: empty (its default) it is not written.
+  if (spec->has_eval() && spec->eval().decode_speed_tokens() == 0)
+    spec->mutable_eval()->clear_decode_speed_tokens();
   if (spec->has_runtime() && spec->runtime().attention() == "auto") spec->mutable_runtime()->clear_attention();
+  if (spec->has_runtime() && spec->runtime().precision() == "fp32") spec->mutable_runtime()->clear_precision();
   // Task options: text tasks' `tokenizer` (bytes by default).
   const PluginKind& task = PluginKindById("task");
   auto options = UnpackPluginOptions(*spec, task);

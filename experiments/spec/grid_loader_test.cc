@@ -226,7 +226,9 @@ TEST(RunKey, FollowsTheResolvedSpecButNotItsName) {
 }
 
 // Fields added to the schema later (train.divergence_loss,
-// train.fail_on_divergence, eval.context_length) are written out in the
+// train.fail_on_divergence, eval.context_length, runtime.attention,
+// runtime.precision, eval.decode_speed_tokens, eval.context_lengths) are
+// written out in the
 // resolved spec but leave the key as it was before they existed while at
 // their defaults, so finished runs are found again; other values count.
 TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
@@ -238,17 +240,30 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   before.mutable_train()->clear_divergence_loss();
   before.mutable_train()->clear_fail_on_divergence();
   before.mutable_eval()->clear_context_length();
+  before.mutable_eval()->clear_decode_speed_tokens();
   before.mutable_runtime()->clear_attention();
+  before.mutable_runtime()->clear_precision();
   EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
-  Experiment threshold = *a, fail = *a, longer = *a, unfused = *a;
+  Experiment threshold = *a, fail = *a, longer = *a, unfused = *a, bf16 = *a;
   unfused.mutable_runtime()->set_attention("unfused");
   EXPECT_NE(RunKey(unfused), RunKey(*a));
+  bf16.mutable_runtime()->set_precision("bf16");
+  EXPECT_NE(RunKey(bf16), RunKey(*a));
   threshold.mutable_train()->set_divergence_loss(10);
   fail.mutable_train()->set_fail_on_divergence(true);
   longer.mutable_eval()->set_context_length(1024);
   EXPECT_NE(RunKey(threshold), RunKey(*a));
   EXPECT_NE(RunKey(fail), RunKey(*a));
   EXPECT_NE(RunKey(longer), RunKey(*a));
+  // eval.decode_speed_tokens and eval.context_lengths (added with the
+  // reproductions): at their defaults (0, empty) they are in `before` above
+  // neither written nor keyed; set, they change the key.
+  ASSERT_TRUE(a->eval().has_decode_speed_tokens());
+  Experiment timed = *a, contexts = *a;
+  timed.mutable_eval()->set_decode_speed_tokens(64);
+  contexts.mutable_eval()->add_context_lengths(256);
+  EXPECT_NE(RunKey(timed), RunKey(*a));
+  EXPECT_NE(RunKey(contexts), RunKey(*a));
 }
 
 // A text task's tokenizer option (added later; bytes by default) is written
@@ -268,7 +283,9 @@ TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
   before.mutable_train()->clear_divergence_loss();
   before.mutable_train()->clear_fail_on_divergence();
   before.mutable_eval()->clear_context_length();
+  before.mutable_eval()->clear_decode_speed_tokens();
   before.mutable_runtime()->clear_attention();
+  before.mutable_runtime()->clear_precision();
   TextLmOptions options;
   ASSERT_TRUE(before.task().options().UnpackTo(&options));
   options.clear_tokenizer();

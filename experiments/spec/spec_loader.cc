@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "experiments/spec/text_format_errors.h"
 #include "framework/backend/runtime_spec.h"
@@ -48,6 +49,47 @@ absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
   return ParseSpecText(text, path);
 }
 
+namespace {
+
+// eval.context_lengths (each one the task loaded at that length, as
+// eval.context_length would) and eval.decode_speed_tokens (a model that
+// generates, within its positions).
+void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems* p) {
+  const EvalSpec& eval = spec.eval();
+  for (int i = 0; i < eval.context_lengths_size(); ++i) {
+    const int32_t length = eval.context_lengths(i);
+    const std::string field = absl::StrCat("eval.context_lengths[", i, "]");
+    if (length < 2) continue;  // ValidateEvalSpec says so
+    Experiment at = spec;
+    at.mutable_eval()->set_context_length(length);
+    at.mutable_eval()->set_examples(1);  // as many windows as fit: EvaluateAtContexts
+    auto at_task = LoadTask(at);
+    if (!at_task.ok()) {
+      // The task's message is about eval.context_length, which here is this entry.
+      p->Add(absl::StrCat(field, " (", length, "): ",
+                          absl::StrReplaceAll(at_task.status().message(), {{"eval.context_length", field}})));
+      continue;
+    }
+    ValidateEvalContextAt(at, field, length, task.max_length(), (*at_task)->eval_length(), p);
+  }
+  if (eval.decode_speed_tokens() > 0) {
+    const ModelSpec::Family family = spec.model().family();
+    if (family != ModelSpec::DECODER_ONLY && family != ModelSpec::ENCODER_DECODER) {
+      p->Add(absl::StrCat("eval.decode_speed_tokens (", eval.decode_speed_tokens(), "): model.family ",
+                          ModelSpec::Family_Name(family),
+                          " does not generate; set it to 0, or use a DECODER_ONLY or ENCODER_DECODER model"));
+    }
+    const int64_t positions = spec.model().max_seq_len() > 0 ? spec.model().max_seq_len() : task.max_length();
+    if (positions > 0 && eval.decode_speed_tokens() > positions) {
+      p->Add(absl::StrCat("eval.decode_speed_tokens (", eval.decode_speed_tokens(),
+                          ") is more than the model's positions (model.max_seq_len, or the task's length when 0: ",
+                          positions, "); set it to at most ", positions));
+    }
+  }
+}
+
+}  // namespace
+
 absl::Status ValidateExperiment(const Experiment& spec) {
   Problems p;
   if (spec.name().empty()) p.Add("name must not be empty; e.g. name: \"sort_digits\"");
@@ -64,6 +106,7 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   p.Add(task.status());
   ValidateModelSpec(spec, task.ok() ? (*task)->max_length() : 0, &p);
   if (task.ok()) ValidateEvalContext(spec, (*task)->max_length(), (*task)->eval_length(), &p);
+  if (task.ok()) ValidateExtraEvaluations(spec, **task, &p);
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);

@@ -18,6 +18,7 @@
 namespace tvlab {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 const char kGood[] = R"pb(name: "t"
@@ -323,6 +324,52 @@ TEST(SpecLoader, EvalExamplesBeyondTheHeldOutDataAreAnError) {
   // The default (1000) is checked like any value.
   EXPECT_THAT(std::string(Load(lm).message()), HasSubstr("eval.examples: 1000 evaluation examples"));
   EXPECT_TRUE(Load(lm + "\neval { examples: 12 }").ok());
+}
+
+// eval.context_lengths: each length is checked like eval.context_length and
+// named by its index; learned positions cannot go past their table.
+TEST(SpecLoader, EvalContextLengthsAreValidatedOneByOne) {
+  const std::string lm = R"pb(name: "lm"
+    model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 position { plugin: "learned" } }
+    task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] {
+      path: "/usr/share/common-licenses/GPL-3" context_length: 16 } } }
+    train { steps: 3 })pb";
+  EXPECT_TRUE(Load(lm + "\neval { examples: 20 context_lengths: [16, 8] }").ok());
+  const std::string past = std::string(Load(lm + "\neval { examples: 20 context_lengths: [16, 64] }").message());
+  EXPECT_THAT(past, HasSubstr("eval.context_lengths[1] (64) is past the positions 'learned' has: its table "
+                              "has model.max_seq_len = 16 rows"));
+  EXPECT_THAT(past, HasSubstr("Set eval.context_lengths[1] <= 16, or use a position plugin that extrapolates"));
+  // Positions that extrapolate are fine at any length the held-out text holds.
+  EXPECT_TRUE(Load(lm + "\neval { examples: 20 context_lengths: [16, 64, 1024] }",
+                   {"model.position.plugin=alibi"}).ok());
+  EXPECT_THAT(std::string(Load(lm + "\neval { examples: 20 context_lengths: [100000] }",
+                               {"model.position.plugin=alibi"}).message()),
+              AllOf(HasSubstr("eval.context_lengths[0] (100000): task (text_lm): eval.context_lengths[0]: the "
+                              "held-out split of '/usr/share/common-licenses/GPL-3' has 3515 tokens, too few"),
+                    HasSubstr("lower eval.context_lengths[0]")));
+  EXPECT_THAT(std::string(Load(lm + "\neval { examples: 20 context_lengths: [1, 16, 16] }").message()),
+              AllOf(HasSubstr("eval.context_lengths[0] must be >= 2 (got 1)"),
+                    HasSubstr("eval.context_lengths[2] (16) repeats eval.context_lengths[1]")));
+  // A task that evaluates at its own length cannot take other lengths.
+  EXPECT_THAT(std::string(Load(std::string(kGood) + "eval { context_lengths: [32] }").message()),
+              HasSubstr("eval.context_lengths[0] (32): task 'sort_digits' evaluates at its own length (8)"));
+}
+
+TEST(SpecLoader, DecodeSpeedNeedsAGeneratingModelWithinItsPositions) {
+  const std::string lm = R"pb(name: "lm"
+    model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] {
+      path: "/usr/share/common-licenses/GPL-3" context_length: 16 } } }
+    train { steps: 3 }
+    eval { examples: 20 })pb";
+  EXPECT_TRUE(Load(lm, {"eval.decode_speed_tokens=16"}).ok());
+  EXPECT_THAT(std::string(Load(lm, {"eval.decode_speed_tokens=17"}).message()),
+              HasSubstr("eval.decode_speed_tokens (17) is more than the model's positions"));
+  EXPECT_TRUE(Load(lm, {"eval.decode_speed_tokens=64", "model.max_seq_len=64"}).ok());
+  EXPECT_THAT(std::string(Load(lm, {"eval.decode_speed_tokens=-1"}).message()),
+              HasSubstr("eval.decode_speed_tokens must be >= 0 (got -1)"));
+  EXPECT_THAT(std::string(Load(kGood, {"eval.decode_speed_tokens=4"}).message()),
+              HasSubstr("eval.decode_speed_tokens (4): model.family ENCODER_ONLY does not generate"));
 }
 
 TEST(SpecLoader, InputSpacesTooSmallToHoldOutAreRefused) {

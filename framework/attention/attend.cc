@@ -1,9 +1,14 @@
 #include "framework/attention/attend.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <vector>
 
 #include "framework/attention/key_state.h"
 #include "framework/attention/mask.h"
+#include "framework/attention/query_chunks.h"
+#include "framework/autograd/checkpoint.h"
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
 #include "framework/core/check.h"
@@ -62,10 +67,99 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   d.alibi_offset = c.position_offset;
   if (c.ctx.training && c.dropout > 0.0f) {
     d.dropout = c.dropout;
-    d.dropout_stream = c.owner->DropoutStream(c.ctx, "attention_weights");
+    // A data-parallel shard's weights start at an even element (TakesFusedPath).
+    const RngStream stream = c.owner->DropoutStream(c.ctx, "attention_weights");
+    d.dropout_stream = stream.SkipWords(stream.ShardFirstElement(d.batch * d.heads * d.queries * d.keys) / 2);
   }
   FusedCalls().fetch_add(1);
   return FusedAttention(q, k, v, d);  // (B, H, T, hs_v)
+}
+
+// Dropout of the weights (B, H, rows, S) of queries [first, first + rows)
+// out of T: the factors Backend::DropoutMask draws for the whole
+// (B, H, T, S) tensor at those positions, so that a chunked pass drops
+// exactly what the whole one does. Drawn on the host (RngStream is a pure
+// function of the index) and multiplied in like Dropout.
+Var DropoutOfQueryRows(const Var& weights, float p, const RngStream& stream, int64_t first,
+                       int64_t all_queries) {
+  const int64_t bh = weights.dim(0) * weights.dim(1), rows = weights.dim(2), s = weights.dim(3);
+  std::vector<float> keep(static_cast<size_t>(bh * rows * s));  // (B, H, rows, S)
+  std::vector<uint32_t> words;
+  // A data-parallel shard's whole tensor starts at this element of the
+  // global batch's (0 in one process; rng.h).
+  const int64_t shard_first = static_cast<int64_t>(stream.ShardFirstElement(bh * all_queries * s));
+  for (int64_t i = 0; i < bh; ++i) {  // rows [first, first + rows) of (b, h) = i
+    const int64_t begin = shard_first + (i * all_queries + first) * s, n = rows * s;
+    DropoutFactors(stream, p, begin, n, keep.data() + i * n, words);  // host: the factors, uploaded below
+  }
+  return Mul(weights, Var(Tensor::FromVector(weights.shape(), keep)));
+}
+
+// The composition, for queries [first_query, first_query + T) of
+// all_queries (the whole call when first_query = 0 and T = all_queries):
+// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v).
+Var UnfusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext& c,
+                  int64_t first_query, int64_t all_queries) {
+  const int64_t b = q.dim(0), h = q.dim(1), t = q.dim(2);
+  const bool whole = first_query == 0 && t == all_queries;
+  Var logits = GroupedLogits(*c.score, q, k);  // (B, H, T, S)
+  const int64_t s = logits.dim(3);
+  if (c.logit_bias != nullptr) {
+    Var bias = c.logit_bias->LogitBias(h, c.position_offset + first_query, t, s);  // (1 or B, H, T, S)
+    if (bias.defined()) logits = Add(logits, bias);
+  }
+  AttentionMask mask = c.mask;
+  mask.causal_offset += first_query;  // query i of the chunk is query first_query + i
+  Tensor mask_bias = MaskBias(mask, b, t, s);  // (1 or B, 1, T, S): 0 or -inf
+  if (mask_bias.defined()) logits = Add(logits, Var(mask_bias));
+  Var weights = Softmax(logits);  // (B, H, T, S), rows sum to 1 over visible keys
+  if (c.probe != nullptr && *c.probe) (*c.probe)(c.owner->path(), weights.value());
+  if (c.ctx.training && c.dropout > 0.0f) {
+    const RngStream stream = c.owner->DropoutStream(c.ctx, "attention_weights");
+    weights = whole ? Dropout(weights, c.dropout, stream)
+                    : DropoutOfQueryRows(weights, c.dropout, stream, first_query, all_queries);
+  }
+  return GroupedWeightedSum(weights, v);  // (B, H, T, hs_v)
+}
+
+int64_t& ChunkRowsOverride() {
+  static int64_t rows = 0;
+  return rows;
+}
+
+std::atomic<int64_t>& ChunkedCalls() {
+  static std::atomic<int64_t> calls{0};
+  return calls;
+}
+
+int64_t ChunkRows(int64_t s) {
+  return ChunkRowsOverride() > 0 ? ChunkRowsOverride() : QueryChunkRows(s);
+}
+
+bool TakesQueryChunkedPath(const AttentionContext& c, int64_t t, int64_t s) {
+  if (Policy() == AttentionKernel::kUnfused) return false;  // the oracle: whole
+  if (c.probe != nullptr && *c.probe) return false;          // the weights are wanted whole
+  return ChunkRowsOverride() > 0 ? t > ChunkRowsOverride() : ChunksQueries(t, s);
+}
+
+// The composition a chunk of queries at a time, each chunk checkpointed:
+// only its inputs (the chunk's queries, k, v) are kept for backward, which
+// recomputes the chunk's (B, H, rows, S) intermediates.
+// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v).
+Var QueryChunkedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+  const int64_t t = q.dim(2), rows = ChunkRows(k.dim(2));
+  ChunkedCalls().fetch_add(1);
+  std::vector<Var> parts;
+  for (int64_t first = 0; first < t; first += rows) {
+    const int64_t n = std::min(rows, t - first);
+    Var q_chunk = Slice(q, 2, first, n);  // (B, H, n, hs)
+    parts.push_back(Checkpoint(
+        [c, first, t](const std::vector<Var>& in) {
+          return UnfusedAttend(in[0], in[1], in[2], c, first, t);  // (B, H, n, hs_v)
+        },
+        {q_chunk, k, v}));
+  }
+  return Concat(parts, 2);  // (B, H, T, hs_v)
 }
 
 }  // namespace
@@ -80,6 +174,8 @@ std::optional<AttentionKernel> ParseAttentionKernel(const std::string& name) {
   return std::nullopt;
 }
 int64_t FusedAttentionCalls() { return FusedCalls().load(); }
+int64_t QueryChunkedAttentionCalls() { return ChunkedCalls().load(); }
+void SetQueryChunkRowsForTesting(int64_t rows) { ChunkRowsOverride() = rows; }
 
 bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t s) {
   if (Policy() == AttentionKernel::kUnfused) return false;
@@ -90,6 +186,10 @@ bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t
     return false;
   if (!c.score->FusedDotProductScale().has_value()) return false;
   if (c.probe != nullptr && *c.probe) return false;  // the weights are wanted
+  // The kernels draw dropout two weights per word from word 0: a batch shard
+  // whose weights start at an odd element of the global batch's (odd first
+  // row and odd heads * t * s) takes the unfused path, which can.
+  if (c.ctx.training && c.dropout > 0.0f && c.ctx.shard_first_row * heads * t * s % 2 != 0) return false;
   return FusedBias(c, heads).fusable;
 }
 
@@ -120,25 +220,14 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
   });  // (B, G, S, hs) over every key
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,
                          new_values);  // (B, G, S, hs_v)
-  const int64_t b = q.dim(0), h = q.dim(1), t = q.dim(2), g = k.dim(1);
+  const int64_t h = q.dim(1), t = q.dim(2), g = k.dim(1);
   TVLAB_CHECK(g > 0 && h % g == 0) << g << " key/value heads for " << h << " query heads";
   TVLAB_CHECK(v.dim(1) == g && v.dim(2) == k.dim(2)) << "keys and values disagree";
 
-  if (TakesFusedPath(c, h, t, k.dim(2))) return FusedAttend(q, k, v, c);  // (B, H, T, hs_v)
-
-  Var logits = GroupedLogits(*c.score, q, k);  // (B, H, T, S)
-  const int64_t s = logits.dim(3);
-  if (c.logit_bias != nullptr) {
-    Var bias = c.logit_bias->LogitBias(h, c.position_offset, t, s);  // (1 or B, H, T, S)
-    if (bias.defined()) logits = Add(logits, bias);
-  }
-  Tensor mask = MaskBias(c.mask, b, t, s);  // (1 or B, 1, T, S): 0 or -inf
-  if (mask.defined()) logits = Add(logits, Var(mask));
-  Var weights = Softmax(logits);  // (B, H, T, S), rows sum to 1 over visible keys
-  if (c.probe != nullptr && *c.probe) (*c.probe)(c.owner->path(), weights.value());
-  if (c.ctx.training && c.dropout > 0.0f)
-    weights = Dropout(weights, c.dropout, c.owner->DropoutStream(c.ctx, "attention_weights"));
-  return GroupedWeightedSum(weights, v);  // (B, H, T, hs_v)
+  const int64_t s = k.dim(2);
+  if (TakesFusedPath(c, h, t, s)) return FusedAttend(q, k, v, c);  // (B, H, T, hs_v)
+  if (TakesQueryChunkedPath(c, t, s)) return QueryChunkedAttend(q, k, v, c);  // (B, H, T, hs_v)
+  return UnfusedAttend(q, k, v, c, /*first_query=*/0, /*all_queries=*/t);  // (B, H, T, hs_v)
 }
 
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {

@@ -20,8 +20,13 @@
 //   - no probe asks for the weights (attention_dump gets them exactly from
 //     the unfused path).
 // Otherwise the unfused composition runs; it is the oracle the fused path
-// is tested against (fused_attention_test.cc). Dropout on the weights
-// draws the same mask on both paths. That is also why the mask arrives as a
+// is tested against (the attention conformance suite). When it has many
+// queries (query_chunks.h: more than ~128 x 128 pairs per head) and the
+// policy is not "unfused", it runs a chunk of queries at a time, each chunk
+// checkpointed (recomputed in backward), so that a score without a fused
+// kernel (additive) still keeps memory linear in T and S; "unfused" keeps
+// the whole composition, the oracle of both. Dropout on the weights draws
+// the same mask on all three paths. That is also why the mask arrives as a
 // description (AttentionMask) and not as a table.
 //
 // Grouped heads. q has H heads; k and v may have G heads, G dividing H:
@@ -101,6 +106,11 @@ bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t
 // How many Attend calls in this process took the fused kernel (tests prove
 // with it that a comparison of the two paths really ran both).
 int64_t FusedAttentionCalls();
+// The same for the query-chunked composition.
+int64_t QueryChunkedAttentionCalls();
+// Tests: chunks of `rows` queries whenever T > rows (0 restores the rule of
+// query_chunks.h), so that small inputs exercise the chunked path.
+void SetQueryChunkRowsForTesting(int64_t rows);
 
 // Keys or values of the tokens this call brings, (B, G, S_new, hs). Called
 // at most once each, and not at all when a cross-attention cache already

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "framework/autograd/grad_accumulation.h"
+#include "framework/autograd/matmul_precision.h"
 
 #include "framework/backend/backend.h"
 #include "framework/core/check.h"
@@ -159,6 +160,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   GemmDesc d;
   d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
   d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
+  d.precision = CurrentMatMulPrecision();  // runtime.precision
   B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
   auto an = a.node(), bn = b.node();
   return MakeResult(out, {a, b}, [an, bn, d, shared_b](const Tensor& g) {
@@ -166,7 +168,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
     if (an->requires_grad) {
       Tensor da = Tensor::Empty(an->value.shape());
       GemmDesc e;
-      e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k;
+      e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k, e.precision = d.precision;
       if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
         e.m = d.m, e.n = d.k, e.trans_a = false, e.trans_b = !d.trans_b;
         e.stride_a = d.m * d.n, e.stride_b = d.stride_b;
@@ -185,7 +187,7 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
       TVLAB_CHECK(!(shared_b && d.trans_a)) << "shared B with transposed A";
       Tensor db = Tensor::Empty(bn->value.shape());
       GemmDesc e;
-      e.batch = batch, e.k = rows, e.stride_c = d.k * d.n;
+      e.batch = batch, e.k = rows, e.stride_c = d.k * d.n, e.precision = d.precision;
       if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
         e.m = d.k, e.n = d.n, e.trans_a = !d.trans_a, e.trans_b = false;
         e.stride_a = d.m * d.k, e.stride_b = d.m * d.n;
@@ -435,7 +437,18 @@ Var CrossEntropy(const Var& logits, const std::vector<int32_t>& targets, int32_t
 Var Dropout(const Var& x, float p, const RngStream& stream) {
   if (p <= 0.0f) return x;
   Tensor mask = Tensor::Empty(x.shape());
-  B().DropoutMask(stream, p, mask.ptr(), mask.numel());
+  // A batch shard draws the global mask's elements [first, first + n):
+  // DropoutMask uses 16 bits per element, so an even first element starts at
+  // word first / 2; an odd one draws one element more and drops it.
+  const int64_t n = mask.numel();
+  const uint64_t first = stream.ShardFirstElement(n);
+  if (first % 2 == 0) {
+    B().DropoutMask(stream.SkipWords(first / 2), p, mask.ptr(), n);
+  } else {
+    Tensor wider = Tensor::Empty({n + 1});
+    B().DropoutMask(stream.SkipWords(first / 2), p, wider.ptr(), n + 1);
+    B().Copy2D(wider.ptr() + 1, n, mask.ptr(), n, 1, n);
+  }
   Tensor y = BinaryValue(BinaryOp::kMul, x.value(), mask);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, mask](const Tensor& g) {

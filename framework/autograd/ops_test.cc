@@ -4,6 +4,8 @@
 #include "framework/autograd/ops.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "framework/autograd/gradcheck.h"
 #include "framework/backend/backend.h"
@@ -130,6 +132,25 @@ TEST_P(OpsTest, DropoutIsDeterministicAndUnbiased) {
   EXPECT_NEAR(zeros / 10000.0, 0.25, 0.02);
   ExpectGradOk([s](const std::vector<Var>& v) { return Project(Dropout(v[0], 0.5f, s)); },
                {RandomVar({4, 4}, 17)});
+}
+
+// Data parallelism: a rank holding rows [first, first + rows) of a batch
+// draws exactly those rows of the whole batch's mask (docs/distributed.md),
+// also where the rows start at an odd element (15 elements per row here).
+TEST_P(OpsTest, DropoutOfABatchShardIsTheWholeBatchMaskOfItsRows) {
+  const int64_t batch = 6, per_row = 5 * 3;
+  RngStream s(3, RngPurpose::kDropout, 5);
+  const std::vector<float> whole =
+      Dropout(Var(Tensor::Full({batch, 5, 3}, 1.0f)), 0.5f, s).value().ToVector();  // (6, 5, 3)
+  int zeros = 0;
+  for (float v : whole) zeros += v == 0.0f;
+  ASSERT_GT(zeros, 0);  // a mask, not all ones
+  for (const auto& [first, rows] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 2}, {2, 2}, {3, 3}, {5, 1}}) {
+    const std::vector<float> shard =
+        Dropout(Var(Tensor::Full({rows, 5, 3}, 1.0f)), 0.5f, s.ForBatchRows(first, rows)).value().ToVector();
+    const std::vector<float> expected(whole.begin() + first * per_row, whole.begin() + (first + rows) * per_row);
+    EXPECT_EQ(shard, expected) << "rows [" << first << ", " << first + rows << ")";
+  }
 }
 
 TEST_P(OpsTest, NoGradGuardRecordsNothing) {

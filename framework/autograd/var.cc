@@ -86,6 +86,12 @@ void AccumulateOwnedGrad(Node& node, Tensor&& grad) {
 void Backward(const Var& root) {
   TVLAB_CHECK(root.defined() && root.value().numel() == 1) << "Backward needs a scalar";
   if (!root.requires_grad()) return;
+  Backward(root, Tensor::Full(root.shape(), 1.0f));
+}
+
+void Backward(const Var& root, const Tensor& seed) {
+  TVLAB_CHECK(root.defined()) << "Backward of an undefined Var";
+  if (!root.requires_grad()) return;
   // Topological order by iterative depth-first search.
   std::vector<Node*> order;
   std::unordered_set<Node*> seen;
@@ -101,19 +107,21 @@ void Backward(const Var& root) {
       stack.pop_back();
     }
   }
-  AccumulateGrad(*root.node(), Tensor::Full(root.shape(), 1.0f));
+  AccumulateGrad(*root.node(), seed);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     if (!node->backward || !node->grad.defined()) continue;
     node->backward(node->grad);
     node->grad = Tensor();  // interior gradients are not kept
+    shared_grads.erase(node);
   }
   // Leaves keep their gradients, and the optimizer and clipping write into
-  // them: one still shared gets its own copy.
+  // them: one still shared gets its own copy. Only this pass's nodes are
+  // settled: an enclosing pass (Checkpoint's backward runs inside one)
+  // still tracks its own.
   for (Node* node : order) {
-    if (shared_grads.count(node) && node->grad.defined()) node->grad = node->grad.Clone();
+    if (shared_grads.erase(node) && node->grad.defined()) node->grad = node->grad.Clone();
   }
-  shared_grads.clear();
 }
 
 }  // namespace tvlab

@@ -59,6 +59,10 @@ void AccumulateGrad(Node& node, const Tensor& grad);
 
 // Runs the backward pass from a scalar `root` (seeded with d root = 1).
 void Backward(const Var& root);
+// Runs the backward pass from `root` of any shape, seeded with d root =
+// `seed` (same shape). It may run inside another backward pass (Checkpoint
+// does): it settles only the nodes it reaches.
+void Backward(const Var& root, const Tensor& seed);
 
 // Whether ops record the tape (thread-local; on by default).
 bool GradEnabled();

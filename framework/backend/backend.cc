@@ -79,6 +79,13 @@ std::vector<std::string> CompleteBackends() {
   return complete;
 }
 
+std::vector<std::string> SupportedPrecisionNames(const Backend& backend) {
+  std::vector<std::string> names;
+  for (Precision p : AllPrecisions())
+    if (backend.SupportsPrecision(p)) names.push_back(PrecisionName(p));
+  return names;
+}
+
 void Backend::Missing(Kernel kernel) const {
   TVLAB_CHECK(false) << "backend " << name() << " does not implement kernel "
                      << KernelName(kernel) << " (validation should have refused it)";

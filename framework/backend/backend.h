@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "framework/backend/attention_mask.h"
 #include "framework/backend/fused_attention.h"
+#include "framework/backend/precision.h"
 #include "framework/core/rng.h"
 #include "framework/tensor/tensor.h"
 
@@ -29,11 +30,15 @@ namespace tvlab {
 // op(A) is (m, k): A is stored (m, k), or (k, m) when trans_a.
 // op(B) is (k, n): B is stored (k, n), or (n, k) when trans_b.
 // Batch strides are in elements; a stride of 0 broadcasts that operand.
+// `precision` (precision.h): the operands are rounded to bf16 or TF32 and
+// multiplied with fp32 accumulation into the fp32 C; a backend is called
+// only with a precision it declares (SupportsPrecision).
 struct GemmDesc {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool trans_a = false, trans_b = false;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   float alpha = 1.0f, beta = 0.0f;
+  Precision precision = Precision::kFp32;
 };
 
 enum class UnaryOp {
@@ -99,6 +104,14 @@ class Backend {
   // Where this backend's buffers live; SetBackend makes it CurrentDevice().
   virtual Device device() const { return Device::kCpu; }
   virtual bool Implements(Kernel kernel) const = 0;
+  // The GEMM precisions this backend runs (GemmDesc::precision); fp32 is
+  // always one. Validation refuses a runtime.precision it does not declare.
+  virtual bool SupportsPrecision(Precision precision) const {
+    return precision == Precision::kFp32;
+  }
+  // Why `precision` is not supported here, for the validation message (e.g.
+  // the CPU feature it lacks); empty when there is nothing more to say.
+  virtual std::string PrecisionNote(Precision) const { return ""; }
 
   virtual void Gemm(const GemmDesc& d, const float* a, const float* b, float* c);
 
@@ -223,6 +236,8 @@ class Backend {
 std::vector<std::string> MissingKernels(const Backend& backend);
 // The usable backends that implement every kernel.
 std::vector<std::string> CompleteBackends();
+// The names of the precisions `backend` supports, fp32 first.
+std::vector<std::string> SupportedPrecisionNames(const Backend& backend);
 
 // The active backend: the one dispatch point for the device choice. Defaults
 // to "cpu_onednn" when linked in, else "reference".

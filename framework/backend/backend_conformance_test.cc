@@ -423,6 +423,13 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.2f;
   d.dropout_stream = RngStream(3, RngPurpose::kDropout, 17);
   cases.push_back({"dropout", d});
+  // One key/value head at batch 1: fewer groups than threads, so a
+  // multi-threaded backward splits the 700 keys into ranges of key tiles.
+  d = base(1, 4, 1, 64, 700, 16, 16);
+  d.mask = CausalMask(636);
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
+  cases.push_back({"mqa batch 1 keys split across threads", d});
   return cases;
 }
 

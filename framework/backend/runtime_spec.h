@@ -2,7 +2,8 @@
 #define TVLAB_FRAMEWORK_BACKEND_RUNTIME_SPEC_H_
 
 // Validation of spec.runtime: a registered backend that is usable on this
-// machine, and a thread count.
+// machine and implements every kernel, a thread count, an attention policy,
+// and a GEMM precision the backend declares (Backend::SupportsPrecision).
 
 #include "framework/core/problems.h"
 #include "framework/schema/experiment.pb.h"

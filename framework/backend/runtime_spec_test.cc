@@ -4,6 +4,8 @@
 #include "framework/backend/runtime_spec.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "framework/backend/backend.h"
 #include "gtest/gtest.h"
@@ -67,6 +69,56 @@ TEST(RuntimeSpec, AttentionPolicyMustBeKnown) {
                                    "\"auto\" (the default), \"fused\" or \"unfused\""),
             std::string::npos)
       << p.list().front();
+}
+
+std::vector<std::string> PrecisionProblems(const std::string& backend,
+                                           const std::string& precision) {
+  RuntimeSpec runtime;
+  runtime.set_backend(backend);
+  runtime.set_precision(precision);
+  Problems p;
+  ValidateRuntimeSpec(runtime, &p);
+  return p.list();
+}
+
+TEST(RuntimeSpec, PrecisionDefaultsToFp32AndEveryBackendRunsIt) {
+  EXPECT_EQ(RuntimeSpec().precision(), "fp32");
+  for (const char* backend : {"cpu_onednn", "reference", "simulated_device"})
+    EXPECT_TRUE(PrecisionProblems(backend, "fp32").empty()) << backend;
+  for (const char* precision : {"bf16", "tf32"}) {
+    EXPECT_TRUE(PrecisionProblems("reference", precision).empty()) << precision;
+    EXPECT_TRUE(PrecisionProblems("simulated_device", precision).empty()) << precision;
+  }
+}
+
+TEST(RuntimeSpec, UnknownPrecisionNamesTheFieldAndTheAllowedValues) {
+  const std::vector<std::string> problems = PrecisionProblems("reference", "fp16");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems.front(),
+            "runtime.precision: 'fp16' is not a precision; use one of \"fp32\", \"tf32\", "
+            "\"bf16\" (fp32 is the default)");
+}
+
+TEST(RuntimeSpec, PrecisionTheBackendCannotRunIsRefusedNamingTheBackend) {
+  // oneDNN has no TF32 on CPUs.
+  std::vector<std::string> problems = PrecisionProblems("cpu_onednn", "tf32");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems.front().find("runtime.precision: backend 'cpu_onednn' cannot run 'tf32' "
+                                  "GEMMs; it supports fp32"),
+            std::string::npos)
+      << problems.front();
+  EXPECT_NE(problems.front().find("no TF32 matmul on CPUs"), std::string::npos) << problems.front();
+  EXPECT_NE(problems.front().find("a backend that runs 'tf32' (reference, simulated_device)"),
+            std::string::npos)
+      << problems.front();
+  // A backend that declares nothing beyond fp32 (the default declaration).
+  problems = PrecisionProblems("gemm_only_for_test", "bf16");
+  ASSERT_EQ(problems.size(), 2u);  // and its missing kernels
+  EXPECT_NE(problems.back().find("backend 'gemm_only_for_test' cannot run 'bf16' GEMMs; it "
+                                 "supports fp32. Choose one of those, or a backend that runs "
+                                 "'bf16' ("),
+            std::string::npos)
+      << problems.back();
 }
 
 TEST(RuntimeSpecDeathTest, CallingAnUndeclaredKernelStopsNamingIt) {

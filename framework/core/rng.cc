@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "framework/core/check.h"
+
 namespace tvlab {
 namespace {
 
@@ -53,9 +55,13 @@ std::array<uint32_t, 4> RngStream::Block(uint64_t block) const {
   return Philox4x32(ctr, key_);
 }
 
-uint32_t RngStream::Word(uint64_t index) const { return Block(index >> 2)[index & 3]; }
+uint32_t RngStream::Word(uint64_t index) const {
+  index += word_offset_;
+  return Block(index >> 2)[index & 3];
+}
 
 void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
+  first += word_offset_;
   uint64_t i = 0;
   while (i < n) {
     uint64_t index = first + i;
@@ -83,8 +89,44 @@ float RngStream::Normal(uint64_t index) const {
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
 }
 
+RngStream RngStream::ForBatchRows(int64_t first_row, int64_t rows) const {
+  RngStream shard = *this;
+  shard.shard_first_row_ = first_row;
+  shard.shard_rows_ = rows;
+  return shard;
+}
+
+uint64_t RngStream::ShardFirstElement(int64_t numel) const {
+  if (shard_rows_ <= 0) return 0;
+  TVLAB_CHECK(numel % shard_rows_ == 0) << "a tensor of " << numel << " elements is not batch-major over "
+                                        << shard_rows_ << " rows";
+  return static_cast<uint64_t>(shard_first_row_) * static_cast<uint64_t>(numel / shard_rows_);
+}
+
+RngStream RngStream::SkipWords(uint64_t words) const {
+  RngStream skipped = *this;
+  skipped.word_offset_ += words;
+  skipped.shard_first_row_ = skipped.shard_rows_ = 0;
+  return skipped;
+}
+
 uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const {
   return static_cast<uint32_t>((static_cast<uint64_t>(Word(index)) * n) >> 32);
+}
+
+void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n, float* out,
+                    std::vector<uint32_t>& words) {
+  if (n <= 0) return;
+  const uint64_t first_word = first >> 1, last_word = (first + n - 1) >> 1;
+  words.resize(last_word - first_word + 1);
+  stream.Words(first_word, words.size(), words.data());  // host: random words
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t e = first + i;
+    const uint32_t half = (words[(e >> 1) - first_word] >> ((e & 1) * 16)) & 0xFFFFu;
+    out[i] = half < threshold ? 0.0f : keep_scale;
+  }
 }
 
 }  // namespace tvlab

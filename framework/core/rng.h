@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace tvlab {
 
@@ -49,13 +50,45 @@ class RngStream {
   // Uniform integer in [0, n) from word `index` (n small; bias < n / 2^32).
   uint32_t UniformInt(uint64_t index, uint32_t n) const;
 
+  // Data parallelism (docs/distributed.md): the stream as one rank sees it
+  // when its batch-major tensors hold rows [first_row, first_row + rows) of
+  // the global batch's. A draw for such a tensor must be the global tensor's
+  // draw for those elements: ShardFirstElement says where they start.
+  RngStream ForBatchRows(int64_t first_row, int64_t rows) const;
+  // For a batch-major tensor of `numel` elements over this stream's rows,
+  // the index of its first element in the global batch's tensor (0 when the
+  // stream is not a shard's; numel must be a multiple of the rows).
+  uint64_t ShardFirstElement(int64_t numel) const;
+  // The stream whose word i is this stream's word (i + words); not a shard's.
+  RngStream SkipWords(uint64_t words) const;
+  // Where word 0 of this stream is in the unskipped stream (kernels that
+  // compute Philox themselves, on a GPU, must add it to their word index).
+  uint64_t word_offset() const { return word_offset_; }
+  // The stream's Philox key and the fixed words of its counters, for kernels
+  // that draw the same words elsewhere (gpu_cuda/philox.cuh): block `b` is
+  // Philox4x32({b, (b >> 32) ^ purpose_word(), step lo, step hi}, key()).
+  std::array<uint32_t, 2> key() const { return key_; }
+  uint32_t purpose_word() const { return purpose_ << 24; }
+  uint64_t step() const { return step_; }
+
  private:
   std::array<uint32_t, 4> Block(uint64_t block) const;
 
   std::array<uint32_t, 2> key_;
   uint32_t purpose_;
   uint64_t step_;
+  uint64_t word_offset_ = 0;  // SkipWords
+  int64_t shard_first_row_ = 0, shard_rows_ = 0;  // ForBatchRows; 0 rows: not a shard
 };
+
+// Backend::DropoutMask's definition, on the host: element e of a mask drawn
+// from `stream` is 0 when the 16-bit half (e & 1) of word e / 2 is below
+// round(p * 65536), else the inverted-dropout factor 1 / (1 - p). Writes
+// elements [first, first + n) into `out`; `words` is scratch (reused across
+// calls by kernels that draw row by row). The reference backend's mask, the
+// tiled attention's and the chunked attention's all come from here.
+void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n, float* out,
+                    std::vector<uint32_t>& words);
 
 }  // namespace tvlab
 

@@ -84,26 +84,26 @@ std::string Tokenize13a(const std::string& raw) {
   return absl::StrJoin(words, " ");
 }
 
-double CorpusBleu(const std::vector<std::string>& hypotheses,
-                  const std::vector<std::string>& references) {
-  double matches[4] = {0, 0, 0, 0}, totals[4] = {0, 0, 0, 0};
-  double hyp_length = 0, ref_length = 0;
-  for (size_t i = 0; i < hypotheses.size() && i < references.size(); ++i) {
-    std::vector<std::string> hyp = absl::StrSplit(Tokenize13a(hypotheses[i]), ' ', absl::SkipEmpty());
-    std::vector<std::string> ref = absl::StrSplit(Tokenize13a(references[i]), ' ', absl::SkipEmpty());
-    hyp_length += hyp.size();
-    ref_length += ref.size();
-    for (int n = 1; n <= 4; ++n) {
-      Ngrams h = Count(hyp, n), r = Count(ref, n);
-      for (const auto& [gram, count] : h) {
-        auto it = r.find(gram);
-        matches[n - 1] += std::min(count, it == r.end() ? 0 : it->second);  // clipped
-        totals[n - 1] += count;
-      }
+void AddBleuStatistics(const std::string& hypothesis, const std::string& reference, BleuStatistics* stats) {
+  std::vector<std::string> hyp = absl::StrSplit(Tokenize13a(hypothesis), ' ', absl::SkipEmpty());
+  std::vector<std::string> ref = absl::StrSplit(Tokenize13a(reference), ' ', absl::SkipEmpty());
+  stats->hyp_length += hyp.size();
+  stats->ref_length += ref.size();
+  for (int n = 1; n <= 4; ++n) {
+    Ngrams h = Count(hyp, n), r = Count(ref, n);
+    for (const auto& [gram, count] : h) {
+      auto it = r.find(gram);
+      stats->matches[n - 1] += std::min(count, it == r.end() ? 0 : it->second);  // clipped
+      stats->totals[n - 1] += count;
     }
   }
+}
+
+double BleuFromStatistics(const BleuStatistics& stats) {
+  const double* matches = stats.matches;
+  const double* totals = stats.totals;
   // No output, or no n-gram of any order matching: 0 (sacrebleu's early stop).
-  if (hyp_length == 0 || matches[0] + matches[1] + matches[2] + matches[3] == 0) return 0.0;
+  if (stats.hyp_length == 0 || matches[0] + matches[1] + matches[2] + matches[3] == 0) return 0.0;
   double log_precision = 0, smoothing = 1;
   for (int n = 0; n < 4; ++n) {
     if (totals[n] == 0) return 0.0;
@@ -114,8 +114,17 @@ double CorpusBleu(const std::vector<std::string>& hypotheses,
       log_precision += 0.25 * std::log(matches[n] / totals[n]);
     }
   }
-  const double brevity = hyp_length < ref_length ? std::exp(1.0 - ref_length / hyp_length) : 1.0;
+  const double brevity =
+      stats.hyp_length < stats.ref_length ? std::exp(1.0 - stats.ref_length / stats.hyp_length) : 1.0;
   return brevity * std::exp(log_precision);
+}
+
+double CorpusBleu(const std::vector<std::string>& hypotheses,
+                  const std::vector<std::string>& references) {
+  BleuStatistics stats;
+  for (size_t i = 0; i < hypotheses.size() && i < references.size(); ++i)
+    AddBleuStatistics(hypotheses[i], references[i], &stats);
+  return BleuFromStatistics(stats);
 }
 
 }  // namespace tvlab

@@ -21,6 +21,22 @@ namespace tvlab {
 double CorpusBleu(const std::vector<std::string>& hypotheses,
                   const std::vector<std::string>& references);
 
+// CorpusBleu's sufficient statistics: sums over the corpus, so the BLEU of a
+// corpus split into parts (one per data-parallel rank) is the BLEU of the
+// parts' summed statistics, exactly (whole-number sums in doubles).
+struct BleuStatistics {
+  double matches[4] = {0, 0, 0, 0};  // clipped n-gram matches, n = 1..4
+  double totals[4] = {0, 0, 0, 0};   // hypothesis n-grams, n = 1..4
+  double hyp_length = 0, ref_length = 0;
+  static constexpr int kCount = 10;  // the doubles above, in this order
+  double* data() { return matches; }
+};
+static_assert(sizeof(BleuStatistics) == BleuStatistics::kCount * sizeof(double), "packed doubles");
+// Adds one (hypothesis, reference) pair's statistics to `stats`.
+void AddBleuStatistics(const std::string& hypothesis, const std::string& reference, BleuStatistics* stats);
+// BLEU on the 0-1 scale from the corpus's statistics (as CorpusBleu).
+double BleuFromStatistics(const BleuStatistics& stats);
+
 // sacrebleu's '13a' tokenizer (mteval-v13a.pl): drops "<skipped>", joins
 // "-\n" hyphenations, unescapes &quot; &amp; &lt; &gt;, splits off ASCII
 // punctuation and symbols, periods and commas except between digits, and a

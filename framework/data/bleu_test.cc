@@ -5,6 +5,8 @@
 #include "framework/data/bleu.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -41,6 +43,25 @@ TEST(Bleu, ClippingAndCorpusAggregation) {
                          {"a b c d", "the cat sat on the mat"}),
               std::pow(p, 0.25), 1e-12);
   EXPECT_EQ(CorpusBleu({"x y z w"}, {"x y z w"}), 1.0);
+}
+
+// Data-parallel evaluation: each rank adds its share of the pairs, the
+// statistics are summed, BLEU comes from the sums: the whole corpus's BLEU.
+TEST(Bleu, StatisticsOfSplitCorpusSumToTheWholeCorpusBleu) {
+  const std::vector<std::string> hyps = {"the cat sat on the mat today", "a dog ran", "one two three four five",
+                                         "It is raining, again."};
+  const std::vector<std::string> refs = {"the cat sat on the mat", "the dog ran away", "one two three four",
+                                         "It is raining again."};
+  const double whole = CorpusBleu(hyps, refs);
+  ASSERT_GT(whole, 0);
+  BleuStatistics first, second;
+  for (size_t i = 0; i < 2; ++i) AddBleuStatistics(hyps[i], refs[i], &first);
+  for (size_t i = 2; i < hyps.size(); ++i) AddBleuStatistics(hyps[i], refs[i], &second);
+  BleuStatistics summed;
+  for (int k = 0; k < BleuStatistics::kCount; ++k) summed.data()[k] = first.data()[k] + second.data()[k];
+  EXPECT_EQ(BleuFromStatistics(summed), whole);
+  // Each part alone scores differently: the sums, not the scores, combine.
+  EXPECT_NE(BleuFromStatistics(first), whole);
 }
 
 TEST(Bleu, Tokenizes13aBeforeCounting) {

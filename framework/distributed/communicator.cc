@@ -8,7 +8,7 @@
 
 namespace tvlab {
 
-absl::Status SingleProcess::AllGather(const uint64_t* values, int64_t n, uint64_t* out) {
+absl::Status SingleProcess::AllGather(const uint64_t* values, int64_t n, uint64_t* out, const char*) {
   std::memcpy(out, values, static_cast<size_t>(n) * sizeof(uint64_t));
   return absl::OkStatus();
 }
@@ -27,7 +27,7 @@ bool IsOnEveryRank(const absl::Status& status) { return status.GetPayload(kOnEve
 absl::Status AgreeOnSuccess(Communicator& world, const absl::Status& mine) {
   if (world.size() == 1) return mine;
   int64_t failed = mine.ok() ? 0 : 1;
-  absl::Status met = world.AllReduceMax(&failed, 1);
+  absl::Status met = world.AllReduceMax(&failed, 1, "the agreement that every rank is ready");
   if (!met.ok()) return met;  // a rank died: mpirun ends the job
   if (!mine.ok()) return OnEveryRank(mine);
   if (failed > 0)

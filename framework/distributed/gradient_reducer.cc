@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "framework/core/check.h"
 #include "framework/core/status_macros.h"
+#include "framework/distributed/nccl_reducer.h"
 #include "framework/tensor/tensor.h"
 
 namespace tvlab {
@@ -44,7 +46,7 @@ class AllReduce : public GradientReducer {
     // {sum of n_r L_r, N, ranks without target tokens}
     double sums[3] = {local_tokens > 0 ? local_loss * static_cast<double>(local_tokens) : 0.0,
                       static_cast<double>(local_tokens), local_tokens > 0 ? 0.0 : 1.0};
-    TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(sums, 3));
+    TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(sums, 3, "the loss all-reduce"));
     // Every rank sees the same sums, so every rank stops here alike.
     if (sums[2] > 0) {
       return OnEveryRank(absl::InvalidArgumentError(absl::StrCat(
@@ -75,7 +77,7 @@ class AllReduce : public GradientReducer {
     // Same models give the same gradient sizes; anything else would make
     // the all-reduces below pair up unrelated numbers (or wait forever).
     int64_t extent[2] = {total, -total};
-    TVLAB_RETURN_IF_ERROR(world_->AllReduceMax(extent, 2));
+    TVLAB_RETURN_IF_ERROR(world_->AllReduceMax(extent, 2, "the gradient size check before the gradient all-reduce"));
     // That tiny all-reduce returns once every rank has reached it: the time
     // so far is mostly waiting for the slowest rank, the rest is the reduction.
     const auto synchronized = std::chrono::steady_clock::now();
@@ -111,7 +113,7 @@ class AllReduce : public GradientReducer {
           offset = 0;
         }
       }
-      TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(buffer_.data(), used));  // host: the bucket buffer
+      TVLAB_RETURN_IF_ERROR(world_->AllReduceSum(buffer_.data(), used, "the gradient all-reduce"));  // host: the bucket buffer
       int64_t at = 0;
       for (const Piece& piece : pieces) {
         const float* reduced = buffer_.data() + at;  // host: the bucket buffer
@@ -126,6 +128,7 @@ class AllReduce : public GradientReducer {
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return absl::OkStatus();
   }
+  void SetPhase(std::string phase) override { world_->SetPhase(std::move(phase)); }
   double reduce_seconds() const override { return seconds_; }
   double wait_seconds() const override { return wait_seconds_; }
 
@@ -140,7 +143,13 @@ class AllReduce : public GradientReducer {
 
 std::unique_ptr<GradientReducer> MakeGradientReducer(Communicator* world, int64_t bucket_bytes) {
   if (world->size() == 1) return std::make_unique<OneProcess>();
-  return std::make_unique<AllReduce>(world, bucket_bytes);
+  auto host = std::make_unique<AllReduce>(world, bucket_bytes);
+  if (CurrentDevice() == Device::kCuda && NcclAvailable()) {  // GPU gradients: NCCL
+    auto nccl = MakeNcclGradientReducer(world, std::move(host));
+    TVLAB_CHECK(nccl.ok()) << nccl.status();  // a GPU is current, so NCCL has one
+    return std::move(*nccl);
+  }
+  return host;
 }
 
 }  // namespace tvlab

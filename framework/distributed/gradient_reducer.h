@@ -47,6 +47,9 @@ class GradientReducer {
   virtual absl::Status ReduceGradients(const std::vector<std::pair<std::string, Var>>& params) = 0;
   // Wall time spent in ReduceGradients so far, and the part of it spent
   // waiting for the other ranks to arrive (their backward still running).
+  // Where training stands ("step 15"), for the hang watchdog's message
+  // (Communicator::SetPhase); a reducer without a watchdog ignores it.
+  virtual void SetPhase(std::string) {}
   virtual double reduce_seconds() const = 0;
   virtual double wait_seconds() const = 0;
 };

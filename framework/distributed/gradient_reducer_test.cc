@@ -22,20 +22,20 @@ class TwoRanks : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  absl::Status AllReduceSum(float* values, int64_t n) override {
+  absl::Status AllReduceSum(float* values, int64_t n, const char*) override {
     for (int64_t i = 0; i < n; ++i) values[i] += 1000.0f + static_cast<float>(floats_++);
     ++calls_;
     return absl::OkStatus();
   }
-  absl::Status AllReduceSum(double* values, int64_t n) override {
+  absl::Status AllReduceSum(double* values, int64_t n, const char*) override {
     for (int64_t i = 0; i < n; ++i) values[i] += other_doubles[i];
     return absl::OkStatus();
   }
-  absl::Status AllReduceMax(int64_t* values, int64_t n) override {
+  absl::Status AllReduceMax(int64_t* values, int64_t n, const char*) override {
     for (int64_t i = 0; i < n; ++i) values[i] = std::max(values[i], other_max[i]);
     return absl::OkStatus();
   }
-  absl::Status AllGather(const uint64_t*, int64_t, uint64_t*) override { return absl::OkStatus(); }
+  absl::Status AllGather(const uint64_t*, int64_t, uint64_t*, const char*) override { return absl::OkStatus(); }
   void AbortAll(int) override {}
 
   std::vector<double> other_doubles = {0, 0, 0};

@@ -61,7 +61,7 @@ absl::Status CheckReplicasAgree(Communicator& world, const std::string& resolved
   mine[kSpec] = Fnv1a(resolved_spec.data(), resolved_spec.size());  // host: a string
   mine[kParameters] = HashParameters(params);
   std::vector<uint64_t> all(static_cast<size_t>(world.size()) * kHashes);
-  TVLAB_RETURN_IF_ERROR(world.AllGather(mine, kHashes, all.data()));  // host: hashes
+  TVLAB_RETURN_IF_ERROR(world.AllGather(mine, kHashes, all.data(), "the start-up replica check"));  // host: hashes
   std::vector<std::string> problems;
   for (int what = 0; what < kHashes; ++what) {
     std::vector<int> differ;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "framework/attention/query_chunks.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -141,6 +142,12 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
   const double F = m.d_ff() > 0 ? m.d_ff() : 4.0 * C;
   const double V = static_cast<double>(task.vocab), out = static_cast<double>(task.outputs);
   const double T = static_cast<double>(task.max_length);
+  // Without the fused kernel, long inputs run the composition a checkpointed
+  // chunk of queries at a time (framework/attention/query_chunks.h): one
+  // chunk's (rows x T) tensors at a time instead of (T x T) per sublayer.
+  const bool query_chunks = !fused_attention && spec.runtime().attention() != "unfused" &&
+                            ChunksQueries(task.max_length, task.max_length);
+  const double chunk_rows = static_cast<double>(QueryChunkRows(task.max_length));
   const double P = std::max<double>(T, m.max_seq_len());
   const bool enc_dec = m.family() == ModelSpec::ENCODER_DECODER;
   const double L_enc = m.num_layers();
@@ -196,6 +203,10 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     if (fused_attention) {
       parts.push_back({pass + " attention log-sum-exps (B x H x T per sublayer; fused kernel)",
                        T >= B ? length_field : batch_field, factor * kFloat * attention * B * H * T});
+    } else if (query_chunks) {
+      parts.push_back({pass + " attention scores of one query chunk (3 x B x H x rows x T, rows = " +
+                           absl::StrFormat("%.0f", chunk_rows) + "; recomputed in backward)",
+                       T >= B ? length_field : batch_field, factor * kFloat * 3 * B * H * chunk_rows * T});
     } else {
       parts.push_back({pass + " attention scores (3 x B x H x T x T per sublayer)",
                        T >= B ? length_field : batch_field, factor * kFloat * attention * 3 * B * H * T * T});
@@ -208,7 +219,11 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     for (const IntegerField& w : widths) {
       parts.push_back({absl::StrCat(pass, " activations of ", w.path), Field(w.path, w.value),
                        factor * kFloat * attention * 4 * B * T * w.value});
-      if (w.score)
+      if (w.score && query_chunks)
+        parts.push_back({absl::StrCat(pass, " score hidden of ", w.path,
+                                      " for one query chunk (B x H x rows x T x w)"),
+                         Field(w.path, w.value), factor * kFloat * B * H * chunk_rows * T * w.value});
+      else if (w.score)
         parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
                          Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
     }

@@ -124,10 +124,15 @@ void ValidateEvalContext(const Experiment& spec, int64_t task_length, int64_t ta
                          Problems* p) {
   const int64_t eval_length = spec.eval().context_length();
   if (eval_length <= 0) return;
+  ValidateEvalContextAt(spec, "eval.context_length", eval_length, task_length, task_eval_length, p);
+}
+
+void ValidateEvalContextAt(const Experiment& spec, const std::string& field, int64_t eval_length,
+                           int64_t task_length, int64_t task_eval_length, Problems* p) {
   if (task_eval_length != eval_length) {
-    p->Add(absl::StrCat("eval.context_length (", eval_length, "): task '", spec.task().plugin(),
+    p->Add(absl::StrCat(field, " (", eval_length, "): task '", spec.task().plugin(),
                         "' evaluates at its own length (", task_eval_length,
-                        ") and cannot change it; remove eval.context_length (language-model tasks "
+                        ") and cannot change it; remove ", field, " (language-model tasks "
                         "such as text_lm support it)"));
     return;
   }
@@ -136,10 +141,10 @@ void ValidateEvalContext(const Experiment& spec, int64_t task_length, int64_t ta
   const int64_t table = spec.model().max_seq_len() > 0 ? spec.model().max_seq_len() : task_length;
   if ((position_kind.capabilities(position) & kBoundedPositions) && table > 0 && eval_length > table) {
     p->Add(absl::StrCat(
-        "eval.context_length (", eval_length, ") is past the positions '", position,
+        field, " (", eval_length, ") is past the positions '", position,
         "' has: its table has model.max_seq_len = ", table,
         " rows (the training context), and a learned position it never trained cannot be "
-        "extrapolated to. Set eval.context_length <= ", table,
+        "extrapolated to. Set ", field, " <= ", table,
         ", or use a position plugin that extrapolates (sinusoidal, rope, alibi or none)"));
   }
 }

@@ -6,6 +6,7 @@
 // and the capability pairing of position and layout plugins).
 
 #include <cstdint>
+#include <string>
 
 #include "framework/core/problems.h"
 #include "framework/interfaces/model_dims.h"
@@ -28,6 +29,11 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* pr
 // 0). Does nothing when eval.context_length is 0.
 void ValidateEvalContext(const Experiment& spec, int64_t task_length, int64_t task_eval_length,
                          Problems* problems);
+// The same checks for one evaluation length named `field` in messages
+// (e.g. "eval.context_lengths[2]"), whose task evaluates at
+// `task_eval_length`.
+void ValidateEvalContextAt(const Experiment& spec, const std::string& field, int64_t eval_length,
+                           int64_t task_length, int64_t task_eval_length, Problems* problems);
 
 }  // namespace tvlab
 

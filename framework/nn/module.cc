@@ -48,8 +48,9 @@ int64_t Module::NumParameters() const {
 RngStream Module::DropoutStream(const ForwardContext& ctx, const std::string& site) const {
   // Purpose stays kDropout; the site's name is folded into the seed so every
   // site draws an independent mask at every step.
-  return RngStream(ctx.seed ^ HashName(Join(path_, site)), RngPurpose::kDropout,
-                   static_cast<uint64_t>(ctx.step));
+  const RngStream stream(ctx.seed ^ HashName(Join(path_, site)), RngPurpose::kDropout,
+                         static_cast<uint64_t>(ctx.step));
+  return ctx.shard_rows > 0 ? stream.ForBatchRows(ctx.shard_first_row, ctx.shard_rows) : stream;
 }
 
 void InitializeParameters(Module& root, uint64_t seed) {

@@ -32,6 +32,11 @@ struct ForwardContext {
   bool training = false;
   uint64_t seed = 0;
   int64_t step = 0;
+  // Data parallelism: the batch is rows [shard_first_row, shard_first_row +
+  // shard_rows) of the global batch, and dropout draws exactly the global
+  // batch's masks for those rows (0 rows: the batch is the whole batch).
+  int64_t shard_first_row = 0;
+  int64_t shard_rows = 0;
 };
 
 class Module {
@@ -48,7 +53,8 @@ class Module {
   // This module's path from the root ("" for the root).
   const std::string& path() const { return path_; }
 
-  // The RNG stream for a dropout site of this module at this step.
+  // The RNG stream for a dropout site of this module at this step (a batch
+  // shard's view of it under data parallelism: RngStream::ForBatchRows).
   RngStream DropoutStream(const ForwardContext& ctx, const std::string& site) const;
 
  protected:

@@ -102,15 +102,55 @@ std::vector<std::string> MetricNames() {
   return names;
 }
 
+namespace {
+
+// "perplexity@256" -> ("perplexity", 256); false for a name without '@'.
+// The part before '@' must be a ContextEval metric and the length a
+// positive integer, else `error` says what is wrong.
+bool SplitContextMetric(const std::string& name, std::string* metric, int32_t* length, std::string* error) {
+  const size_t at = name.find('@');
+  if (at == std::string::npos) return false;
+  *metric = name.substr(0, at);
+  const std::string digits = name.substr(at + 1);
+  if (std::find(kContextMetrics, kContextMetrics + 3, *metric) == kContextMetrics + 3) {
+    *error = absl::StrCat("'", name, "': only ", absl::StrJoin(kContextMetrics, kContextMetrics + 3, ", "),
+                          " are measured per context (METRIC@LENGTH, e.g. perplexity@1024)");
+  } else if (!absl::SimpleAtoi(digits, length) || *length <= 0) {
+    *error = absl::StrCat("'", name, "': '", digits,
+                          "' is not a context length; write METRIC@LENGTH, e.g. perplexity@1024");
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::Status CheckMetricName(const std::string& name) {
+  std::string metric, error;
+  int32_t length = 0;
+  if (SplitContextMetric(name, &metric, &length, &error))
+    return error.empty() ? absl::OkStatus() : absl::NotFoundError(error);
   const std::vector<std::string> names = MetricNames();
   if (std::find(names.begin(), names.end(), name) != names.end()) return absl::OkStatus();
   return absl::NotFoundError(absl::StrCat("'", name, "' is not a metric; metrics: ",
-                                          absl::StrJoin(names, ", ")));
+                                          absl::StrJoin(names, ", "),
+                                          ", and per evaluation context (eval.context_lengths) ",
+                                          "eval_loss@N, perplexity@N, bits_per_byte@N"));
 }
 
 absl::StatusOr<double> MetricValue(const RunMetrics& metrics, const std::string& name) {
   if (absl::Status known = CheckMetricName(name); !known.ok()) return known;
+  std::string metric, error;
+  int32_t length = 0;
+  if (SplitContextMetric(name, &metric, &length, &error)) {
+    for (const ContextEval& e : metrics.context_evals()) {
+      if (e.context_length() != length) continue;
+      if (metric == "eval_loss") return e.eval_loss();
+      if (metric == "perplexity" && e.has_perplexity()) return e.perplexity();
+      if (metric == "bits_per_byte" && e.has_bits_per_byte()) return e.bits_per_byte();
+    }
+    return absl::NotFoundError(absl::StrCat("metric '", name, "' is absent from this run: it was not evaluated at context ",
+                                            length, " (eval.context_lengths)"));
+  }
   const auto* f = RunMetrics::descriptor()->FindFieldByName(name);
   const auto* r = metrics.GetReflection();
   if (f->has_presence() && !r->HasField(metrics, f))

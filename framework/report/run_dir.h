@@ -38,7 +38,12 @@ std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir)
 
 // Numeric fields of RunMetrics by name: token_accuracy, eval_loss, ...
 std::vector<std::string> MetricNames();
-// NotFound listing MetricNames() when `name` is not one of them.
+// The metrics measured per evaluation context (RunMetrics.context_evals),
+// named METRIC@LENGTH, e.g. perplexity@1024, by CheckMetricName and
+// MetricValue.
+inline constexpr const char* kContextMetrics[] = {"eval_loss", "perplexity", "bits_per_byte"};
+// NotFound listing MetricNames() when `name` is not one of them (nor a
+// kContextMetrics entry at a positive length, METRIC@LENGTH).
 absl::Status CheckMetricName(const std::string& name);
 // The value of metric `name`. NotFound listing MetricNames() for an unknown
 // name, and NotFound saying so for a metric the run did not record because

@@ -313,6 +313,34 @@ std::vector<Tensor> OutputAndGradients(const AttentionLayout& layout, const Atte
   return out;
 }
 
+// The masks the path comparisons run under: none, causal, causal with key
+// padding, and key padding where batch row 1 sees no key at all.
+std::vector<std::pair<std::string, AttentionMask>> ComparedMasks() {
+  AttentionMask padded_causal = CausalMask(0);
+  padded_causal.key_lengths = {6, 2};
+  return {{"none", AttentionMask()},
+          {"causal", CausalMask(0)},
+          {"causal+padding", padded_causal},
+          {"padding", KeyPaddingMask({4, 0})}};
+}
+
+// `got` against `want` (OutputAndGradients of two attention paths), each
+// tensor to 1e-5 relative to its largest entry, floored: a gradient that is
+// zero in exact arithmetic (the key bias's: softmax ignores a constant
+// shift) is rounding noise on both paths.
+void ExpectSameOutputAndGradients(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                                  const std::string& where) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].defined(), want[i].defined()) << where << ", tensor " << i;
+    if (!got[i].defined()) continue;
+    float scale = 1e-2f;
+    for (float w : want[i].ToVector()) scale = std::max(scale, std::fabs(w));
+    EXPECT_LE(MaxAbsDiff(got[i], want[i]), 1e-5f * scale)
+        << where << (i == 0 ? ", output" : ", gradient " + std::to_string(i));
+  }
+}
+
 // The fused attention kernel against the unfused composition (its oracle),
 // forward and gradient, for every linked position plugin x mask x self or
 // cross attention x training with dropout, on every host backend: equal to
@@ -323,13 +351,7 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
   dims.dropout = 0.25f;
   auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
   const bool fusable = score_->FusedDotProductScale().has_value();
-  AttentionMask padded_causal = CausalMask(0);
-  padded_causal.key_lengths = {6, 2};
-  const std::vector<std::pair<std::string, AttentionMask>> masks = {
-      {"none", AttentionMask()},
-      {"causal", CausalMask(0)},
-      {"causal+padding", padded_causal},
-      {"padding", KeyPaddingMask({4, 0})}};  // row 1 sees no key at all
+  const auto masks = ComparedMasks();
   for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
     for (const std::string& position_name : PositionEncodingRegistry().Names()) {
@@ -353,19 +375,7 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
             SetAttentionKernel(AttentionKernel::kAuto);
             EXPECT_EQ(FusedAttentionCalls() > calls_before, took_fused) << where;
             if (!fusable) EXPECT_FALSE(took_fused) << where;
-            ASSERT_EQ(fused.size(), unfused.size());
-            for (size_t i = 0; i < fused.size(); ++i) {
-              ASSERT_EQ(fused[i].defined(), unfused[i].defined()) << where << ", tensor " << i;
-              if (!fused[i].defined()) continue;
-              std::vector<float> want = unfused[i].ToVector();
-              // Relative to the tensor's largest entry, floored: a gradient
-              // that is zero in exact arithmetic (the key bias's: softmax
-              // ignores a constant shift) is rounding noise on both paths.
-              float scale = 1e-2f;
-              for (float w : want) scale = std::max(scale, std::fabs(w));
-              EXPECT_LE(MaxAbsDiff(fused[i], unfused[i]), 1e-5f * scale)
-                  << where << (i == 0 ? ", output" : ", gradient " + std::to_string(i));
-            }
+            ExpectSameOutputAndGradients(fused, unfused, where);
           }
     }
     if (fusable) {  // the scaled dot products fuse with every linked position but none
@@ -375,6 +385,44 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
       layout->Forward(in);
       SetAttentionKernel(AttentionKernel::kAuto);
       EXPECT_GT(FusedAttentionCalls(), before) << backend << ": the fused kernel never ran";
+    }
+  }
+}
+
+// The query-chunked composition (checkpointed chunks, attend.h) against the
+// whole one, forward and gradient, for every linked position plugin x mask
+// x self or cross attention x training with dropout, on every host backend.
+// Chunks of 4 of the 6 queries (4 + 2) put a chunk boundary inside every
+// mask and position bias; dropout must draw the whole tensor's mask.
+TEST_P(AttentionConformance, QueryChunkedMatchesWhole) {
+  ModelDims dims = dims_;
+  dims.dropout = 0.25f;
+  auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
+  const auto masks = ComparedMasks();
+  for (const std::string& backend : HostBackends()) {
+    ScopedBackend scoped(backend);
+    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+      auto position = MakePositionEncoding(position_name, dims);
+      for (const auto& [mask_name, mask] : masks)
+        for (bool cross : {false, true})
+          for (bool training : {false, true}) {
+            AttentionInput in = Input(RandomVar({2, 6, 8}, 21), mask);
+            in.position = position.get();
+            if (cross) in.memory = RandomVar({2, 6, 8}, 22);
+            if (training) in.ctx = {true, 5, 9};
+            const std::string where = backend + ", " + position_name + ", mask " + mask_name +
+                                      (cross ? ", cross" : ", self") +
+                                      (training ? ", training with dropout" : "");
+            const int64_t calls_before = QueryChunkedAttentionCalls();
+            SetQueryChunkRowsForTesting(4);  // 6 queries: 6 x 6 pairs stay below the fused threshold
+            std::vector<Tensor> chunked = OutputAndGradients(*layout, *score_, in);
+            SetQueryChunkRowsForTesting(0);
+            EXPECT_GT(QueryChunkedAttentionCalls(), calls_before) << where << ": no chunked call";
+            SetAttentionKernel(AttentionKernel::kUnfused);
+            std::vector<Tensor> whole = OutputAndGradients(*layout, *score_, in);
+            SetAttentionKernel(AttentionKernel::kAuto);
+            ExpectSameOutputAndGradients(chunked, whole, where);
+          }
     }
   }
 }

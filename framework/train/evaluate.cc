@@ -1,24 +1,32 @@
 #include "framework/train/evaluate.h"
 
-#include "framework/backend/backend.h"
-
+#include <algorithm>
 #include <cmath>
 
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
+#include "framework/core/status_macros.h"
 #include "framework/data/bleu.h"
 #include "framework/model/decoding.h"
 
 namespace tvlab {
 namespace {
 
-// Teacher-forced loss and accuracies over the evaluation batches; returns
-// the number of target tokens the loss is the mean over.
-int64_t TeacherForced(const Model& model, const Task& task, const EvalSpec& eval, RunMetrics* m) {
+// Teacher-forced loss and accuracies over the evaluation batches (this
+// rank's share of them, summed over the ranks); returns the number of target
+// tokens the loss is the mean over.
+absl::StatusOr<int64_t> TeacherForced(const Model& model, const Task& task, const EvalSpec& eval,
+                                      RunMetrics* m, Communicator& world) {
   NoGradGuard no_grad;
   const int64_t examples = task.NumEvalExamples(eval.examples());
+  // Whole batches per rank: each batch is the one-process run's batch (same
+  // rows, same padding), so only the order of the sums below differs.
+  const int64_t batches = (examples + eval.batch_size() - 1) / eval.batch_size();
+  const Share mine = ShareOf(batches, world.rank(), world.size());
   int64_t tokens = 0, correct_tokens = 0, sequences = 0, correct_sequences = 0;
   double loss_sum = 0, loss_tokens = 0;
-  for (int64_t first = 0; first < examples; first += eval.batch_size()) {
+  for (int64_t batch = mine.first; batch < mine.end; ++batch) {
+    const int64_t first = batch * eval.batch_size();
     const int64_t count = std::min<int64_t>(eval.batch_size(), examples - first);
     Batch b = task.EvalBatch(eval.seed(), first, count);
     Var logits = model.Forward(b, ForwardContext{});  // (B, T', V), T' = 1 for classifiers
@@ -46,32 +54,44 @@ int64_t TeacherForced(const Model& model, const Task& task, const EvalSpec& eval
       ++sequences;
     }
   }
+  // Whole numbers below 2^53 add exactly in doubles.
+  double sums[6] = {loss_sum, loss_tokens, static_cast<double>(tokens), static_cast<double>(correct_tokens),
+                    static_cast<double>(sequences), static_cast<double>(correct_sequences)};
+  TVLAB_RETURN_IF_ERROR(world.AllReduceSum(sums, 6, "the evaluation all-reduce"));
+  loss_sum = sums[0], loss_tokens = sums[1];
   m->set_eval_loss(loss_tokens > 0 ? loss_sum / loss_tokens : 0);
-  m->set_token_accuracy(tokens ? static_cast<double>(correct_tokens) / tokens : 0);
-  m->set_sequence_accuracy(sequences ? static_cast<double>(correct_sequences) / sequences : 0);
+  m->set_token_accuracy(sums[2] > 0 ? sums[3] / sums[2] : 0);
+  m->set_sequence_accuracy(sums[4] > 0 ? sums[5] / sums[4] : 0);
   return static_cast<int64_t>(loss_tokens);
 }
 
-// Exact match (and BLEU) of generated outputs on the first decode_examples.
-void Generated(const Model& model, const SequencePairTask& task, const Experiment& spec, RunMetrics* m) {
+// Exact match (and BLEU) of generated outputs on the first decode_examples
+// (this rank's share of them; counts and BLEU statistics summed over ranks).
+absl::Status Generated(const Model& model, const SequencePairTask& task, const Experiment& spec, RunMetrics* m,
+                       Communicator& world) {
   const EvalSpec& eval = spec.eval();
   const int64_t n = task.NumEvalExamples(eval.decode_examples());
-  if (n <= 0) return;
-  int64_t exact = 0;
-  std::vector<std::string> hypotheses, references;
-  for (int64_t i = 0; i < n; ++i) {
+  if (n <= 0) return absl::OkStatus();
+  const Share mine = ShareOf(n, world.rank(), world.size());
+  // {exact matches, BLEU statistics (BleuStatistics::kCount)}
+  double sums[1 + BleuStatistics::kCount] = {};
+  BleuStatistics bleu;
+  for (int64_t i = mine.first; i < mine.end; ++i) {
     Example e = task.EvalExample(eval.seed(), i);
     std::vector<int32_t> source, prefix;
     PromptFor(spec.model().family(), e.source, &source, &prefix);
     std::vector<int32_t> out =
         Generate(model, source, prefix, eval.decoding(), spec.model().max_seq_len(), i);
-    exact += out == e.target;
-    hypotheses.push_back(task.Detokenize(out));
-    references.push_back(task.Detokenize(e.target));
+    sums[0] += out == e.target;
+    if (task.ScoredWithBleu()) AddBleuStatistics(task.Detokenize(out), task.Detokenize(e.target), &bleu);
   }
+  std::copy(bleu.data(), bleu.data() + BleuStatistics::kCount, sums + 1);  // host: counts
+  TVLAB_RETURN_IF_ERROR(world.AllReduceSum(sums, 1 + BleuStatistics::kCount, "the decoding evaluation all-reduce"));
+  std::copy(sums + 1, sums + 1 + BleuStatistics::kCount, bleu.data());  // host: counts
   m->set_decoded_examples(static_cast<int32_t>(n));
-  m->set_exact_match(static_cast<double>(exact) / n);
-  if (task.ScoredWithBleu()) m->set_bleu(CorpusBleu(hypotheses, references));
+  m->set_exact_match(sums[0] / n);
+  if (task.ScoredWithBleu()) m->set_bleu(BleuFromStatistics(bleu));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -80,9 +100,15 @@ double NllPerByte(double mean_nll_per_token, int64_t tokens, double bytes) {
   return bytes > 0 ? mean_nll_per_token * static_cast<double>(tokens) / bytes : 0;
 }
 
-void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
-              RunMetrics* metrics) {
-  const int64_t target_tokens = TeacherForced(model, task, spec.eval(), metrics);
+Share ShareOf(int64_t count, int rank, int ranks) {
+  return Share{count * rank / ranks, count * (rank + 1) / ranks};
+}
+
+absl::Status Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
+                      RunMetrics* metrics, Communicator* world) {
+  SingleProcess one_process;
+  Communicator& ranks = world != nullptr ? *world : one_process;
+  TVLAB_ASSIGN_OR_RETURN(const int64_t target_tokens, TeacherForced(model, task, spec.eval(), metrics, ranks));
   const int64_t examples = task.NumEvalExamples(spec.eval().examples());
   metrics->set_eval_examples(static_cast<int32_t>(examples));
   switch (task.kind()) {
@@ -100,11 +126,14 @@ void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool
       break;
     }
     case TaskKind::kSequencePair:
-      if (full) Generated(model, static_cast<const SequencePairTask&>(task), spec, metrics);
+      if (full) {
+        TVLAB_RETURN_IF_ERROR(Generated(model, static_cast<const SequencePairTask&>(task), spec, metrics, ranks));
+      }
       break;
     case TaskKind::kTagging:
       break;
   }
+  return absl::OkStatus();
 }
 
 std::vector<std::string> EvaluationMetricNames(const Task& task, const Experiment& spec) {

@@ -9,10 +9,18 @@
 //   sequence pair   teacher-forced loss and token accuracy, plus exact match
 //                   (and corpus BLEU where the task asks) of generated
 //                   outputs, decoded with spec.eval().decoding()
+//
+// Sharded over the ranks of a data-parallel run (docs/distributed.md): rank
+// r of N evaluates a contiguous share of the evaluation batches (and of the
+// decoded examples); the sums the metrics are built from (loss x tokens,
+// correct tokens and sequences, exact matches, BLEU statistics) are
+// all-reduced, so every rank gets the one-process metrics.
 
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "framework/distributed/communicator.h"
 #include "framework/interfaces/task.h"
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
@@ -22,9 +30,19 @@ namespace tvlab {
 
 // Fills the evaluation fields of `metrics` that apply to the task's kind and
 // leaves the others absent. `full` = false skips generation (periodic
-// evaluation during training).
-void Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
-              RunMetrics* metrics);
+// evaluation during training). Collective over `world` (null: one process):
+// every rank calls it alike; an error is a failed all-reduce.
+absl::Status Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
+                      RunMetrics* metrics, Communicator* world = nullptr);
+
+// Rank `rank` of `ranks`' contiguous share [first, end) of `count` items
+// (batches or examples): [count * rank / ranks, count * (rank + 1) / ranks);
+// the shares' sizes differ by at most one, and some are empty when
+// count < ranks.
+struct Share {
+  int64_t first = 0, end = 0;
+};
+Share ShareOf(int64_t count, int rank, int ranks);
 
 // Mean negative log-likelihood per byte of text, from the mean per token
 // over `tokens` target tokens that stand for `bytes` bytes (0 without

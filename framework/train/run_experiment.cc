@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/attention/attend.h"
+#include "framework/autograd/matmul_precision.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/eval_train_overlap.h"
@@ -22,6 +23,8 @@
 #include "framework/schema/spec_text.h"
 #include "framework/train/adamw.h"
 #include "framework/train/checkpoint.h"
+#include "framework/train/context_evals.h"
+#include "framework/train/decode_speed.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/run_directory.h"
 #include "framework/train/tensorboard_log.h"
@@ -30,11 +33,21 @@
 namespace tvlab {
 namespace {
 
-// The final evaluation plus what the run cost.
-RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
-                        const TrainLoopResult& trained, bool eval_only) {
+// The final evaluation (sharded over the ranks) plus what the run cost.
+// The evaluations at other contexts and the decoding speed run on every
+// rank alike (the same weights: the same numbers); rank 0 writes them.
+absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
+                                        const TrainLoopResult& trained, bool eval_only, Communicator& world) {
   RunMetrics metrics;
-  Evaluate(model, task, spec, /*full=*/true, &metrics);
+  TVLAB_RETURN_IF_ERROR(Evaluate(model, task, spec, /*full=*/true, &metrics, &world));
+  TVLAB_RETURN_IF_ERROR(EvaluateAtContexts(model, spec, &metrics));
+  if (spec.eval().decode_speed_tokens() > 0) {
+    // Timed from the task's first token id; greedy, so the same tokens
+    // every timing.
+    const DecodeSpeed speed = MeasureDecodeSpeed(model, /*first_token=*/0, spec.eval().decode_speed_tokens(),
+                                                 /*repeats=*/3);
+    metrics.set_decode_tokens_per_second(speed.tokens_per_second());
+  }
   metrics.set_final_train_loss(trained.last_loss);
   metrics.set_parameters(model.NumParameters());
   metrics.set_train_seconds(eval_only ? 0 : trained.train_seconds);
@@ -43,6 +56,7 @@ RunMetrics FinalMetrics(const Experiment& spec, const Model& model, const Task& 
   metrics.set_steps(eval_only ? 0 : spec.train().steps());
   metrics.set_backend(spec.runtime().backend());
   metrics.set_threads(spec.runtime().threads());
+  metrics.set_precision(spec.runtime().precision());
   metrics.set_peak_memory_bytes(
       static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
   // Measured over the spec's whole training stream (also for --eval_only,
@@ -69,6 +83,7 @@ RunMetrics DivergedMetrics(const Experiment& spec, const Model& model, const Tra
   metrics.set_steps(static_cast<int32_t>(trained.steps_done));
   metrics.set_backend(spec.runtime().backend());
   metrics.set_threads(spec.runtime().threads());
+  metrics.set_precision(spec.runtime().precision());
   metrics.set_peak_memory_bytes(
       static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
   return metrics;
@@ -84,6 +99,8 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
   TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
   SetAttentionKernel(ParseAttentionKernel(spec.runtime().attention())
                          .value_or(AttentionKernel::kAuto));  // validated
+  SetMatMulPrecision(
+      ParsePrecision(spec.runtime().precision()).value_or(Precision::kFp32));  // validated
   AllocatorFor(CurrentDevice()).ResetPeak();
   omp_set_num_threads(spec.runtime().threads());
   FileSystem* fs = options.file_system != nullptr ? options.file_system : DefaultFileSystem();
@@ -156,6 +173,10 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     return prepared;
   }
   if (world.size() > 1) {
+    world.SetStopHint(absl::StrFormat(
+        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
+        "bazel-bin/experiments/run --resume %s",
+        run_dir, world.size(), run_dir));
     PrintOnSigterm(absl::StrFormat(
         "error: rank %d of %d stopped by mpirun: another rank ended first (mpirun's message names it). "
         "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
@@ -170,9 +191,9 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
                                                : std::string());
 
   TrainLoopCallbacks callbacks;
-  callbacks.evaluate = [&] {
+  callbacks.evaluate = [&]() -> absl::StatusOr<RunMetrics> {
     RunMetrics periodic;
-    Evaluate(*model, *task, spec, /*full=*/false, &periodic);
+    TVLAB_RETURN_IF_ERROR(Evaluate(*model, *task, spec, /*full=*/false, &periodic, &world));
     return periodic;
   };
   std::optional<TensorBoardLog> curves;
@@ -205,13 +226,15 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::stri
     return metrics;
   }
 
-  // Every rank evaluates (the same held-out set, the same weights: the same
-  // numbers); rank 0 writes them.
-  RunMetrics metrics = FinalMetrics(spec, *model, *task, trained, options.eval_only);
+  // Each rank evaluates its share of the held-out set; every rank gets the
+  // summed metrics; rank 0 writes them.
+  world.SetPhase("the final evaluation");
+  TVLAB_ASSIGN_OR_RETURN(RunMetrics metrics, FinalMetrics(spec, *model, *task, trained, options.eval_only, world));
   if (world.size() > 1) {
     metrics.set_data_parallel_ranks(world.size());
     metrics.set_allreduce_seconds(reducer->reduce_seconds());
     metrics.set_allreduce_wait_seconds(reducer->wait_seconds());
+    metrics.set_backward_seconds(trained.backward_seconds);
   }
   if (!writer) return metrics;
   TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));

@@ -46,10 +46,12 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
   const int64_t first_step = skip_training ? steps : state.next_step();
   int64_t tokens_seen = static_cast<int64_t>(state.tokens_seen());
   double last_loss = state.last_loss();
+  double backward_seconds = 0;
   GradientReducer* reducer = callbacks.reducer;
   const int rank = reducer != nullptr ? reducer->rank() : 0;
   const int world = reducer != nullptr ? reducer->world_size() : 1;
   for (int64_t step = first_step; step < steps; ++step) {
+    if (world > 1) reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
     double loss_sum = 0;
     for (int64_t micro = 0; micro < accumulation; ++micro) {
@@ -57,8 +59,11 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
       const Batch global = task.TrainBatch(spec.seed(), index, batch_size);
       // This rank's rows (all of them for one process).
       const Batch batch = world == 1 ? global : ShardBatch(global, rank, world);
-      const int64_t dropout_key = world == 1 ? index : index * world + rank;
-      Var logits = model.Forward(batch, ForwardContext{true, spec.seed(), dropout_key});  // (b, T', V)
+      // Dropout masks keyed by the global batch: this rank draws exactly the
+      // one-process masks of its rows (RngStream::ForBatchRows).
+      ForwardContext context{true, spec.seed(), index};
+      if (world > 1) context.shard_first_row = rank * batch.batch, context.shard_rows = batch.batch;
+      Var logits = model.Forward(batch, context);  // (b, T', V)
       Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}),
                               batch.targets, kIgnoreTarget, train.label_smoothing());
       double value = loss.value().item();
@@ -96,11 +101,13 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
         return result;
       }
       loss_sum += value;
+      const auto backward_start = Clock::now();
       if (world == 1) {
         Backward(accumulation == 1 ? loss : Scale(loss, 1.0f / accumulation));
       } else {
         Backward(Scale(loss, weight / accumulation));
       }
+      backward_seconds += Seconds(backward_start);
       tokens_seen += global.batch * global.length;
     }
     last_loss = loss_sum / accumulation;
@@ -123,7 +130,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
       const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
       std::string eval_text;
       if (eval) {
-        const RunMetrics e = callbacks.evaluate();
+        TVLAB_ASSIGN_OR_RETURN(const RunMetrics e, callbacks.evaluate());
         row.has_eval = true;
         row.eval_loss = e.eval_loss();
         row.eval_token_accuracy = e.token_accuracy();
@@ -150,6 +157,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model
   result.tokens_seen = tokens_seen;
   result.last_loss = last_loss;
   result.train_seconds = Seconds(start);
+  result.backward_seconds = backward_seconds;
   result.steps_done = steps;
   return result;
 }

@@ -31,8 +31,9 @@
 namespace tvlab {
 
 struct TrainLoopCallbacks {
-  // The periodic evaluation (eval_loss and token_accuracy are read).
-  std::function<RunMetrics()> evaluate;
+  // The periodic evaluation (eval_loss and token_accuracy are read);
+  // collective under data parallelism (every rank calls it).
+  std::function<absl::StatusOr<RunMetrics>()> evaluate;
   // Each log row, as the progress line for it is printed.
   std::function<absl::Status(const TrainLogRow&)> log;
   // A checkpoint is due; `state` says where training stands after the step.
@@ -48,6 +49,7 @@ struct TrainLoopResult {
   int64_t tokens_seen = 0;
   double last_loss = 0;      // mean loss of the last step
   double train_seconds = 0;  // including the time before a resume
+  double backward_seconds = 0;  // in Backward, this process only (not before a resume)
   int64_t steps_done = 0;    // steps trained in all (train.steps unless diverged)
   // Set when training diverged: the step (its update was not applied) and
   // its loss.

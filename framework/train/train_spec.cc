@@ -49,6 +49,19 @@ void ValidateEvalSpec(const EvalSpec& e, Problems* p) {
   if (e.context_length() < 0)
     p->Add(absl::StrCat("eval.context_length must be >= 0 (got ", e.context_length(),
                         "); 0 evaluates at the training context"));
+  for (int i = 0; i < e.context_lengths_size(); ++i) {
+    const int32_t length = e.context_lengths(i);
+    if (length < 2)
+      p->Add(absl::StrCat("eval.context_lengths[", i, "] must be >= 2 (got ", length,
+                          "); list the evaluation contexts in tokens, e.g. [128, 256, 512, 1024]"));
+    for (int j = 0; j < i; ++j)
+      if (e.context_lengths(j) == length)
+        p->Add(absl::StrCat("eval.context_lengths[", i, "] (", length, ") repeats eval.context_lengths[", j,
+                            "]; list each context once"));
+  }
+  if (e.decode_speed_tokens() < 0)
+    p->Add(absl::StrCat("eval.decode_speed_tokens must be >= 0 (got ", e.decode_speed_tokens(),
+                        "); 0 does not measure decoding speed; e.g. 64"));
 }
 
 }  // namespace tvlab

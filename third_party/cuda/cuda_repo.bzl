@@ -1,4 +1,4 @@
-"""Exposes the local CUDA toolkit (headers, cudart, cuBLAS) as @local_cuda.
+"""Exposes the local CUDA toolkit (headers, cudart, cuBLAS, NCCL) as @local_cuda.
 
 Where nvcc is absent the repository still exists, with empty targets and
 `has_cuda = False`, so `bazel build //...` works on machines without CUDA.
@@ -25,6 +25,13 @@ cc_library(
     linkopts = ["-L{p}/lib64", "-Wl,-rpath,{p}/lib64", "-lcublas", "-lcudart"],
 )
 
+# NCCL (multi-GPU gradient all-reduce), from the toolkit's lib64.
+cc_library(
+    name = "nccl",
+    deps = [":cuda_headers"],
+    linkopts = ["-L{p}/lib64", "-Wl,-rpath,{p}/lib64", "-lnccl", "-lcudart"],
+)
+
 sh_binary(name = "nvcc", srcs = ["nvcc.sh"])
 """.format(p = cuda_path))
         ctx.file("nvcc.sh", "#!/bin/sh\nexec {}/bin/nvcc \"$@\"\n".format(cuda_path), executable = True)
@@ -34,6 +41,7 @@ sh_binary(name = "nvcc", srcs = ["nvcc.sh"])
 package(default_visibility = ["//visibility:public"])
 cc_library(name = "cuda_headers")
 cc_library(name = "cudart_cublas")
+cc_library(name = "nccl")
 sh_binary(name = "nvcc", srcs = ["nvcc.sh"])
 """)
         ctx.file("nvcc.sh", "#!/bin/sh\necho 'nvcc not found: install the CUDA toolkit or set CUDA_PATH' >&2\nexit 1\n", executable = True)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/tiled_attention.h"
+#include "framework/backend/precision.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -122,10 +123,70 @@ class SingleThreaded {
   int previous_;
 };
 
+namespace {
+
+// Whether oneDNN creates a bf16 x bf16 -> f32 matmul on this CPU (it needs
+// at least AVX512_CORE; AVX512_BF16 or AMX run it natively). Asked once.
+bool OnednnRunsBf16Matmul() {
+  static const bool runs = [] {
+    try {
+      dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      memory::desc a({1, 16, 16}, dt::bf16, tag::abc), b({1, 16, 16}, dt::bf16, tag::abc),
+          c({1, 16, 16}, dt::f32, tag::abc);
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return runs;
+}
+
+// The elements an operand of `batch` matrices of `size` elements spans at
+// `stride` (0: one matrix shared by the batch).
+int64_t OperandSpan(int64_t batch, int64_t stride, int64_t size) {
+  return stride == 0 || batch == 0 ? size : (batch - 1) * stride + size;
+}
+
+// dst[i] = the bf16 bits of src[i] (precision.h: nearest, ties to even), into
+// a buffer that grows only.
+void ToBf16(const float* src, int64_t n, std::vector<uint16_t>* dst) {
+  if (static_cast<int64_t>(dst->size()) < n) dst->resize(n);
+  uint16_t* out = dst->data();
+  const bool parallel = n >= kParallelElements;
+#pragma omp parallel for simd if (parallel : parallel) schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = Bf16Bits(src[i]);
+}
+
+}  // namespace
+
+bool OnednnBackend::SupportsPrecision(Precision precision) const {
+  switch (precision) {
+    case Precision::kFp32: return true;
+    case Precision::kBf16: return OnednnRunsBf16Matmul();
+    case Precision::kTf32: return false;
+  }
+  return false;
+}
+
+std::string OnednnBackend::PrecisionNote(Precision precision) const {
+  if (precision == Precision::kTf32)
+    return "TF32 is a format of NVIDIA tensor cores; oneDNN has no TF32 matmul on CPUs";
+  if (precision == Precision::kBf16 && !OnednnRunsBf16Matmul())
+    return "oneDNN could not create a bf16 matmul on this CPU: it needs at least the "
+           "AVX512_CORE instruction set (AVX512_BF16 or AMX run bf16 natively)";
+  return "";
+}
+
 void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  TVLAB_CHECK(SupportsPrecision(d.precision))
+      << "cpu_onednn Gemm called with precision " << PrecisionName(d.precision)
+      << " (validation should have refused it)";
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
+  const bool bf16 = d.precision == Precision::kBf16;
+  const dt in_type = bf16 ? dt::bf16 : dt::f32;
   GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
-              d.stride_c, d.alpha, d.beta};
+              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision)};
   // A as (batch|1, m, k) with strides that express the transpose.
   memory::dims a_dims = {d.stride_a == 0 ? 1 : d.batch, d.m, d.k};
   memory::dims a_strides = {d.stride_a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1};
@@ -135,7 +196,7 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
   memory::dims c_strides = {d.stride_c == 0 ? d.m * d.n : d.stride_c, d.n, 1};
   if (a_dims[0] == 1) a_strides[0] = d.m * d.k;
   if (b_dims[0] == 1) b_strides[0] = d.k * d.n;
-  memory::desc a_md(a_dims, dt::f32, a_strides), b_md(b_dims, dt::f32, b_strides),
+  memory::desc a_md(a_dims, in_type, a_strides), b_md(b_dims, in_type, b_strides),
       c_md(c_dims, dt::f32, c_strides);
   auto it = matmuls_.find(key);
   if (it == matmuls_.end()) {
@@ -149,8 +210,15 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine_);
     it = matmuls_.emplace(key, dnnl::matmul(pd)).first;
   }
-  memory am(a_md, engine_, const_cast<float*>(a)), bm(b_md, engine_, const_cast<float*>(b)),
-      cm(c_md, engine_, c);
+  void* a_data = const_cast<float*>(a);
+  void* b_data = const_cast<float*>(b);
+  if (bf16) {  // (same layout and strides, 2-byte elements)
+    ToBf16(a, OperandSpan(d.batch, d.stride_a, d.m * d.k), &a16_);
+    ToBf16(b, OperandSpan(d.batch, d.stride_b, d.k * d.n), &b16_);
+    a_data = a16_.data();
+    b_data = b16_.data();
+  }
+  memory am(a_md, engine_, a_data), bm(b_md, engine_, b_data), cm(c_md, engine_, c);
   it->second.execute(stream_, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
   stream_.wait();
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "framework/backend/reference/reference_backend.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -25,6 +26,13 @@ class OnednnBackend : public ReferenceBackend {
   OnednnBackend();
   std::string name() const override { return "cpu_onednn"; }
 
+  // fp32; bf16 where oneDNN can create a bf16 matmul on this CPU (natively
+  // with AVX512_BF16/AMX, emulated on AVX512_CORE); never tf32 (a GPU format).
+  bool SupportsPrecision(Precision precision) const override;
+  std::string PrecisionNote(Precision precision) const override;
+  // bf16: both operands are rounded into reused scratch buffers (a16_, b16_)
+  // and multiplied by a oneDNN matmul with bf16 source and weights and an
+  // f32 destination (fp32 accumulation).
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
   // GELU, SiLU and ReLU on oneDNN's eltwise backward; the rest as reference.
@@ -56,13 +64,14 @@ class OnednnBackend : public ReferenceBackend {
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,
-                             int64_t, float, float>;
+                             int64_t, float, float, int>;
   using EltwiseKey = std::tuple<int, int64_t>;
   using NormKey = std::tuple<int64_t, int64_t, float, bool, bool>;
 
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::map<GemmKey, dnnl::matmul> matmuls_;
+  std::vector<uint16_t> a16_, b16_;  // bf16 GEMM operands; they only grow
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
   std::map<NormKey, dnnl::layer_normalization_forward> norms_;

@@ -121,15 +121,7 @@ TVLAB_VECTOR_CLONES void LogitGradient(const float* p, const float* keep, float*
 // Backend::DropoutMask: 0 or 1 / (1 - p).
 void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n,
                  std::vector<uint32_t>& words, float* keep) {
-  const int64_t first_word = first >> 1, last_word = (first + n - 1) >> 1;
-  words.resize(last_word - first_word + 1);
-  d.dropout_stream->Words(first_word, words.size(), words.data());
-  const uint32_t threshold = static_cast<uint32_t>(std::lround(d.dropout * 65536.0f));
-  const float keep_scale = 1.0f / (1.0f - d.dropout);
-  for (int64_t e = first; e < first + n; ++e) {
-    const uint32_t half = (words[(e >> 1) - first_word] >> ((e & 1) * 16)) & 0xFFFFu;
-    keep[e - first] = half < threshold ? 0.0f : keep_scale;
-  }
+  DropoutFactors(*d.dropout_stream, d.dropout, first, n, keep, words);
 }
 
 // Biases and masks the score tile `s` (rows x cols, leading dim kKeyTile) of
@@ -218,23 +210,27 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
   }
 }
 
-// Every query head of key/value head (b, g): dq of those heads, dk and dv of
-// the shared key/value head.
+// Every query head of key/value head (b, g), for the keys [key_begin,
+// key_end) (a multiple of kKeyTile apart, or to S): dk and dv of those keys
+// of the shared key/value head, and their contribution to dq of the query
+// heads, written into `dq_out` laid out as dq (the caller sums the
+// contributions of a group's key ranges when it splits them).
 void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
-                   const float* out, const float* lse, const float* dout, float* dq, float* dk,
-                   float* dv, int64_t b, int64_t g, Tiles& t) {
+                   const float* out, const float* lse, const float* dout, float* dq_out,
+                   float* dk, float* dv, int64_t b, int64_t g, int64_t key_begin,
+                   int64_t key_end, Tiles& t) {
   const int64_t hs = d.head_dim, hv = d.value_dim;
   const int64_t kv = b * d.kv_heads + g;
   const float* kg = k + kv * d.keys * hs;  // (S, hs)
   const float* vg = v + kv * d.keys * hv;  // (S, hv)
   float* dkg = dk + kv * d.keys * hs;
   float* dvg = dv + kv * d.keys * hv;
-  std::fill(dkg, dkg + d.keys * hs, 0.0f);
-  std::fill(dvg, dvg + d.keys * hv, 0.0f);
+  std::fill(dkg + key_begin * hs, dkg + key_end * hs, 0.0f);
+  std::fill(dvg + key_begin * hv, dvg + key_end * hv, 0.0f);
   std::vector<float> big_d(d.queries);  // D_i = dout_i . out_i
   for (int64_t h = g * d.group_size(); h < (g + 1) * d.group_size(); ++h) {
     const int64_t head_row0 = (b * d.heads + h) * d.queries;
-    std::fill(dq + head_row0 * hs, dq + (head_row0 + d.queries) * hs, 0.0f);
+    std::fill(dq_out + head_row0 * hs, dq_out + (head_row0 + d.queries) * hs, 0.0f);
     for (int64_t i = 0; i < d.queries; ++i)
       big_d[i] = DotRow(dout + (head_row0 + i) * hv, out + (head_row0 + i) * hv, hv);
     for (int64_t i0 = 0; i0 < d.queries; i0 += kQueryTile) {
@@ -242,10 +238,10 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
       const int64_t row0 = head_row0 + i0;
       const float* qt = q + row0 * hs;      // (rows, hs)
       const float* dot = dout + row0 * hv;  // (rows, hv)
-      float* dqt = dq + row0 * hs;          // (rows, hs)
-      const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);
-      for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
-        const int64_t cols = std::min(kKeyTile, key_end - j0);
+      float* dqt = dq_out + row0 * hs;      // (rows, hs)
+      const int64_t visible_end = std::min(key_end, d.VisibleEnd(b, i0 + rows - 1));
+      for (int64_t j0 = key_begin; j0 < visible_end; j0 += kKeyTile) {
+        const int64_t cols = std::min(kKeyTile, visible_end - j0);
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
         Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
               kKeyTile);
@@ -310,16 +306,37 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
                             const float* v, const float* out, const float* lse,
                             const float* dout, float* dq, float* dk, float* dv) {
   d.CheckConsistent();
-  const int64_t tasks = d.batch * d.kv_heads;
   const bool parallel =
       d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
+  const int64_t groups = d.batch * d.kv_heads;
+  // With fewer key/value heads than threads (batch 1 with MQA, say) each
+  // group's keys are split into ranges of whole key tiles, one task each;
+  // a range's dq contribution goes to its own buffer and the ranges are
+  // summed in a fixed order afterwards (same result for the same thread
+  // count). Otherwise one task per group, straight into dq.
+  const int64_t key_tiles = (d.keys + kKeyTile - 1) / kKeyTile;
+  const int64_t threads = parallel ? omp_get_max_threads() : 1;
+  const int64_t splits =
+      groups >= threads ? 1 : std::max<int64_t>(1, std::min(key_tiles, (threads + groups - 1) / groups));
+  const int64_t tiles_per_split = (key_tiles + splits - 1) / splits;
+  const int64_t dq_size = d.batch * d.heads * d.queries * d.head_dim;
+  std::vector<float> dq_parts(static_cast<size_t>((splits - 1) * dq_size));  // (splits - 1) x dq
 #pragma omp parallel if (parallel)
   {
     Tiles tiles;
 #pragma omp for schedule(dynamic)
-    for (int64_t task = 0; task < tasks; ++task)
-      BackwardGroup(d, q, k, v, out, lse, dout, dq, dk, dv, task / d.kv_heads,
-                    task % d.kv_heads, tiles);
+    for (int64_t task = 0; task < groups * splits; ++task) {
+      const int64_t group = task / splits, split = task % splits;
+      const int64_t key_begin = std::min(d.keys, split * tiles_per_split * kKeyTile);
+      const int64_t key_end = std::min(d.keys, (split + 1) * tiles_per_split * kKeyTile);
+      float* dq_out = split == 0 ? dq : dq_parts.data() + (split - 1) * dq_size;
+      BackwardGroup(d, q, k, v, out, lse, dout, dq_out, dk, dv, group / d.kv_heads,
+                    group % d.kv_heads, key_begin, key_end, tiles);
+    }
+  }
+  for (int64_t split = 1; split < splits; ++split) {
+    const float* part = dq_parts.data() + (split - 1) * dq_size;
+    for (int64_t i = 0; i < dq_size; ++i) dq[i] += part[i];
   }
 }
 

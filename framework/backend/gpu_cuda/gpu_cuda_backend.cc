@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "framework/backend/gpu_cuda/adamw_kernel.h"
@@ -68,27 +69,49 @@ bool CudaDeviceAvailable(std::string* why) {
   return true;
 }
 
+// One GPU per process: the launcher's local rank picks it (mpirun sets
+// OMPI_COMM_WORLD_LOCAL_RANK, MPICH MPI_LOCALRANKID, Slurm SLURM_LOCALID);
+// device 0 for a process started alone.
+static int LocalCudaDevice() {
+  int local_rank = 0;
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* value = std::getenv(name); value != nullptr && *value != '\0') {
+      local_rank = std::atoi(value);
+      break;
+    }
+  }
+  int count = 1;
+  TVLAB_CUDA_CHECK(cudaGetDeviceCount(&count));
+  return count > 0 ? local_rank % count : 0;
+}
+
 GpuCudaBackend::GpuCudaBackend() {
+  // Before any context or allocation of this process (tensors on kCuda need
+  // this backend first), so everything lands on this process's GPU.
+  TVLAB_CUDA_CHECK(cudaSetDevice(LocalCudaDevice()));
   cublasHandle_t handle;
   TVLAB_CHECK(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS) << "cublasCreate failed";
   cublas_ = handle;
+  int device = 0;
+  TVLAB_CUDA_CHECK(cudaGetDevice(&device));
+  TVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&compute_capability_major_,
+                                          cudaDevAttrComputeCapabilityMajor, device));
 }
 
 GpuCudaBackend::~GpuCudaBackend() { cublasDestroy(static_cast<cublasHandle_t>(cublas_)); }
 
+bool GpuCudaBackend::SupportsPrecision(Precision precision) const {
+  return precision == Precision::kFp32 || compute_capability_major_ >= 8;
+}
+
+std::string GpuCudaBackend::PrecisionNote(Precision precision) const {
+  if (SupportsPrecision(precision)) return "";
+  return absl::StrCat("this GPU has compute capability ", compute_capability_major_,
+                      ".x; TF32 and bf16 tensor-core GEMMs need 8.0 (Ampere) or later");
+}
+
 void GpuCudaBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
-  // cuBLAS is column-major: row-major C = A B is column-major C^T = B^T A^T,
-  // so pass B first and swap m and n.
-  const cublasOperation_t op_b = d.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_a = d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ldb = static_cast<int>(d.trans_b ? d.k : d.n);
-  const int lda = static_cast<int>(d.trans_a ? d.m : d.k);
-  cublasStatus_t status = cublasSgemmStridedBatched(
-      static_cast<cublasHandle_t>(cublas_), op_b, op_a, static_cast<int>(d.n),
-      static_cast<int>(d.m), static_cast<int>(d.k), &d.alpha, b, ldb, d.stride_b, a,
-      lda, d.stride_a, &d.beta, c, static_cast<int>(d.n), d.stride_c,
-      static_cast<int>(d.batch));
-  TVLAB_CHECK(status == CUBLAS_STATUS_SUCCESS) << "cublasSgemmStridedBatched: " << status;
+  CublasGemm(cublas_, d, a, b, c, &bf16_scratch_);
 }
 
 void GpuCudaBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,

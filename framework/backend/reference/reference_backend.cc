@@ -82,7 +82,10 @@ Shape BroadcastStrides(const Shape& shape, size_t rank) {
 
 }  // namespace
 
-void ReferenceBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+namespace {
+
+// The fp32 GEMM, products summed in double.
+void GemmLoops(const GemmDesc& d, const float* a, const float* b, float* c) {
   for (int64_t p = 0; p < d.batch; ++p) {
     const float* A = a + p * d.stride_a;
     const float* B = b + p * d.stride_b;
@@ -100,6 +103,28 @@ void ReferenceBackend::Gemm(const GemmDesc& d, const float* a, const float* b, f
       }
     }
   }
+}
+
+// The `size`-element matrices of an operand at batch `stride` (0: shared),
+// each element rounded to `precision`.
+std::vector<float> Rounded(const float* x, int64_t batch, int64_t stride, int64_t size,
+                           Precision precision) {
+  const int64_t span = stride == 0 || batch == 0 ? size : (batch - 1) * stride + size;
+  std::vector<float> out(x, x + span);
+  for (float& v : out) v = RoundTo(precision, v);
+  return out;
+}
+
+}  // namespace
+
+// bf16 / tf32: each operand rounded as the hardware formats round it
+// (precision.h), then the fp32 GEMM; this is the oracle of the other
+// backends' bf16/tf32 GEMMs.
+void ReferenceBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  if (d.precision == Precision::kFp32) return GemmLoops(d, a, b, c);
+  const std::vector<float> ra = Rounded(a, d.batch, d.stride_a, d.m * d.k, d.precision);
+  const std::vector<float> rb = Rounded(b, d.batch, d.stride_b, d.k * d.n, d.precision);
+  GemmLoops(d, ra.data(), rb.data(), c);
 }
 
 // Instantiates the element loop once per op, so the switch is outside it.
@@ -394,14 +419,8 @@ void ReferenceBackend::ArgMaxRows(const float* x, int64_t rows, int64_t cols, in
 }
 
 void ReferenceBackend::DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) {
-  std::vector<uint32_t> words((n + 1) / 2);
-  stream.Words(0, words.size(), words.data());
-  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
-  const float keep_scale = 1.0f / (1.0f - p);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t half = (words[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu;
-    mask[i] = half < threshold ? 0.0f : keep_scale;
-  }
+  std::vector<uint32_t> words;
+  DropoutFactors(stream, p, 0, n, mask, words);
 }
 
 void ReferenceBackend::SumSquares(const float* x, int64_t n, double* acc) {

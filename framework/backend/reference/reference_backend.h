@@ -13,6 +13,8 @@ class ReferenceBackend : public Backend {
  public:
   std::string name() const override { return "reference"; }
   bool Implements(Kernel) const override { return true; }
+  // Every precision: bf16 and tf32 round the GEMM operands (precision.h).
+  bool SupportsPrecision(Precision) const override { return true; }
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
   void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,

@@ -24,17 +24,13 @@ float Dot(const float* a, const float* b, int64_t n) {
 
 // Inverted-dropout factors of weights [first, first + n) in the (B, H, T, S)
 // order of Backend::DropoutMask: 0 or 1 / (1 - p).
-void DropoutFactors(const FusedAttentionDesc& d, int64_t first, int64_t n, float* keep) {
+void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n, float* keep) {
   if (d.dropout <= 0.0f) {
     std::fill(keep, keep + n, 1.0f);
     return;
   }
-  const uint32_t threshold = static_cast<uint32_t>(std::lround(d.dropout * 65536.0f));
-  const float keep_scale = 1.0f / (1.0f - d.dropout);
-  for (int64_t e = first; e < first + n; ++e) {
-    const uint32_t half = (d.dropout_stream->Word(e >> 1) >> ((e & 1) * 16)) & 0xFFFFu;
-    keep[e - first] = half < threshold ? 0.0f : keep_scale;
-  }
+  std::vector<uint32_t> words;
+  DropoutFactors(*d.dropout_stream, d.dropout, first, n, keep, words);
 }
 
 // Logits of query i of (b, h) against every key (-inf where hidden).
@@ -79,7 +75,7 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
         for (float l : logits) sum += std::exp(static_cast<double>(l - max));
         const float row_lse = max + static_cast<float>(std::log(sum));
         lse[row] = row_lse;
-        DropoutFactors(d, row * d.keys, d.keys, keep.data());
+        KeepFactors(d, row * d.keys, d.keys, keep.data());
         for (int64_t j = 0; j < d.keys; ++j) {
           if (logits[j] == kNegInf) continue;
           const float p = std::exp(logits[j] - row_lse) * keep[j];
@@ -118,7 +114,7 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
         float* dqi = dq + row * d.head_dim;
         const float big_d = Dot(doi, out + row * d.value_dim, d.value_dim);
         RowLogits(d, q, k, b, h, i, logits.data());
-        DropoutFactors(d, row * d.keys, d.keys, keep.data());
+        KeepFactors(d, row * d.keys, d.keys, keep.data());
         for (int64_t j = 0; j < d.keys; ++j) {
           if (logits[j] == kNegInf) continue;
           const float p = std::exp(logits[j] - lse[row]);

@@ -29,6 +29,7 @@ class SimulatedDeviceBackend : public Backend {
   std::string name() const override { return "simulated_device"; }
   Device device() const override { return Device::kSimulated; }
   bool Implements(Kernel kernel) const override { return ref_.Implements(kernel); }
+  bool SupportsPrecision(Precision p) const override { return ref_.SupportsPrecision(p); }
 
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;

@@ -1,0 +1,33 @@
+#ifndef TVLAB_FRAMEWORK_AUTOGRAD_CHECKPOINT_H_
+#define TVLAB_FRAMEWORK_AUTOGRAD_CHECKPOINT_H_
+
+// Activation checkpointing (torch.utils.checkpoint, Chen et al. 2016,
+// "Training Deep Nets with Sublinear Memory Cost"): trade compute for
+// memory by keeping only a block's inputs and recomputing its
+// intermediates during backward.
+
+#include <functional>
+#include <vector>
+
+#include "framework/autograd/var.h"
+
+namespace tvlab {
+
+using CheckpointedFunction = std::function<Var(const std::vector<Var>& inputs)>;
+
+// Returns fn(inputs). With gradients enabled and some input requiring one,
+// fn runs without recording the tape, so none of its intermediates outlive
+// the call; the backward runs fn again with the tape on (on fresh leaves
+// holding the same input values) and backpropagates the output gradient
+// through that recomputation: inputs get their gradients, and so do
+// parameters fn reads directly (a module's weights), during it.
+//
+// REQUIRES: fn is deterministic (dropout keyed by counters, as every
+// RngStream draw is, qualifies) and its output depends on `inputs` and on
+// parameters only. At least one input must require a gradient for the
+// parameters to get theirs (the attention queries always do in training).
+Var Checkpoint(const CheckpointedFunction& fn, const std::vector<Var>& inputs);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_AUTOGRAD_CHECKPOINT_H_

@@ -1,0 +1,162 @@
+// Launchers of the fused attention kernels (fused_attention_device.cuh has
+// the kernels and the description of how they split the work). Compiled by
+// nvcc (BUILD.bazel).
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "framework/backend/gpu_cuda/fused_attention_device.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_kernel.h"
+
+namespace tvlab {
+namespace cuda {
+namespace {
+
+using fused::BackwardKeyValueKernel;
+using fused::BackwardQueryKernel;
+using fused::ForwardKernel;
+using fused::kRowsPerBlock;
+using fused::kThreads;
+using fused::kTile;
+using fused::kWarps;
+using fused::RowDotKernel;
+
+// ---------------------------------------------------------------------------
+// Host side.
+
+// Columns per lane for an output `cols` wide: 1, 2, 4 or 8 (8 = 256 columns
+// per launch; wider outputs take several 256-column windows).
+int DimsPerLane(int64_t cols) {
+  if (cols <= 32) return 1;
+  if (cols <= 64) return 2;
+  if (cols <= 128) return 4;
+  return 8;
+}
+
+std::string CudaError(const char* what, cudaError_t err) {
+  return std::string(what) + ": " + cudaGetErrorString(err);
+}
+
+// Allows `kernel` `bytes` of dynamic shared memory (above the default 48 KiB
+// it must be opted into), or says why it cannot have them.
+template <typename KernelFn>
+std::string AllowSharedMemory(KernelFn kernel, size_t bytes, const char* what) {
+  int device = 0, optin = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (err != cudaSuccess) return CudaError(what, err);
+  if (bytes > static_cast<size_t>(optin))
+    return std::string(what) + ": the head sizes need " + std::to_string(bytes) +
+           " bytes of shared memory per block, the device allows " + std::to_string(optin) +
+           " (gpu_cuda stages whole K and V rows: head sizes above about 600 do not fit on Hopper)";
+  if (bytes > 48 * 1024) {
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(bytes));
+    if (err != cudaSuccess) return CudaError(what, err);
+  }
+  return "";
+}
+
+template <int kDimsPerLane>
+std::string Forward(const FusedAttentionParams& p, const float* q, const float* k,
+                    const float* v, float* out, float* lse) {
+  const int64_t blocks =
+      p.batch * p.heads * ((p.queries + kRowsPerBlock - 1) / kRowsPerBlock);
+  const size_t bytes = sizeof(float) * (kRowsPerBlock * p.head_dim + kTile * (p.head_dim + 1) +
+                                        kTile * p.value_dim);
+  std::string error = AllowSharedMemory(ForwardKernel<kDimsPerLane>, bytes, "fused attention");
+  if (!error.empty()) return error;
+  for (int col0 = 0; col0 == 0 || col0 < p.value_dim; col0 += 32 * kDimsPerLane)
+    ForwardKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+        p, q, k, v, out, lse, col0);
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? "" : CudaError("fused attention kernel", err);
+}
+
+template <int kDimsPerLane>
+std::string BackwardQuery(const FusedAttentionParams& p, const float* q, const float* k,
+                          const float* v, const float* lse, const float* dout,
+                          const float* row_dot, float* dq) {
+  const int64_t blocks =
+      p.batch * p.heads * ((p.queries + kRowsPerBlock - 1) / kRowsPerBlock);
+  const size_t bytes =
+      sizeof(float) * (kRowsPerBlock * (p.head_dim + p.value_dim) +
+                       kTile * (p.head_dim + 1) + kTile * (p.value_dim + 1));
+  std::string error =
+      AllowSharedMemory(BackwardQueryKernel<kDimsPerLane>, bytes, "fused attention dq");
+  if (!error.empty()) return error;
+  for (int col0 = 0; col0 < p.head_dim; col0 += 32 * kDimsPerLane)
+    BackwardQueryKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+        p, q, k, v, lse, dout, row_dot, dq, col0);
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? "" : CudaError("fused attention dq kernel", err);
+}
+
+template <int kDimsPerLane>
+std::string BackwardKeyValue(const FusedAttentionParams& p, const float* q, const float* k,
+                             const float* v, const float* lse, const float* dout,
+                             const float* row_dot, float* dk, float* dv) {
+  const int64_t blocks =
+      p.batch * p.kv_heads * ((p.keys + kRowsPerBlock - 1) / kRowsPerBlock);
+  const size_t bytes =
+      sizeof(float) * (kRowsPerBlock * (p.head_dim + p.value_dim) +
+                       kTile * (p.head_dim + 1) + kTile * (p.value_dim + 1) + 2 * kTile);
+  std::string error =
+      AllowSharedMemory(BackwardKeyValueKernel<kDimsPerLane>, bytes, "fused attention dk/dv");
+  if (!error.empty()) return error;
+  const int64_t cols = std::max(p.head_dim, p.value_dim);
+  for (int col0 = 0; col0 < cols; col0 += 32 * kDimsPerLane)
+    BackwardKeyValueKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+        p, q, k, v, lse, dout, row_dot, dk, dv, col0);
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? "" : CudaError("fused attention dk/dv kernel", err);
+}
+
+}  // namespace
+
+std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const float* q,
+                                        const float* k, const float* v, float* out,
+                                        float* lse) {
+  if (p.batch * p.heads * p.queries == 0) return "";  // no rows
+  switch (DimsPerLane(p.value_dim)) {
+    case 1: return Forward<1>(p, q, k, v, out, lse);
+    case 2: return Forward<2>(p, q, k, v, out, lse);
+    case 4: return Forward<4>(p, q, k, v, out, lse);
+    default: return Forward<8>(p, q, k, v, out, lse);
+  }
+}
+
+std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const float* q,
+                                         const float* k, const float* v, const float* out,
+                                         const float* lse, const float* dout, float* dq,
+                                         float* dk, float* dv, float* row_dot) {
+  const int64_t rows = p.batch * p.heads * p.queries;
+  if (rows > 0) {
+    RowDotKernel<<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads>>>(
+        dout, out, rows, p.value_dim, row_dot);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return CudaError("fused attention row-dot kernel", err);
+    std::string error;
+    switch (DimsPerLane(p.head_dim)) {
+      case 1: error = BackwardQuery<1>(p, q, k, v, lse, dout, row_dot, dq); break;
+      case 2: error = BackwardQuery<2>(p, q, k, v, lse, dout, row_dot, dq); break;
+      case 4: error = BackwardQuery<4>(p, q, k, v, lse, dout, row_dot, dq); break;
+      default: error = BackwardQuery<8>(p, q, k, v, lse, dout, row_dot, dq); break;
+    }
+    if (!error.empty()) return error;
+  }
+  if (p.batch * p.kv_heads * p.keys == 0) return "";
+  // With no query rows the kernel still runs: it writes zero dk and dv.
+  switch (DimsPerLane(std::max(p.head_dim, p.value_dim))) {
+    case 1: return BackwardKeyValue<1>(p, q, k, v, lse, dout, row_dot, dk, dv);
+    case 2: return BackwardKeyValue<2>(p, q, k, v, lse, dout, row_dot, dk, dv);
+    case 4: return BackwardKeyValue<4>(p, q, k, v, lse, dout, row_dot, dk, dv);
+    default: return BackwardKeyValue<8>(p, q, k, v, lse, dout, row_dot, dk, dv);
+  }
+}
+
+}  // namespace cuda
+}  // namespace tvlab

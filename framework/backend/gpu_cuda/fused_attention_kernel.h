@@ -1,0 +1,63 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_FUSED_ATTENTION_KERNEL_H_
+#define TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_FUSED_ATTENTION_KERNEL_H_
+
+// Launchers of the CUDA fused attention kernels (fused_attention_kernel.cu).
+// What they compute is FusedAttentionDesc's definition (fused_attention.h);
+// this header is the plain-data form of that desc that a kernel can take by
+// value, with the mask's key lengths and the ALiBi slopes already on the
+// device. gpu_cuda_attention.cc builds it from a FusedAttentionDesc.
+//
+// Legend: B batch, H query heads, G key/value heads (H % G == 0), T queries,
+// S keys, hs = head_dim (q, k), hs_v = value_dim (v, out). Row-major,
+// last dimension contiguous; every pointer is device memory.
+
+#include <cstdint>
+#include <string>
+
+#include "framework/backend/gpu_cuda/philox.cuh"
+
+namespace tvlab {
+namespace cuda {
+
+struct FusedAttentionParams {
+  int64_t batch = 0, heads = 0, kv_heads = 0;  // B, H, G
+  int64_t queries = 0, keys = 0;               // T, S
+  int64_t head_dim = 0, value_dim = 0;         // hs, hs_v
+  float scale = 1.0f;
+  // The mask (attention_mask.h): query i sees key j iff
+  //   (!causal || j <= causal_offset + i) && (!key_lengths || j < key_lengths[b]).
+  bool causal = false;
+  int64_t causal_offset = 0;
+  const int32_t* key_lengths = nullptr;  // (B) on the device, or null
+  // ALiBi: logit -= float(alibi_slopes[h] * |alibi_offset + i - j|), in double
+  // as the reference backend does.
+  const double* alibi_slopes = nullptr;  // (H) on the device, or null
+  int64_t alibi_offset = 0;
+  // Dropout of the weights (B, H, T, S) in row-major element order,
+  // philox.cuh's DropoutFactor; off when dropout is false.
+  bool dropout = false;
+  uint32_t dropout_threshold = 0;  // round(p * 65536)
+  float keep_scale = 1.0f;         // 1 / (1 - p)
+  PhiloxStream stream = {};
+};
+
+// Forward: out (B, H, T, hs_v) and lse (B, H, T) from q (B, H, T, hs),
+// k (B, G, S, hs), v (B, G, S, hs_v). A row that sees no key gets out = 0
+// and lse = -inf. Returns "" on success, else what went wrong.
+std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const float* q,
+                                        const float* k, const float* v, float* out,
+                                        float* lse);
+
+// Backward: dq (B, H, T, hs), dk (B, G, S, hs), dv (B, G, S, hs_v), all
+// overwritten, from dout (B, H, T, hs_v) and the forward's out and lse.
+// row_dot is scratch (B, H, T) for D_i = dout_i . out_i. Returns "" on
+// success, else what went wrong.
+std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const float* q,
+                                         const float* k, const float* v, const float* out,
+                                         const float* lse, const float* dout, float* dq,
+                                         float* dk, float* dv, float* row_dot);
+
+}  // namespace cuda
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_FUSED_ATTENTION_KERNEL_H_

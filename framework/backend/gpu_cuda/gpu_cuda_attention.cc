@@ -1,0 +1,90 @@
+// GpuCudaBackend::FusedAttention and FusedAttentionBackward: a
+// FusedAttentionDesc turned into the kernels' plain-data params (the mask's
+// key lengths and the ALiBi slopes copied to the device), then the launchers
+// of fused_attention_kernel.cu.
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "framework/backend/gpu_cuda/dropout_kernel.h"
+#include "framework/backend/gpu_cuda/fused_attention_kernel.h"
+#include "framework/backend/gpu_cuda/gpu_cuda_backend.h"
+#include "framework/core/check.h"
+#include "framework/tensor/tensor.h"
+
+namespace tvlab {
+namespace {
+
+// The params of `d`. The slopes (H doubles) and key lengths (B int32) go to
+// the device in one copy, into `tables`, which must outlive the launches
+// (it does: the caller holds it until they are queued, and a later reuse of
+// its memory is ordered after them on the one stream).
+cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* tables) {
+  d.CheckConsistent();
+  cuda::FusedAttentionParams p;
+  p.batch = d.batch, p.heads = d.heads, p.kv_heads = d.kv_heads;
+  p.queries = d.queries, p.keys = d.keys;
+  p.head_dim = d.head_dim, p.value_dim = d.value_dim;
+  p.scale = d.scale;
+  p.causal = d.mask.causal;
+  p.causal_offset = d.mask.causal_offset;
+  p.alibi_offset = d.alibi_offset;
+  if (d.dropout > 0.0f) {
+    p.dropout = true;
+    p.dropout_threshold = cuda::DropoutThreshold(d.dropout);
+    p.keep_scale = 1.0f / (1.0f - d.dropout);
+    p.stream = cuda::MakePhiloxStream(*d.dropout_stream);
+  }
+
+  // Host image of the tables: [slopes (H doubles)][key lengths (B int32)].
+  const size_t slope_bytes = d.alibi_slopes.size() * sizeof(double);
+  const size_t length_bytes = d.mask.key_lengths.size() * sizeof(int32_t);
+  if (slope_bytes + length_bytes == 0) return p;
+  std::vector<char> host(slope_bytes + length_bytes);
+  std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);
+  for (size_t b = 0; b < d.mask.key_lengths.size(); ++b) {
+    const int64_t length = d.mask.key_lengths[b];
+    TVLAB_CHECK(length <= std::numeric_limits<int32_t>::max()) << "key length " << length;
+    const int32_t narrow = static_cast<int32_t>(std::max<int64_t>(length, 0));
+    std::memcpy(host.data() + slope_bytes + b * sizeof(int32_t), &narrow, sizeof(narrow));
+  }
+  // Floats enough for the bytes. Each caching-allocator buffer is a whole
+  // cudaMalloc block (256-byte aligned), so the doubles at offset 0 are
+  // aligned.
+  *tables = Tensor::Empty({static_cast<int64_t>((host.size() + 3) / 4)}, Device::kCuda);
+  char* device = reinterpret_cast<char*>(tables->ptr());
+  const cudaError_t err = cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice);
+  TVLAB_CHECK(err == cudaSuccess) << "fused attention tables: " << cudaGetErrorString(err);
+  if (slope_bytes) p.alibi_slopes = reinterpret_cast<const double*>(device);
+  if (length_bytes) p.key_lengths = reinterpret_cast<const int32_t*>(device + slope_bytes);
+  return p;
+}
+
+}  // namespace
+
+void GpuCudaBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                                    const float* v, float* out, float* lse) {
+  Tensor tables;
+  const cuda::FusedAttentionParams p = MakeParams(d, &tables);
+  const std::string error = cuda::LaunchFusedAttentionForward(p, q, k, v, out, lse);
+  TVLAB_CHECK(error.empty()) << error;
+}
+
+void GpuCudaBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
+                                            const float* k, const float* v, const float* out,
+                                            const float* lse, const float* dout, float* dq,
+                                            float* dk, float* dv) {
+  Tensor tables;
+  const cuda::FusedAttentionParams p = MakeParams(d, &tables);
+  // D_i = dout_i . out_i per row (B, H, T).
+  Tensor row_dot = Tensor::Empty({std::max<int64_t>(d.batch * d.heads * d.queries, 1)},
+                                 Device::kCuda);
+  const std::string error = cuda::LaunchFusedAttentionBackward(p, q, k, v, out, lse, dout, dq,
+                                                               dk, dv, row_dot.ptr());
+  TVLAB_CHECK(error.empty()) << error;
+}
+
+}  // namespace tvlab

@@ -1,0 +1,119 @@
+// Attention mask biases and position-encoding tables, one thread per entry.
+// Per-row and per-head host values are passed by value in chunks of
+// kChunk (kernel arguments), one launch per chunk.
+
+#include <cuda_runtime.h>
+
+#include "framework/backend/gpu_cuda/kernel_util.cuh"
+#include "framework/backend/gpu_cuda/position_tables.h"
+
+namespace tvlab {
+namespace {
+
+using cuda_util::GlobalIndex;
+using cuda_util::GridFor;
+using cuda_util::GridStride;
+using cuda_util::kThreads;
+
+constexpr int kChunk = 64;  // rows / heads per launch (well under the 4 KB argument limit)
+
+struct KeyLengths {
+  int64_t value[kChunk];
+};
+struct Slopes {
+  double value[kChunk];
+};
+
+// out points at the chunk's first row; padded = false: every key is real.
+__global__ void MaskBiasKernel(bool causal, int64_t causal_offset, KeyLengths lengths,
+                               bool padded, int64_t rows, int64_t t, int64_t s, float* out) {
+  const int64_t n = rows * t * s;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t j = idx % s, i = (idx / s) % t, r = idx / (s * t);
+    const bool future = causal && j > causal_offset + i;
+    const bool padding = padded && j >= lengths.value[r];
+    out[idx] = future || padding ? -INFINITY : 0.0f;
+  }
+}
+
+__global__ void RotaryKernel(int64_t offset, int64_t t, int64_t d, double base, float* cos_out,
+                             float* sin_out) {
+  const int64_t half = d / 2, n = t * half;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t p = idx / half, i = idx % half;
+    const double angle = static_cast<double>(offset + p) *
+                         pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+    cos_out[idx] = static_cast<float>(cos(angle));
+    sin_out[idx] = static_cast<float>(sin(angle));
+  }
+}
+
+__global__ void SinusoidalKernel(int64_t offset, int64_t t, int64_t c, double base, float* out) {
+  const int64_t pairs = c / 2, n = t * pairs;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t p = idx / pairs, i = 2 * (idx % pairs);
+    const double angle = static_cast<double>(offset + p) /
+                         pow(base, static_cast<double>(i) / static_cast<double>(c));
+    out[p * c + i] = static_cast<float>(sin(angle));
+    out[p * c + i + 1] = static_cast<float>(cos(angle));
+  }
+}
+
+// out points at the chunk's first head.
+__global__ void AlibiKernel(Slopes slopes, int64_t heads, int64_t q_offset, int64_t t, int64_t s,
+                            float* out) {
+  const int64_t n = heads * t * s;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t j = idx % s, i = (idx / s) % t, h = idx / (s * t);
+    const int64_t distance = q_offset + i - j;
+    out[idx] = static_cast<float>(-slopes.value[h] *
+                                  static_cast<double>(distance < 0 ? -distance : distance));
+  }
+}
+
+}  // namespace
+
+int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* key_lengths,
+                            int64_t rows, int64_t t, int64_t s, float* out) {
+  if (t <= 0 || s <= 0) return 0;
+  for (int64_t first = 0; first < rows; first += kChunk) {
+    const int64_t count = rows - first < kChunk ? rows - first : kChunk;
+    KeyLengths lengths{};
+    if (key_lengths)
+      for (int64_t r = 0; r < count; ++r) lengths.value[r] = key_lengths[first + r];
+    MaskBiasKernel<<<GridFor(count * t * s), kThreads>>>(causal, causal_offset, lengths,
+                                                         key_lengths != nullptr, count, t, s,
+                                                         out + first * t * s);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
+  }
+  return 0;
+}
+
+int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
+                       float* sin) {
+  if (t <= 0 || d < 2) return 0;
+  RotaryKernel<<<GridFor(t * (d / 2)), kThreads>>>(offset, t, d, base, cos, sin);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int LaunchSinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out) {
+  if (t <= 0 || c < 2) return 0;
+  SinusoidalKernel<<<GridFor(t * (c / 2)), kThreads>>>(offset, t, c, base, out);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int LaunchAlibiBias(const double* slopes, int64_t heads, int64_t q_offset, int64_t t, int64_t s,
+                    float* out) {
+  if (t <= 0 || s <= 0) return 0;
+  for (int64_t first = 0; first < heads; first += kChunk) {
+    const int64_t count = heads - first < kChunk ? heads - first : kChunk;
+    Slopes chunk{};
+    for (int64_t h = 0; h < count; ++h) chunk.value[h] = slopes[first + h];
+    AlibiKernel<<<GridFor(count * t * s), kThreads>>>(chunk, count, q_offset, t, s,
+                                                      out + first * t * s);
+    if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
+  }
+  return 0;
+}
+
+}  // namespace tvlab

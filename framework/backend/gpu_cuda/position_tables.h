@@ -1,0 +1,30 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_POSITION_TABLES_H_
+#define TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_POSITION_TABLES_H_
+
+// Launchers of the tables computed where the tensors live
+// (Backend::AttentionMaskBias, RotaryTables, SinusoidalTable, AlibiBias).
+// Host-side arguments (key lengths, slopes) travel as kernel arguments in
+// chunks, never through a host-to-device copy. Angles are in double, as the
+// contract says. They return the CUDA error code of their launches (0 =
+// success).
+
+#include <cstdint>
+
+namespace tvlab {
+
+// out (R, 1, T, S): 0 where key j is visible to query i of row r, else -inf.
+// key_lengths: R host values, or null with R = 1 (no padding).
+int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* key_lengths,
+                            int64_t rows, int64_t t, int64_t s, float* out);
+// cos, sin (T, D/2) of (offset + p) * base^(-2i / D).
+int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
+                       float* sin);
+// out (T, C): [p, 2i] = sin((offset + p) / base^(2i / C)), [p, 2i + 1] = cos.
+int LaunchSinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out);
+// out (1, H, T, S): [h, i, j] = -slopes[h] * |q_offset + i - j|; slopes: H host values.
+int LaunchAlibiBias(const double* slopes, int64_t heads, int64_t q_offset, int64_t t, int64_t s,
+                    float* out);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_POSITION_TABLES_H_
