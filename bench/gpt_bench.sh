@@ -6,12 +6,16 @@
 # each thread count given, each peer REPEATS times (default 3). Prints the
 # CPU, a measured FP32 FMA peak, and per peer the median step time, tokens/s,
 # fraction of the FMA peak and peak RSS.
-# usage: bash bench/gpt_bench.sh [THREADS...]      (env REPEATS=3 STEPS=10)
+# With PRECISIONS="fp32 bf16" each repeat also runs tvlab with
+# runtime.precision bf16 and PyTorch under bf16 autocast (bf16 matmuls, fp32
+# weights), reported as separate rows; %peak stays against the FP32 peak.
+# usage: bash bench/gpt_bench.sh [THREADS...]      (env REPEATS=3 STEPS=10 PRECISIONS=fp32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=("${@:-1}")
 REPEATS=${REPEATS:-3}
 STEPS=${STEPS:-10}
+PRECISIONS=${PRECISIONS:-fp32}
 export OMP_WAIT_POLICY=passive
 [ -x bench/.venv/bin/python ] || { echo "bench/.venv missing: bash bench/setup_venv.sh" >&2; exit 1; }
 bazel build //experiments:run //bench:fma_peak >/dev/null 2>&1
@@ -45,6 +49,14 @@ for t in "${THREADS[@]}"; do
     done
     row "$(bench/.venv/bin/python bench/torch_lm.py $MODEL --threads "$t" --steps "$STEPS" 2>/dev/null | tail -1)"
     row "$(env XLA_FLAGS="$xla" bench/.venv/bin/python bench/jax_lm.py $MODEL --threads "$t" --steps "$STEPS" 2>/dev/null | tail -1)"
+    if [[ " $PRECISIONS " == *" bf16 "* ]]; then
+      dir="$OUT/tvlab_bf16_${t}_$r"
+      /usr/bin/time -f "%M" -o "$dir.rss" "$RUN" bench/configs/gpt_byte_lm.pbtxt --output_dir "$dir" \
+          --set runtime.threads="$t" --set runtime.precision=bf16 --set train.steps=$((STEPS + 2)) \
+          --set train.log_every=1 >/dev/null 2>"$dir.err" || { echo "tvlab bf16 failed: $(tail -3 "$dir.err")"; }
+      [ -f "$dir/metrics.json" ] && row "$(/usr/bin/python3 bench/tvlab_steps.py "$dir" "tvlab attention=auto bf16" "$t" 4096 "$(cat "$dir.rss")")"
+      row "$(bench/.venv/bin/python bench/torch_lm.py $MODEL --threads "$t" --steps "$STEPS" --bf16 2>/dev/null | tail -1)"
+    fi
   done
 done
 echo "%peak = tokens/s x 22.4 MFLOP per token / (threads x the one-thread FMA peak)"

@@ -60,6 +60,9 @@ def main():
                           ("batch", 16), ("steps", 10), ("warmup", 2), ("threads", 1)]:
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--positions", default="learned", choices=["learned", "none"])
+    p.add_argument("--bf16", action="store_true",
+                   help="mixed precision: torch.autocast('cpu', bfloat16) around the forward "
+                        "(bf16 matmuls, fp32 weights and optimizer), as tvlab's runtime.precision bf16")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -69,8 +72,9 @@ def main():
     times = []
     for step in range(a.warmup + a.steps):
         start = time.perf_counter()
-        logits = model(data[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, 256), data[:, 1:].reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+            logits = model(data[:, :-1])
+        loss = F.cross_entropy(logits.float().reshape(-1, 256), data[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -78,7 +82,7 @@ def main():
             times.append(time.perf_counter() - start)
     step_s = statistics.median(times)
     print(json.dumps({
-        "peer": f"torch {torch.__version__} (SDPA)",
+        "peer": f"torch {torch.__version__} (SDPA{', bf16 autocast' if a.bf16 else ''})",
         "threads": a.threads,
         "step_seconds": step_s,
         "tokens_per_second": a.batch * a.context / step_s,
