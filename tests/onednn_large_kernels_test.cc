@@ -150,5 +150,35 @@ TEST_F(OnednnLargeKernels, AdamWMatchesReference) {
   ExpectClose(v, v_ref, 1e-6f, "v");
 }
 
+// One threaded pass over several tensors (chunks of 2^14 elements; a tensor
+// smaller than a chunk, one not a multiple of it) equals the reference's
+// AdamW tensor by tensor, each with its own weight decay.
+TEST_F(OnednnLargeKernels, AdamWManyMatchesReferencePerTensor) {
+  const std::vector<int64_t> sizes = {256 * 1024, 256, 100'003};
+  const std::vector<float> decays = {0.1f, 0.0f, 0.05f};
+  std::vector<std::vector<float>> p, g, m, v, p_ref, m_ref, v_ref;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    p.push_back(Random(sizes[t], 20 + t)), g.push_back(Random(sizes[t], 30 + t));
+    m.emplace_back(sizes[t], 0.0f), v.emplace_back(sizes[t], 0.0f);
+    p_ref.push_back(p[t]), m_ref.push_back(m[t]), v_ref.push_back(v[t]);
+  }
+  for (int64_t step = 1; step <= 3; ++step) {
+    AdamWHyper h{1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, step};
+    std::vector<AdamWTensor> tensors;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      tensors.push_back({p[t].data(), g[t].data(), m[t].data(), v[t].data(), sizes[t], decays[t]});
+      AdamWHyper own = h;
+      own.weight_decay = decays[t];
+      ref_->AdamW(p_ref[t].data(), g[t].data(), m_ref[t].data(), v_ref[t].data(), sizes[t], own);
+    }
+    be_->AdamWMany(tensors, h);
+  }
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    ExpectClose(p[t], p_ref[t], 1e-6f, "param of tensor " + std::to_string(t));
+    ExpectClose(m[t], m_ref[t], 1e-6f, "m of tensor " + std::to_string(t));
+    ExpectClose(v[t], v_ref[t], 1e-6f, "v of tensor " + std::to_string(t));
+  }
+}
+
 }  // namespace
 }  // namespace tvlab

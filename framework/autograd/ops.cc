@@ -136,7 +136,11 @@ Var Log(const Var& x) { return UnaryOpVar(UnaryOp::kLog, x); }
 Var Sqrt(const Var& x) { return UnaryOpVar(UnaryOp::kSqrt, x); }
 Var Square(const Var& x) { return UnaryOpVar(UnaryOp::kSquare, x); }
 
-Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+namespace {
+
+// op(a) op(b), plus `bias` (n) on every output row when given (Linear's bias
+// as the GEMM's epilogue: Backend::GemmBias).
+Var MatMulPlusBias(const Var& a, const Var& b, bool trans_a, bool trans_b, const Var* bias) {
   const Shape& sa = a.shape();
   const Shape& sb = b.shape();
   TVLAB_CHECK(sa.size() >= 2 && sb.size() >= 2);
@@ -161,9 +165,19 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
   d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
   d.precision = CurrentMatMulPrecision();  // runtime.precision
-  B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
+  if (bias != nullptr) {
+    TVLAB_CHECK(bias->shape() == Shape({n})) << "bias " << ShapeToString(bias->shape()) << " for " << n << " columns";
+    B().GemmBias(d, a.value().ptr(), b.value().ptr(), bias->value().ptr(), out.ptr());
+  } else {
+    B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
+  }
   auto an = a.node(), bn = b.node();
-  return MakeResult(out, {a, b}, [an, bn, d, shared_b](const Tensor& g) {
+  auto biasn = bias != nullptr ? bias->node() : nullptr;
+  std::vector<Var> inputs = {a, b};
+  if (bias != nullptr) inputs.push_back(*bias);
+  return MakeResult(out, inputs, [an, bn, biasn, d, shared_b](const Tensor& g) {
+    // d bias (n) = G summed over every row.
+    if (biasn != nullptr && biasn->requires_grad) AccumulateGrad(*biasn, ReduceTo(g, biasn->value.shape()));
     // C = op(A) op(B):  dop(A) = G op(B)^T,  dop(B) = op(A)^T G.
     if (an->requires_grad) {
       Tensor da = Tensor::Empty(an->value.shape());
@@ -202,10 +216,17 @@ Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   });
 }
 
+}  // namespace
+
+Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+  return MatMulPlusBias(a, b, trans_a, trans_b, /*bias=*/nullptr);
+}
+
 Var Linear(const Var& x, const Var& w, const Var& b) {
-  // (..., in) x (out, in)^T -> (..., out)
-  Var y = MatMul(x, w, false, true);
-  return b.defined() ? Add(y, b) : y;
+  // (..., in) x (out, in)^T + b (out) -> (..., out), the bias in the GEMM
+  if (!b.defined()) return MatMul(x, w, false, true);
+  if (b.shape() != Shape({w.dim(0)})) return Add(MatMul(x, w, false, true), b);  // any broadcastable bias
+  return MatMulPlusBias(x, w, false, true, &b);
 }
 
 Var Softmax(const Var& x) {

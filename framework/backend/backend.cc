@@ -92,8 +92,29 @@ void Backend::Missing(Kernel kernel) const {
   std::abort();
 }
 
+void CheckGemmBiasDesc(const GemmDesc& d) {
+  TVLAB_CHECK(d.alpha == 1.0f && d.beta == 0.0f && (d.batch == 1 || d.stride_c == d.m * d.n))
+      << "GemmBias takes alpha 1, beta 0 and a contiguous c (alpha " << d.alpha << ", beta "
+      << d.beta << ", stride_c " << d.stride_c << " for " << d.m << " x " << d.n << ")";
+}
+
+void Backend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) {
+  for (const AdamWTensor& t : tensors) {
+    AdamWHyper own = h;
+    own.weight_decay = t.weight_decay;
+    AdamW(t.param, t.grad, t.m, t.v, t.n, own);
+  }
+}
+
 // Kernels a backend does not override.
 void Backend::Gemm(const GemmDesc&, const float*, const float*, float*) { Missing(Kernel::kGemm); }
+void Backend::GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                       float* c) {
+  CheckGemmBiasDesc(d);
+  Gemm(d, a, b, c);
+  const Shape rows_n = {d.batch * d.m, d.n};
+  Binary(BinaryOp::kAdd, c, rows_n, bias, {d.n}, c, rows_n);  // (rows, n) + (n)
+}
 void Backend::Unary(UnaryOp, const float*, float*, int64_t) { Missing(Kernel::kUnary); }
 void Backend::UnaryBackward(UnaryOp, const float*, const float*, const float*, float*, int64_t) {
   Missing(Kernel::kUnaryBackward);

@@ -41,6 +41,10 @@ struct GemmDesc {
   Precision precision = Precision::kFp32;
 };
 
+// Stops the process unless `d` is a GemmBias description: alpha 1, beta 0,
+// and c contiguous (batch, m, n). Internal callers only (autograd's Linear).
+void CheckGemmBiasDesc(const GemmDesc& d);
+
 enum class UnaryOp {
   kRelu,
   kGeluErf,   // x * Phi(x), exact
@@ -59,6 +63,17 @@ enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 struct AdamWHyper {
   float lr, beta1, beta2, eps, weight_decay;
   int64_t step;  // 1-based, for bias correction
+};
+
+// One parameter tensor's buffers (n elements each) for Backend::AdamWMany,
+// with the weight decay that applies to it (0 for biases and norms, say).
+struct AdamWTensor {
+  float* param;
+  const float* grad;
+  float* m;
+  float* v;
+  int64_t n;
+  float weight_decay;
 };
 
 // Every kernel of the interface, for declarations and messages.
@@ -114,6 +129,12 @@ class Backend {
   virtual std::string PrecisionNote(Precision) const { return ""; }
 
   virtual void Gemm(const GemmDesc& d, const float* a, const float* b, float* c);
+  // c (batch, m, n) = op(a) op(b) + bias, bias (n) added to every row: the
+  // GEMM of a Linear layer with its bias as the epilogue (alpha 1, beta 0,
+  // contiguous c). This default runs Gemm, then Binary(kAdd) over c;
+  // cpu_onednn fuses the bias into its matmul primitive (one pass over c).
+  virtual void GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                        float* c);
 
   // y = f(x), n elements. x and y may alias.
   virtual void Unary(UnaryOp op, const float* x, float* y, int64_t n);
@@ -212,6 +233,11 @@ class Backend {
   // Decoupled weight decay Adam (Loshchilov & Hutter), as torch.optim.AdamW.
   virtual void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
                      const AdamWHyper& h);
+  // AdamW over every parameter tensor in one call (as torch's fused AdamW):
+  // each tensor's own weight_decay replaces h.weight_decay. By default AdamW
+  // once per tensor; cpu_onednn makes one threaded pass over all of them.
+  // Results equal AdamW's per tensor.
+  virtual void AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h);
 
   // Attention without a (T, S) buffer (fused_attention.h has the math and
   // layouts): out (B, H, T, hs_v) and the per-row log-sum-exp lse (B, H, T),

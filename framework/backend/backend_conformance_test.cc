@@ -94,6 +94,32 @@ TEST_P(BackendConformance, GemmAllTransposesBatchesAndBroadcast) {
   }
 }
 
+// Linear's GEMM with its bias as the epilogue: op(A) op(B) + bias on every
+// row, against the reference GEMM with the bias added here.
+TEST_P(BackendConformance, GemmBiasAddsTheBiasToEveryRow) {
+  TVLAB_NEED(Kernel::kGemm, Kernel::kBinary);
+  for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+    if (!be_->SupportsPrecision(precision)) continue;  // bf16: where the CPU or GPU has it
+    for (bool shared_b : {true, false}) {
+      for (bool tb : {true, false}) {
+        GemmDesc d;
+        d.batch = 2, d.m = 6, d.n = 9, d.k = 5, d.trans_b = tb, d.precision = precision;
+        d.stride_a = d.m * d.k, d.stride_b = shared_b ? 0 : d.k * d.n, d.stride_c = d.m * d.n;
+        auto a = Random(d.batch * d.m * d.k, 11), b = Random(d.batch * d.k * d.n, 12);
+        auto bias = Random(d.n, 13, 1.0f, 2.0f);  // away from 0: a dropped bias shows
+        std::vector<float> c_ref(d.batch * d.m * d.n);
+        ref_->Gemm(d, a.data(), b.data(), c_ref.data());
+        for (size_t i = 0; i < c_ref.size(); ++i) c_ref[i] += bias[i % d.n];
+        Dev c_be = D(std::vector<float>(c_ref.size(), 7.0f));  // stale values must be overwritten
+        be_->GemmBias(d, D(a).p(), D(b).p(), D(bias).p(), c_be.p());
+        ExpectClose(c_be.host(), c_ref, 1e-5f,
+                    std::string("gemm+bias ") + PrecisionName(precision) +
+                        " shared_b=" + std::to_string(shared_b) + " tb=" + std::to_string(tb));
+      }
+    }
+  }
+}
+
 TEST_P(BackendConformance, UnaryForwardAndBackward) {
   TVLAB_NEED(Kernel::kUnary, Kernel::kUnaryBackward);
   for (UnaryOp op : {UnaryOp::kRelu, UnaryOp::kGeluErf, UnaryOp::kGeluTanh, UnaryOp::kSilu,
@@ -299,6 +325,41 @@ TEST_P(BackendConformance, AdamWSteps) {
     ref_->AdamW(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), 10, h);
   }
   ExpectClose(p_be.host(), p_ref, 1e-6f, "adamw");
+}
+
+// The one-call AdamW over several tensors (each with its own weight decay)
+// equals AdamW called tensor by tensor, bit for bit.
+TEST_P(BackendConformance, AdamWManyEqualsAdamWPerTensor) {
+  TVLAB_NEED(Kernel::kAdamW);
+  const std::vector<int64_t> sizes = {10, 1, 37};
+  const std::vector<float> decays = {0.1f, 0.0f, 0.01f};
+  std::vector<std::vector<float>> g, many, one;
+  std::vector<Dev> p_many, m_many, v_many, g_dev, p_one, m_one, v_one;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    g.push_back(Random(sizes[t], 30 + t));
+    const auto p0 = Random(sizes[t], 40 + t);
+    const std::vector<float> zeros(sizes[t], 0.0f);
+    g_dev.push_back(D(g[t]));
+    p_many.push_back(D(p0)), m_many.push_back(D(zeros)), v_many.push_back(D(zeros));
+    p_one.push_back(D(p0)), m_one.push_back(D(zeros)), v_one.push_back(D(zeros));
+  }
+  for (int64_t step = 1; step <= 3; ++step) {
+    AdamWHyper h{1e-2f, 0.9f, 0.999f, 1e-8f, /*weight_decay (ignored)=*/0.5f, step};
+    std::vector<AdamWTensor> tensors;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      tensors.push_back({p_many[t].p(), g_dev[t].p(), m_many[t].p(), v_many[t].p(), sizes[t],
+                         decays[t]});
+      AdamWHyper own = h;
+      own.weight_decay = decays[t];
+      be_->AdamW(p_one[t].p(), g_dev[t].p(), m_one[t].p(), v_one[t].p(), sizes[t], own);
+    }
+    be_->AdamWMany(tensors, h);
+  }
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    EXPECT_EQ(p_many[t].host(), p_one[t].host()) << "tensor " << t;
+    EXPECT_EQ(m_many[t].host(), m_one[t].host()) << "tensor " << t;
+    EXPECT_EQ(v_many[t].host(), v_one[t].host()) << "tensor " << t;
+  }
 }
 
 TEST_P(BackendConformance, Copy2DArgMaxAndSumSquares) {

@@ -31,13 +31,14 @@ std::vector<std::pair<std::string, Var>> AdamW::StateTensors() const {
 
 void AdamW::Step(float lr) {
   ++step_;
-  AdamWHyper h{lr, spec_.beta1(), spec_.beta2(), spec_.eps(), spec_.weight_decay(), step_};
+  const AdamWHyper h{lr, spec_.beta1(), spec_.beta2(), spec_.eps(), spec_.weight_decay(), step_};
+  std::vector<AdamWTensor> tensors;  // every parameter with a gradient, one backend call
   for (Slot& s : slots_) {
     if (!s.param.grad().defined()) continue;
-    h.weight_decay = s.decay ? spec_.weight_decay() : 0.0f;
-    CurrentBackend().AdamW(s.param.mutable_value().ptr(), s.param.grad().ptr(), s.m.ptr(),
-                           s.v.ptr(), s.m.numel(), h);
+    tensors.push_back({s.param.mutable_value().ptr(), s.param.grad().ptr(), s.m.ptr(), s.v.ptr(),
+                       s.m.numel(), s.decay ? spec_.weight_decay() : 0.0f});
   }
+  CurrentBackend().AdamWMany(tensors, h);
 }
 
 void ZeroGrads(const std::vector<std::pair<std::string, Var>>& params) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/tiled_attention.h"
@@ -179,6 +180,19 @@ std::string OnednnBackend::PrecisionNote(Precision precision) const {
 }
 
 void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  Matmul(d, a, b, /*bias=*/nullptr, c);
+}
+
+// The bias is the matmul primitive's own argument: added as the products are
+// written, not in a second pass over c.
+void OnednnBackend::GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                             float* c) {
+  CheckGemmBiasDesc(d);
+  Matmul(d, a, b, bias, c);
+}
+
+void OnednnBackend::Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                           float* c) {
   TVLAB_CHECK(SupportsPrecision(d.precision))
       << "cpu_onednn Gemm called with precision " << PrecisionName(d.precision)
       << " (validation should have refused it)";
@@ -186,7 +200,7 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
   const bool bf16 = d.precision == Precision::kBf16;
   const dt in_type = bf16 ? dt::bf16 : dt::f32;
   GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
-              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision)};
+              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision), bias != nullptr};
   // A as (batch|1, m, k) with strides that express the transpose.
   memory::dims a_dims = {d.stride_a == 0 ? 1 : d.batch, d.m, d.k};
   memory::dims a_strides = {d.stride_a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1};
@@ -198,6 +212,7 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
   if (b_dims[0] == 1) b_strides[0] = d.k * d.n;
   memory::desc a_md(a_dims, in_type, a_strides), b_md(b_dims, in_type, b_strides),
       c_md(c_dims, dt::f32, c_strides);
+  memory::desc bias_md({1, 1, d.n}, dt::f32, memory::dims{d.n, d.n, 1});  // (n), every row
   auto it = matmuls_.find(key);
   if (it == matmuls_.end()) {
     dnnl::primitive_attr attr;
@@ -207,7 +222,9 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
       ops.append_sum(d.beta);
       attr.set_post_ops(ops);
     }
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, engine_);
+    dnnl::matmul::primitive_desc pd(
+        bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md),
+        attr, engine_);
     it = matmuls_.emplace(key, dnnl::matmul(pd)).first;
   }
   void* a_data = const_cast<float*>(a);
@@ -219,7 +236,10 @@ void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, floa
     b_data = b16_.data();
   }
   memory am(a_md, engine_, a_data), bm(b_md, engine_, b_data), cm(c_md, engine_, c);
-  it->second.execute(stream_, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_md, engine_, const_cast<float*>(bias)));
+  it->second.execute(stream_, args);
   stream_.wait();
 }
 
@@ -451,22 +471,68 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   }
 }
 
-void OnednnBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
-                          const AdamWHyper& h) {
-  // The reference's arithmetic element by element (same results), threaded.
+namespace {
+
+// The reference's AdamW arithmetic over elements [0, n) of one tensor; the
+// per-step constants come from AdamWConstants, so every caller (one tensor,
+// or a chunk of one in AdamWMany) computes the same values.
+struct AdamWConstants {
+  float step_size, bc2_sqrt, decay, beta1, beta2, eps;
+};
+
+AdamWConstants ConstantsFor(const AdamWHyper& h, float weight_decay) {
   const double bc1 = 1.0 - std::pow(static_cast<double>(h.beta1), static_cast<double>(h.step));
   const double bc2 = 1.0 - std::pow(static_cast<double>(h.beta2), static_cast<double>(h.step));
-  const float step_size = static_cast<float>(h.lr / bc1);
-  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float decay = 1.0f - h.lr * h.weight_decay;
-  const float beta1 = h.beta1, beta2 = h.beta2, eps = h.eps;
-#pragma omp parallel for simd if (n >= kParallelOptimizerElements) schedule(static)
+  return {static_cast<float>(h.lr / bc1), static_cast<float>(std::sqrt(bc2)),
+          1.0f - h.lr * weight_decay, h.beta1, h.beta2, h.eps};
+}
+
+inline void AdamWRange(const AdamWConstants& k, float* param, const float* grad, float* m,
+                       float* v, int64_t n) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    param[i] *= decay;
-    m[i] = beta1 * m[i] + (1.0f - beta1) * grad[i];
-    v[i] = beta2 * v[i] + (1.0f - beta2) * grad[i] * grad[i];
-    const float denom = std::sqrt(v[i]) / bc2_sqrt + eps;
-    param[i] -= step_size * m[i] / denom;
+    param[i] *= k.decay;
+    m[i] = k.beta1 * m[i] + (1.0f - k.beta1) * grad[i];
+    v[i] = k.beta2 * v[i] + (1.0f - k.beta2) * grad[i] * grad[i];
+    const float denom = std::sqrt(v[i]) / k.bc2_sqrt + k.eps;
+    param[i] -= k.step_size * m[i] / denom;
+  }
+}
+
+// AdamWMany's unit of work: elements [begin, begin + n) of tensor `tensor`.
+struct AdamWChunk {
+  size_t tensor;
+  int64_t begin, n;
+};
+constexpr int64_t kAdamWChunkElements = int64_t{1} << 14;
+
+}  // namespace
+
+void OnednnBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
+                          const AdamWHyper& h) {
+  AdamWMany({{param, grad, m, v, n, h.weight_decay}}, h);
+}
+
+// Every tensor cut into chunks of 2^14 elements, and one OpenMP loop over the
+// chunks of all of them: small tensors (biases, norms) no longer run alone,
+// and one parallel region serves the whole step.
+void OnednnBackend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) {
+  std::vector<AdamWConstants> constants;
+  std::vector<AdamWChunk> chunks;
+  int64_t total = 0;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    constants.push_back(ConstantsFor(h, tensors[t].weight_decay));
+    for (int64_t b = 0; b < tensors[t].n; b += kAdamWChunkElements)
+      chunks.push_back({t, b, std::min(kAdamWChunkElements, tensors[t].n - b)});
+    total += tensors[t].n;
+  }
+  const int64_t count = static_cast<int64_t>(chunks.size());
+#pragma omp parallel for if (total >= kParallelOptimizerElements) schedule(static)
+  for (int64_t c = 0; c < count; ++c) {
+    const AdamWChunk& k = chunks[c];
+    const AdamWTensor& t = tensors[k.tensor];
+    AdamWRange(constants[k.tensor], t.param + k.begin, t.grad + k.begin, t.m + k.begin,
+               t.v + k.begin, k.n);
   }
 }
 

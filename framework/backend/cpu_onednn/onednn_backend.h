@@ -34,6 +34,8 @@ class OnednnBackend : public ReferenceBackend {
   // and multiplied by a oneDNN matmul with bf16 source and weights and an
   // f32 destination (fp32 accumulation).
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+  void GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                float* c) override;
   void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
   // GELU, SiLU and ReLU on oneDNN's eltwise backward; the rest as reference.
   void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
@@ -55,6 +57,7 @@ class OnednnBackend : public ReferenceBackend {
                float* y) override;
   void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
              const AdamWHyper& h) override;
+  void AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) override;
   // tiled_attention.h
   void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                       const float* v, float* out, float* lse) override;
@@ -64,7 +67,9 @@ class OnednnBackend : public ReferenceBackend {
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,
-                             int64_t, float, float, int>;
+                             int64_t, float, float, int, bool>;  // ..., precision, has bias
+  // One matmul primitive per shape (cached); bias (n) or null.
+  void Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
   using EltwiseKey = std::tuple<int, int64_t>;
   using NormKey = std::tuple<int64_t, int64_t, float, bool, bool>;
 
