@@ -37,9 +37,22 @@
 #   BUDGET_SECONDS  the whole check's time limit (default 470): every step's
 #                 timeout is cut to what is left of it, and a step with no time
 #                 left fails, so the check ends in under 8 minutes
+#   BUNDLE        a bundle.tgz made by tools/gpu_bundle.sh (the binaries built
+#                 elsewhere and the Debian libraries they load): unpacked into
+#                 OUT_DIR/bundle, it stands for PREBUILT=1 BIN_DIR=...; for a
+#                 GPU machine without Bazel or those libraries
+# tools/gpu_check.sh --targets prints the Bazel targets the check runs (what
+# tools/gpu_bundle.sh builds) and exits.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+TESTS=(//framework/backend:backend_conformance_test //framework/backend:gpu_cuda_backend_test
+       //framework/backend:philox_host_test //framework/backend:fused_attention_emulated_test
+       //framework/autograd:ops_test)
+if [ "${1:-}" = --targets ]; then
+  printf '%s\n' //experiments:run "${TESTS[@]}"
+  exit 0
+fi
 OUT=${1:-/tmp/tvlab_gpu_check_$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT" || { echo "gpu_check: cannot create $OUT" >&2; exit 2; }
 OUT=$(cd "$OUT" && pwd)
@@ -132,11 +145,21 @@ if [ -z "${CUDA_ARCH:-}" ]; then
 fi
 record gpu pass 0 "$GPU; sm_$CUDA_ARCH"
 
-# --- b. build -----------------------------------------------------------------
+# --- b. build (or a bundle built elsewhere) -------------------------------------
 CUDA_FLAGS=(--config=cuda "--define=cuda_arch=$CUDA_ARCH")
-TESTS=(//framework/backend:backend_conformance_test //framework/backend:gpu_cuda_backend_test
-       //framework/backend:philox_host_test //framework/backend:fused_attention_emulated_test
-       //framework/autograd:ops_test)
+if [ -n "${BUNDLE:-}" ]; then
+  [ -f "$BUNDLE" ] || fail_now bundle 0 "BUNDLE=$BUNDLE: no such file (make it with tools/gpu_bundle.sh)"
+  rm -rf "$OUT/bundle" && mkdir -p "$OUT/bundle" && tar xzf "$BUNDLE" -C "$OUT/bundle" ||
+    fail_now bundle 0 "BUNDLE=$BUNDLE: cannot unpack it into $OUT/bundle"
+  cat "$OUT/bundle/MANIFEST" 2>/dev/null | sed 's/^/gpu_check: bundle: /'
+  BUILT_ARCH=$(sed -n 's/^cuda_arch=//p' "$OUT/bundle/MANIFEST" 2>/dev/null)
+  [ -n "$BUILT_ARCH" ] && [ "$BUILT_ARCH" != "$CUDA_ARCH" ] &&
+    fail_now bundle 0 "the bundle was built for sm_$BUILT_ARCH, this GPU is sm_$CUDA_ARCH: rebuild it with CUDA_ARCH=$CUDA_ARCH tools/gpu_bundle.sh"
+  PREBUILT=1
+  BIN_DIR=$OUT/bundle/bin
+  export LD_LIBRARY_PATH=$OUT/bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  record bundle pass 0 "$BUNDLE unpacked; sm_${BUILT_ARCH:-?}"
+fi
 if [ "${PREBUILT:-0}" = 1 ]; then
   record build skip 0 "PREBUILT=1: using the binaries in ${BIN_DIR:-bazel-bin}"
 else
@@ -148,6 +171,29 @@ fi
 BIN=${BIN_DIR:-$ROOT/bazel-bin}
 RUN=$BIN/experiments/run
 [ -x "$RUN" ] || fail_now build 0 "$RUN missing"
+
+# Every shared library the binaries load must resolve. CUDA's own (cudart,
+# cuBLAS, cuBLASLt, NCCL) are the GPU machine's: where the loader does not
+# know them, they are looked for in the CUDA toolkit and in Python's
+# site-packages (the nvidia-* wheels PyTorch brings), and their folders are
+# added to LD_LIBRARY_PATH.
+BINARIES=("$RUN")
+for t in "${TESTS[@]}"; do path=${t#//}; BINARIES+=("$BIN/${path/://}"); done
+missing_libraries() { ldd "${BINARIES[@]}" 2>/dev/null | awk '/not found/ {print $1}' | sort -u; }
+if command -v ldd > /dev/null 2>&1; then
+  SEARCH=(/usr/local/cuda/ /usr/lib/x86_64-linux-gnu/)
+  for d in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+    [ -d "$d/nvidia" ] && SEARCH+=("$d/nvidia/")
+  done
+  for name in $(missing_libraries); do
+    found=$(find "${SEARCH[@]}" -maxdepth 4 -name "$name" -print -quit 2>/dev/null)
+    [ -n "$found" ] && export LD_LIBRARY_PATH=$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  done
+  MISSING=$(missing_libraries | tr '\n' ' ')
+  [ -n "$MISSING" ] &&
+    fail_now libraries 0 "the binaries need ${MISSING}and none was found (searched the loader's path and ${SEARCH[*]}): install them, or pack them with tools/gpu_bundle.sh"
+  record libraries pass 0 "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+fi
 
 # --- c. conformance and model-level tests on the GPU ----------------------------
 for t in "${TESTS[@]}"; do

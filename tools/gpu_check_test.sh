@@ -6,7 +6,11 @@
 # Then the script's plumbing end to end on a pretend GPU (an nvidia-smi stub
 # and stub binaries in BIN_DIR, PREBUILT=1): every step runs, the compare
 # steps read the runs, the summary holds the measured numbers; and a GPU run
-# whose losses differ from the CPU's makes it fail. No GPU code runs here.
+# whose losses differ from the CPU's makes it fail. Then BUNDLE (binaries
+# packed by tools/gpu_bundle.sh): a bundle runs like PREBUILT=1, one built
+# for another compute capability is refused, and a binary whose shared
+# library is nowhere to be found stops the check before any step, naming
+# the library. No GPU code runs here.
 set -uo pipefail
 SCRIPT=tools/gpu_check.sh
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
@@ -96,5 +100,57 @@ else
   echo "FAIL loss_mismatch_fails (exit $rc):"; echo "$output"
 fi
 
-echo "$passed passed, $((5 - passed)) failed"
-[ "$passed" -eq 5 ]
+# --- BUNDLE: binaries packed elsewhere (tools/gpu_bundle.sh's layout) ---------
+make_bundle() {  # dir, cuda_arch -> dir/bundle.tgz holding the stub binaries
+  mkdir -p "$1/stage"
+  cp -r "$FAKE/bin" "$1/stage/bin"
+  mkdir -p "$1/stage/lib"
+  printf 'commit=test\ncuda_arch=%s\n' "$2" > "$1/stage/MANIFEST"
+  tar czf "$1/bundle.tgz" -C "$1/stage" .
+}
+make_bundle "$TMP/bundle90" 90
+output=$(NVIDIA_SMI=$FAKE/nvidia-smi BUNDLE=$TMP/bundle90/bundle.tgz BENCH_STEPS=3 \
+         MODEL_CONFIGS="configs/sort_digits.pbtxt" bash "$SCRIPT" "$TMP/bundled" 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '"step": "bundle"' "$TMP/bundled/summary.json" &&
+   grep -q '"passed": true' "$TMP/bundled/summary.json" &&
+   [ -x "$TMP/bundled/bundle/bin/experiments/run" ]; then
+  echo "ok bundle_runs"; passed=$((passed + 1))
+else
+  echo "FAIL bundle_runs (exit $rc):"; echo "$output"
+fi
+
+make_bundle "$TMP/bundle80" 80
+output=$(NVIDIA_SMI=$FAKE/nvidia-smi BUNDLE=$TMP/bundle80/bundle.tgz bash "$SCRIPT" "$TMP/wrong_arch" 2>&1)
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q "the bundle was built for sm_80, this GPU is sm_90" <<< "$output"; then
+  echo "ok bundle_for_another_gpu_fails"; passed=$((passed + 1))
+else
+  echo "FAIL bundle_for_another_gpu_fails (exit $rc):"; echo "$output"
+fi
+
+# A binary that needs a library nowhere to be found: the check stops before
+# running anything and names the library.
+NOLIB=$TMP/nolib
+mkdir -p "$NOLIB/src"
+cp -r "$FAKE/bin" "$NOLIB/bin"
+if printf 'int tvlab_absent(void) { return 1; }\n' > "$NOLIB/src/absent.c" &&
+   cc -shared -fPIC -o "$NOLIB/src/libtvlab_absent.so" "$NOLIB/src/absent.c" &&
+   printf 'int tvlab_absent(void);\nint main(void) { return tvlab_absent(); }\n' > "$NOLIB/src/main.c" &&
+   cc -o "$NOLIB/bin/framework/backend/philox_host_test" "$NOLIB/src/main.c" -L"$NOLIB/src" -ltvlab_absent &&
+   rm "$NOLIB/src/libtvlab_absent.so"; then
+  output=$(NVIDIA_SMI=$FAKE/nvidia-smi PREBUILT=1 BIN_DIR=$NOLIB/bin bash "$SCRIPT" "$TMP/nolib_out" 2>&1)
+  rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "the binaries need libtvlab_absent.so" <<< "$output" &&
+     grep -q '"step": "libraries"' "$TMP/nolib_out/summary.json" &&
+     [ ! -e "$TMP/nolib_out/test_backend_conformance_test.out" ]; then
+    echo "ok missing_library_fails"; passed=$((passed + 1))
+  else
+    echo "FAIL missing_library_fails (exit $rc):"; echo "$output"
+  fi
+else
+  echo "FAIL missing_library_fails: could not build the test binary with cc"
+fi
+
+echo "$passed passed, $((8 - passed)) failed"
+[ "$passed" -eq 8 ]

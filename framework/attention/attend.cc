@@ -9,6 +9,7 @@
 #include "framework/attention/mask.h"
 #include "framework/attention/query_chunks.h"
 #include "framework/autograd/checkpoint.h"
+#include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
 #include "framework/core/check.h"
@@ -65,6 +66,7 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   d.mask = c.mask;
   d.alibi_slopes = FusedBias(c, d.heads).alibi_slopes;
   d.alibi_offset = c.position_offset;
+  d.precision = CurrentMatMulPrecision();  // runtime.precision, as the unfused path's MatMuls
   if (c.ctx.training && c.dropout > 0.0f) {
     d.dropout = c.dropout;
     // A data-parallel shard's weights start at an even element (TakesFusedPath).

@@ -11,7 +11,9 @@
 
 #include "framework/attention/kv_cache.h"
 #include "framework/autograd/gradcheck.h"
+#include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/reference/reference_backend.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
 
@@ -24,6 +26,29 @@ class DotScore : public AttentionScore {
     return MatMul(q, k, false, true);  // (B, H, T, hs) x (B, H, S, hs)^T -> (B, H, T, S)
   }
 };
+
+// The same score, declared fusable (scale 1: the logits are plain q . k).
+class FusableDotScore : public DotScore {
+ public:
+  std::optional<float> FusedDotProductScale() const override { return 1.0f; }
+};
+
+// The reference backend, recording the precision each fused call is given.
+std::vector<Precision>& SeenPrecisions() {
+  static std::vector<Precision> seen;
+  return seen;
+}
+class PrecisionRecordingBackend : public ReferenceBackend {
+ public:
+  std::string name() const override { return "precision_recording_reference"; }
+  void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
+                      const float* v, float* out, float* lse) override {
+    SeenPrecisions().push_back(d.precision);
+    ReferenceBackend::FusedAttention(d, q, k, v, out, lse);
+  }
+};
+const bool kRecorderRegistered = RegisterBackend(
+    "precision_recording_reference", [] { return std::unique_ptr<Backend>(new PrecisionRecordingBackend); });
 
 Var Random(const Shape& shape, uint64_t salt) {
   RngStream rng(7, RngPurpose::kInit, salt);
@@ -68,6 +93,30 @@ TEST(Attend, GroupedKeyValueHeadsEqualRepeatedHeads) {
         {q, k, v});
     EXPECT_TRUE(r.ok) << r.message;
   }
+}
+
+// runtime.precision reaches the fused kernel's description (gpu_cuda runs
+// its tensor-core kernels for bf16), as it reaches the unfused path's MatMuls.
+TEST(Attend, FusedKernelIsGivenTheRuntimePrecision) {
+  ASSERT_TRUE(kRecorderRegistered);
+  FusableDotScore score;
+  Module owner;
+  AttentionContext c;
+  c.score = &score;
+  c.mask = CausalMask(0);
+  c.owner = &owner;
+  const AttentionKernel policy = CurrentAttentionKernel();
+  SetAttentionKernel(AttentionKernel::kFused);
+  ScopedBackend backend("precision_recording_reference");
+  SeenPrecisions().clear();
+  const Var q = Random({1, 2, 4, 3}, 1), k = Random({1, 2, 4, 3}, 2), v = Random({1, 2, 4, 3}, 3);
+  Attend(q, k, v, c);
+  {
+    ScopedMatMulPrecision bf16(Precision::kBf16);
+    Attend(q, k, v, c);
+  }
+  SetAttentionKernel(policy);
+  EXPECT_EQ(SeenPrecisions(), (std::vector<Precision>{Precision::kFp32, Precision::kBf16}));
 }
 
 TEST(Attend, MaskDescriptionHidesExactlyTheNamedKeys) {

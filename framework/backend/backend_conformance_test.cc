@@ -524,6 +524,62 @@ TEST_P(BackendConformance, FusedAttentionForwardAndBackward) {
   }
 }
 
+// runtime.precision bf16: a backend may round the products' operands to
+// bf16 (gpu_cuda's tensor-core kernels do). On inputs already rounded to
+// bf16, what remains is the rounding of the weights and of dS (relative
+// 2^-9 each) against the fp32 reference; a wrong mask, tile bound, online
+// rescale or dropout index is off by far more. Backends that compute in
+// fp32 pass trivially; on a GPU this runs the tensor-core kernels, with
+// head sizes 64 (GPT-2's) and 128 added to the cases above.
+TEST_P(BackendConformance, FusedAttentionInBf16IsCloseToTheReference) {
+  TVLAB_NEED(Kernel::kFusedAttention, Kernel::kFusedAttentionBackward);
+  if (!be_->SupportsPrecision(Precision::kBf16)) GTEST_SKIP() << "no bf16 on this backend";
+  std::vector<FusedCase> cases = FusedCases();
+  FusedAttentionDesc d;
+  d.batch = 2, d.heads = 3, d.kv_heads = 3, d.queries = 200, d.keys = 200;
+  d.head_dim = d.value_dim = 64, d.scale = 0.125f;
+  d.mask = CausalMask(0);
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(9, RngPurpose::kDropout, 4);
+  cases.push_back({"head size 64 causal dropout", d});
+  d = FusedAttentionDesc();
+  d.batch = 1, d.heads = 4, d.kv_heads = 2, d.queries = 100, d.keys = 150;
+  d.head_dim = 128, d.value_dim = 96, d.scale = 1.0f / std::sqrt(128.0f);
+  d.mask = KeyPaddingMask({133});
+  cases.push_back({"head size 128 gqa padding", d});
+  for (FusedCase& c : cases) {
+    c.d.precision = Precision::kBf16;
+    const FusedAttentionDesc& d = c.d;
+    const int64_t nq = d.batch * d.heads * d.queries * d.head_dim;
+    const int64_t nk = d.batch * d.kv_heads * d.keys * d.head_dim;
+    const int64_t nv = d.batch * d.kv_heads * d.keys * d.value_dim;
+    const int64_t no = d.batch * d.heads * d.queries * d.value_dim;
+    const int64_t rows = d.batch * d.heads * d.queries;
+    std::vector<float> q = Random(nq, 1), k = Random(nk, 2), v = Random(nv, 3),
+                       dout = Random(no, 4);
+    for (std::vector<float>* x : {&q, &k, &v, &dout})
+      for (float& e : *x) e = RoundToBf16(e);
+    FusedAttentionDesc fp32 = d;
+    fp32.precision = Precision::kFp32;
+    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv);
+    ref_->FusedAttention(fp32, q.data(), k.data(), v.data(), out.data(), lse.data());
+    ref_->FusedAttentionBackward(fp32, q.data(), k.data(), v.data(), out.data(), lse.data(),
+                                 dout.data(), dq.data(), dk.data(), dv.data());
+    Dev bq = D(q), bk = D(k), bv = D(v), bdout = D(dout);
+    Dev bout = D(std::vector<float>(no, 7.0f)), blse = D(std::vector<float>(rows, 7.0f));
+    Dev bdq = D(std::vector<float>(nq, 7.0f)), bdk = D(std::vector<float>(nk, 7.0f)),
+        bdv = D(std::vector<float>(nv, 7.0f));
+    be_->FusedAttention(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p());
+    ExpectClose(bout.host(), out, 1e-2f, c.name + ": out");
+    ExpectClose(blse.host(), lse, 1e-4f, c.name + ": lse");
+    be_->FusedAttentionBackward(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p(), bdout.p(),
+                                bdq.p(), bdk.p(), bdv.p());
+    ExpectClose(bdq.host(), dq, 3e-2f, c.name + ": dq");
+    ExpectClose(bdk.host(), dk, 3e-2f, c.name + ": dk");
+    ExpectClose(bdv.host(), dv, 3e-2f, c.name + ": dv");
+  }
+}
+
 // The reference fused kernel against the definition in fused_attention.h,
 // written out with the unfused kernels' own semantics: every hidden key has
 // weight 0, the rest follow softmax; a row with no visible key outputs 0.

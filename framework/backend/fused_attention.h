@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "framework/backend/attention_mask.h"
+#include "framework/backend/precision.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
 
@@ -47,6 +48,11 @@ struct FusedAttentionDesc {
   int64_t alibi_offset = 0;          // position of query 0 for the bias
   float dropout = 0.0f;              // probability of dropping a weight
   std::optional<RngStream> dropout_stream;  // required when dropout > 0
+  // runtime.precision of the products (q.k, weights.v and their gradients).
+  // kBf16 lets a backend round q, k, v, dout, the weights and dS to bf16
+  // where they enter a product, accumulating in fp32 (gpu_cuda's tensor-core
+  // kernels do); computing in fp32 is always within the contract.
+  Precision precision = Precision::kFp32;
 
   int64_t group_size() const { return heads / kv_heads; }
   // Stops the process on a desc no caller should build (Attend derives

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -92,6 +93,7 @@ extern "C" inline void EmuSwitch(void**, void*) {}
 namespace emu {
 
 float* g_shared = nullptr;
+size_t g_shared_bytes = 0;
 int g_threads = 0;
 Fiber g_fibers[kMaxThreads];
 void* g_scheduler_sp = nullptr;
@@ -137,6 +139,7 @@ bool Launch(int64_t grid, int threads, size_t shared_floats, const std::function
   g_threads = threads;
   g_kernel = &kernel;
   std::vector<float> shared(shared_floats);
+  g_shared_bytes = shared_floats * sizeof(float);
   for (int64_t block = 0; block < grid; ++block) {
     std::fill(shared.begin(), shared.end(), std::nanf(""));
     g_shared = shared.data();
@@ -196,8 +199,123 @@ inline float __shfl_xor_sync(unsigned mask, float value, int lane_mask) {
   return __shfl_sync(mask, value, static_cast<int>(threadIdx.x % 32) ^ lane_mask);
 }
 
+inline void __syncwarp() { emu::Wait(emu::g_warp_barriers[threadIdx.x / 32], 32); }
+
+// --- Emulated WMMA (for fused_attention_tensor_core.cuh) ----------------------
+// A fragment holds its whole 16 x 16 tile in every lane (the real layout is
+// opaque to the kernels, so any layout computes the same products); a store
+// writes each lane's share of it. Each
+// *_sync call first waits for the warp's 32 lanes, as CUDA's do, and checks
+// CUDA's requirements on its operands: a tile pointer 256-bit aligned (here:
+// its offset in shared memory a multiple of 32 bytes) and a leading
+// dimension that is a multiple of 16 bytes. A violation is recorded in
+// g_wmma_error (the test asserts it stays empty), since a real GPU would
+// give wrong results or fault there.
+#include "framework/backend/precision.h"
+
+namespace emu {
+
+std::string g_wmma_error;
+
+struct bf16 {
+  uint16_t bits;
+};
+inline bf16 ToBf16(float x) { return bf16{tvlab::Bf16Bits(x)}; }
+inline float ToFloat(bf16 x) { return tvlab::Bf16ToFloat(x.bits); }
+inline float ToFloat(float x) { return x; }
+
+namespace wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  static_assert(M == 16 && N == 16 && K == 16, "the emulator has the 16x16x16 shape only");
+  float v[16][16];  // the tile, row by row
+};
+
+template <typename T>
+void EnterAndCheck(const T* p, unsigned ldm, const char* what) {
+  __syncwarp();
+  const ptrdiff_t offset = reinterpret_cast<const char*>(p) - reinterpret_cast<const char*>(g_shared);
+  std::string error;
+  if (offset < 0 || static_cast<size_t>(offset) >= g_shared_bytes)
+    error = "a tile outside shared memory";
+  else if (offset % 32 != 0)
+    error = "a tile pointer not 256-bit aligned (offset " + std::to_string(offset) + ")";
+  else if ((ldm * sizeof(T)) % 16 != 0)
+    error = "a leading dimension of " + std::to_string(ldm) + " elements, not a multiple of 16 bytes";
+  if (!error.empty() && g_wmma_error.empty()) g_wmma_error = std::string(what) + ": " + error;
+}
+
+template <typename Use, typename T, typename L>
+void load_matrix_sync(fragment<Use, 16, 16, 16, T, L>& f, const T* p, unsigned ldm) {
+  EnterAndCheck(p, ldm, "load_matrix_sync");
+  constexpr bool row = std::is_same<L, row_major>::value;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) f.v[i][j] = ToFloat(row ? p[i * ldm + j] : p[j * ldm + i]);
+}
+
+inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
+                             unsigned ldm, layout_t layout) {
+  EnterAndCheck(p, ldm, "load_matrix_sync");
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j)
+      f.v[i][j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
+}
+
+inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
+                              unsigned ldm, layout_t layout) {
+  EnterAndCheck(p, ldm, "store_matrix_sync");
+  // Each lane writes its share only (8 of the 256 elements), as on a GPU: a
+  // lane that reads the tile without a __syncwarp after the store can see
+  // what the other lanes have not written yet.
+  const int lane = threadIdx.x % 32;
+  for (int e = lane; e < 256; e += 32) {
+    const int i = e / 16, j = e % 16;
+    (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.v[i][j];
+  }
+}
+
+template <typename Use, typename T, typename L>
+void fill_fragment(fragment<Use, 16, 16, 16, T, L>& f, float x) {
+  for (auto& row : f.v)
+    for (float& e : row) e = x;
+}
+
+// d = a b + c, fp32 accumulation (products of bf16 values are exact in fp32).
+template <typename La, typename Lb>
+void mma_sync(fragment<accumulator, 16, 16, 16, float>& d,
+              const fragment<matrix_a, 16, 16, 16, bf16, La>& a,
+              const fragment<matrix_b, 16, 16, 16, bf16, Lb>& b,
+              const fragment<accumulator, 16, 16, 16, float>& c) {
+  __syncwarp();
+  float out[16][16];
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float sum = c.v[i][j];
+      for (int kk = 0; kk < 16; ++kk) sum += a.v[i][kk] * b.v[kk][j];
+      out[i][j] = sum;
+    }
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) d.v[i][j] = out[i][j];
+}
+
+}  // namespace wmma
+}  // namespace emu
+
+#define TVLAB_EMULATED_TENSOR_CORES 1
+#define TVLAB_DYNAMIC_SHARED_BYTES(name) \
+  unsigned char* name = reinterpret_cast<unsigned char*>(::emu::g_shared)
+
 // --- The kernels under test ---------------------------------------------------
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_tensor_core.cuh"
 
 #include "framework/backend/backend.h"
 #include "framework/backend/gpu_cuda/dropout_kernel.h"
@@ -348,6 +466,11 @@ std::vector<Case> Cases() {
   cases.push_back({"head sizes 128 and 64, cache offset", d});
   d = base(1, 2, 2, 18, 35, 264, 300);
   cases.push_back({"head sizes past 256 (two windows)", d});
+  d = base(1, 4, 2, 150, 150, 64, 64);  // several 64-row tiles, a partial last one
+  d.mask = CausalMask(0);
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
+  cases.push_back({"gqa causal dropout, three tiles", d});
   return cases;
 }
 
@@ -400,6 +523,100 @@ TEST(FusedAttentionEmulated, KernelsMatchTheReferenceBackend) {
     ExpectClose(g_dk, dk, 2e-5f, c.name + ": dk");
     ExpectClose(g_dv, dv, 2e-5f, c.name + ": dv");
   }
+}
+
+// --- The tensor-core kernels (runtime.precision bf16) -------------------------
+
+template <typename Kernel>
+void RunTensorCore(const Kernel& kernel, cuda::tc::TcKernel which, int64_t grid,
+                   const FusedAttentionParams& p, std::string* error) {
+  const cuda::tc::SharedLayout layout(cuda::tc::Pad16(p.head_dim), cuda::tc::Pad16(p.value_dim),
+                                      which);
+  const std::function<void()> fn = kernel;
+  emu::Launch(grid, cuda::tc::kThreads, static_cast<size_t>(layout.bytes + 3) / 4, fn, error);
+}
+
+// The tensor-core kernels against the reference on the same inputs rounded
+// to bf16 (what the kernels stage). The remaining difference is the bf16
+// rounding of the weights and of dS before their products (relative 2^-9
+// each), hence the tolerances; a wrong mask, tile bound, rescale or dropout
+// index is off by far more.
+TEST(FusedAttentionEmulated, TensorCoreKernelsMatchTheReferenceOnBf16Inputs) {
+  if (!TVLAB_EMULATOR_AVAILABLE)
+    GTEST_SKIP() << "the fiber emulator needs x86-64 without AddressSanitizer";
+  namespace tc = cuda::tc;
+  auto ref = std::move(*MakeBackend("reference"));
+  int ran = 0;
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    const FusedAttentionDesc& d = c.d;
+    std::vector<int32_t> lengths;
+    FusedAttentionParams p = Params(d, &lengths);
+    p.bf16 = true;
+    if (!tc::TensorCoreFits(p)) continue;  // the fp32 kernels run (the test above)
+    ++ran;
+    const int64_t nq = d.batch * d.heads * d.queries * d.head_dim;
+    const int64_t nk = d.batch * d.kv_heads * d.keys * d.head_dim;
+    const int64_t nv = d.batch * d.kv_heads * d.keys * d.value_dim;
+    const int64_t no = d.batch * d.heads * d.queries * d.value_dim;
+    const int64_t rows = d.batch * d.heads * d.queries;
+    std::vector<float> q = Random(nq, 1), k = Random(nk, 2), v = Random(nv, 3),
+                       dout = Random(no, 4);
+    for (std::vector<float>* x : {&q, &k, &v, &dout})
+      for (float& e : *x) e = RoundToBf16(e);
+    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv);
+    ref->FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+    ref->FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(),
+                                dout.data(), dq.data(), dk.data(), dv.data());
+
+    std::string error;
+    emu::g_wmma_error.clear();
+    std::vector<float> g_out(no, 7.0f), g_lse(rows, 7.0f), g_dq(nq, 7.0f), g_dk(nk, 7.0f),
+        g_dv(nv, 7.0f), row_dot(rows, 7.0f);
+    const int64_t q_blocks = d.batch * d.heads * ((d.queries + tc::kBlockRows - 1) / tc::kBlockRows);
+    const int64_t k_blocks = d.batch * d.kv_heads * ((d.keys + tc::kBlockRows - 1) / tc::kBlockRows);
+    const bool narrow = tc::TemplateDim(p) == 64;
+    auto forward = [&] {
+      if (narrow) tc::ForwardKernel<64>(p, q.data(), k.data(), v.data(), g_out.data(), g_lse.data());
+      else tc::ForwardKernel<128>(p, q.data(), k.data(), v.data(), g_out.data(), g_lse.data());
+    };
+    RunTensorCore(forward, tc::TcKernel::kForward, q_blocks, p, &error);
+    ASSERT_EQ(error, "");
+    ExpectClose(g_out, out, 1e-2f, c.name + ": out");
+    ExpectClose(g_lse, lse, 1e-4f, c.name + ": lse");
+
+    const std::function<void()> row_dot_kernel = [&] {
+      fused::RowDotKernel(dout.data(), out.data(), rows, d.value_dim, row_dot.data());
+    };
+    ASSERT_TRUE(emu::Launch((rows + fused::kWarps - 1) / fused::kWarps, fused::kThreads, 0,
+                            row_dot_kernel, &error))
+        << error;
+    auto backward_query = [&] {
+      if (narrow)
+        tc::BackwardQueryKernel<64>(p, q.data(), k.data(), v.data(), lse.data(), dout.data(),
+                                    row_dot.data(), g_dq.data());
+      else
+        tc::BackwardQueryKernel<128>(p, q.data(), k.data(), v.data(), lse.data(), dout.data(),
+                                     row_dot.data(), g_dq.data());
+    };
+    auto backward_key_value = [&] {
+      if (narrow)
+        tc::BackwardKeyValueKernel<64>(p, q.data(), k.data(), v.data(), lse.data(), dout.data(),
+                                       row_dot.data(), g_dk.data(), g_dv.data());
+      else
+        tc::BackwardKeyValueKernel<128>(p, q.data(), k.data(), v.data(), lse.data(),
+                                        dout.data(), row_dot.data(), g_dk.data(), g_dv.data());
+    };
+    RunTensorCore(backward_query, tc::TcKernel::kQuery, q_blocks, p, &error);
+    ASSERT_EQ(error, "");
+    RunTensorCore(backward_key_value, tc::TcKernel::kKeyValue, k_blocks, p, &error);
+    ASSERT_EQ(error, "");
+    EXPECT_EQ(emu::g_wmma_error, "");
+    ExpectClose(g_dq, dq, 2e-2f, c.name + ": dq");
+    ExpectClose(g_dk, dk, 2e-2f, c.name + ": dk");
+    ExpectClose(g_dv, dv, 2e-2f, c.name + ": dv");
+  }
+  EXPECT_EQ(ran, 7) << "every case but the one with head sizes past 128";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
+#include "framework/backend/gpu_cuda/fused_attention_tensor_core.cuh"
 
 namespace tvlab {
 namespace cuda {
@@ -115,12 +116,57 @@ std::string BackwardKeyValue(const FusedAttentionParams& p, const float* q, cons
   return err == cudaSuccess ? "" : CudaError("fused attention dk/dv kernel", err);
 }
 
+// --- The tensor-core kernels (runtime.precision bf16) -------------------------
+
+// One launch of `kernel` over `blocks` blocks with its SharedLayout's bytes.
+template <typename KernelFn, typename... Args>
+std::string LaunchTensorCore(KernelFn kernel, tc::TcKernel which, int64_t blocks,
+                             const FusedAttentionParams& p, const char* what, Args... args) {
+  const tc::SharedLayout layout(tc::Pad16(p.head_dim), tc::Pad16(p.value_dim), which);
+  std::string error = AllowSharedMemory(kernel, static_cast<size_t>(layout.bytes), what);
+  if (!error.empty()) return error;
+  kernel<<<static_cast<unsigned>(blocks), tc::kThreads, static_cast<size_t>(layout.bytes)>>>(
+      p, args...);
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? "" : CudaError(what, err);
+}
+
+template <int kDim>
+std::string TensorCoreForward(const FusedAttentionParams& p, const float* q, const float* k,
+                              const float* v, float* out, float* lse) {
+  const int64_t blocks = p.batch * p.heads * ((p.queries + tc::kBlockRows - 1) / tc::kBlockRows);
+  return LaunchTensorCore(tc::ForwardKernel<kDim>, tc::TcKernel::kForward, blocks, p,
+                          "fused attention (tensor cores)", q, k, v, out, lse);
+}
+
+template <int kDim>
+std::string TensorCoreBackward(const FusedAttentionParams& p, const float* q, const float* k,
+                               const float* v, const float* lse, const float* dout,
+                               const float* row_dot, float* dq, float* dk, float* dv) {
+  if (p.batch * p.heads * p.queries > 0) {
+    const int64_t blocks =
+        p.batch * p.heads * ((p.queries + tc::kBlockRows - 1) / tc::kBlockRows);
+    const std::string error =
+        LaunchTensorCore(tc::BackwardQueryKernel<kDim>, tc::TcKernel::kQuery, blocks, p,
+                         "fused attention dq (tensor cores)", q, k, v, lse, dout, row_dot, dq);
+    if (!error.empty()) return error;
+  }
+  if (p.batch * p.kv_heads * p.keys == 0) return "";
+  const int64_t blocks = p.batch * p.kv_heads * ((p.keys + tc::kBlockRows - 1) / tc::kBlockRows);
+  return LaunchTensorCore(tc::BackwardKeyValueKernel<kDim>, tc::TcKernel::kKeyValue, blocks, p,
+                          "fused attention dk/dv (tensor cores)", q, k, v, lse, dout, row_dot,
+                          dk, dv);
+}
+
 }  // namespace
 
 std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const float* q,
                                         const float* k, const float* v, float* out,
                                         float* lse) {
   if (p.batch * p.heads * p.queries == 0) return "";  // no rows
+  if (tc::TensorCoreFits(p))
+    return tc::TemplateDim(p) == 64 ? TensorCoreForward<64>(p, q, k, v, out, lse)
+                                    : TensorCoreForward<tc::kMaxDim>(p, q, k, v, out, lse);
   switch (DimsPerLane(p.value_dim)) {
     case 1: return Forward<1>(p, q, k, v, out, lse);
     case 2: return Forward<2>(p, q, k, v, out, lse);
@@ -139,6 +185,12 @@ std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const fl
         dout, out, rows, p.value_dim, row_dot);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return CudaError("fused attention row-dot kernel", err);
+  }
+  if (tc::TensorCoreFits(p))
+    return tc::TemplateDim(p) == 64
+               ? TensorCoreBackward<64>(p, q, k, v, lse, dout, row_dot, dq, dk, dv)
+               : TensorCoreBackward<tc::kMaxDim>(p, q, k, v, lse, dout, row_dot, dq, dk, dv);
+  if (rows > 0) {
     std::string error;
     switch (DimsPerLane(p.head_dim)) {
       case 1: error = BackwardQuery<1>(p, q, k, v, lse, dout, row_dot, dq); break;

@@ -39,6 +39,11 @@ struct FusedAttentionParams {
   uint32_t dropout_threshold = 0;  // round(p * 65536)
   float keep_scale = 1.0f;         // 1 / (1 - p)
   PhiloxStream stream = {};
+  // runtime.precision bf16: the tensor-core kernels
+  // (fused_attention_tensor_core.cuh: bf16 operands, fp32 accumulation and
+  // softmax) where the padded head sizes are at most 128; the fp32 kernels
+  // otherwise, and always when false.
+  bool bf16 = false;
 };
 
 // Forward: out (B, H, T, hs_v) and lse (B, H, T) from q (B, H, T, hs),

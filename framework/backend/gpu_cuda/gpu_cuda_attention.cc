@@ -32,6 +32,7 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   p.causal = d.mask.causal;
   p.causal_offset = d.mask.causal_offset;
   p.alibi_offset = d.alibi_offset;
+  p.bf16 = d.precision == Precision::kBf16;  // the tensor-core kernels where they fit
   if (d.dropout > 0.0f) {
     p.dropout = true;
     p.dropout_threshold = cuda::DropoutThreshold(d.dropout);
