@@ -5,7 +5,8 @@
 #   1. builds the check's targets (tools/gpu_check.sh --targets) with
 #      --config=cuda for CUDA_ARCH (default 90: H100, H200);
 #   2. copies the binaries into bin/ (bazel-bin's layout, for BIN_DIR);
-#   3. copies every shared library they load into lib/, except the C/C++
+#   3. copies every shared library they load (and the shared objects they
+#      dlopen from their runfiles) into lib/, except the C/C++
 #      runtime (glibc, libgcc_s, libstdc++: the GPU machine's own, which
 #      must be as new as this machine's) and CUDA's (the driver, cudart,
 #      cuBLAS, cuBLASLt, NCCL: hundreds of MB, which the GPU machine has and
@@ -33,6 +34,18 @@ for t in "${TARGETS[@]}"; do
   mkdir -p "$DIR/stage/bin/$(dirname "$path")"
   cp -L "bazel-bin/$path" "$DIR/stage/bin/$path"
   BINARIES+=("$DIR/stage/bin/$path")
+done
+
+# Shared objects the binaries load at run time from their runfiles (the
+# SentencePiece shim, dlopen'ed by the tokenizer): into lib/, where
+# gpu_check.sh points TVLAB_SENTENCEPIECE_SHIM; their own needs count below.
+for t in "${TARGETS[@]}"; do
+  path=${t#//}; path=${path/://}
+  [ -d "bazel-bin/$path.runfiles/tvlab" ] || continue
+  while read -r so; do
+    cp -L "$so" "$DIR/stage/lib/$(basename "$so")"
+    BINARIES+=("$DIR/stage/lib/$(basename "$so")")
+  done < <(find -L "bazel-bin/$path.runfiles/tvlab" -name '*.so' -type f)
 done
 
 # ldd lines "name => /path (addr)": keep what the GPU machine lacks.
