@@ -45,9 +45,10 @@ expect_loud_failure no_device "$STUB" "nvidia-smi lists no usable GPU: No device
 FAKE=$TMP/fake
 mkdir -p "$FAKE/bin/experiments" "$FAKE/bin/framework/backend" "$FAKE/bin/framework/autograd"
 printf '#!/bin/sh\ncase "$*" in *compute_cap*) echo "9.0" ;; *) echo "NVIDIA H200, 143771 MiB, 580.159.03" ;; esac\n' > "$FAKE/nvidia-smi"
-for t in backend/backend_conformance_test backend/gpu_cuda_backend_test backend/philox_host_test \
-         backend/fused_attention_emulated_test autograd/ops_test; do
-  printf '#!/bin/sh\necho "[  PASSED  ] 1 test."\n' > "$FAKE/bin/framework/$t"
+# A passing stand-in for every test binary the check runs.
+for t in $(bash tools/gpu_check.sh --targets | grep -v '^//experiments:run$'); do
+  path=${t#//}
+  printf '#!/bin/sh\necho "[  PASSED  ] 1 test."\n' > "$FAKE/bin/${path/://}"
 done
 # A stand-in for experiments/run: writes train_log.csv and metrics.json like
 # a real run; the loss on gpu_cuda is off by $GPU_LOSS_OFFSET.

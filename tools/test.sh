@@ -9,7 +9,8 @@
 # Legs of a full run, each counted in the closing line:
 #   layering   tools/check_layers.py (one case)
 #   asan       //framework/... under ASan + UBSan (--config=asan, its own
-#              output tree; docs/reliability.md); TVLAB_SKIP_ASAN=1 skips it
+#              output tree; docs/reliability.md), less tests tagged noasan;
+#              TVLAB_SKIP_ASAN=1 skips it
 #   host_access tools/check_host_access.py (one case)
 #   cuda       //framework/tensor/..., //framework/backend/... and the NCCL
 #              reducer's test built and tested with --config=cuda (nvcc,
@@ -68,10 +69,12 @@ record_leg() {  # config flags..., then the query
 # The sanitizer leg: every test under //framework/... (about 6 min cold on 2
 # idle cores; the end-to-end tests under //tests/ are not in it).
 asan_targets=(//framework/...)
+# Tests tagged "noasan" (the slowest of the CUDA emulator's, which the
+# emulated conformance suite covers under ASan too) stay out of this leg.
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
-  bazel test --config=asan "${asan_targets[@]}"
+  bazel test --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
   [ $? -eq 0 ] || status=1
-  record_leg --config=asan "tests(${asan_targets[0]})"
+  record_leg --config=asan "tests(${asan_targets[0]}) except attr(tags, noasan, tests(${asan_targets[0]}))"
 fi
 # The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
 cuda_targets=(//framework/tensor/... //framework/backend/... //framework/distributed:nccl_reducer_test)

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/adamw_kernel.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -28,7 +29,7 @@ int LaunchAdamW(float* param, const float* grad, float* m, float* v, int64_t n, 
                 float bias_correction2_sqrt) {
   const int threads = 256;
   const int64_t blocks = (n + threads - 1) / threads;
-  AdamWKernel<<<static_cast<unsigned>(blocks), threads>>>(
+  TVLAB_LAUNCH(static_cast<unsigned>(blocks), threads, 0, 0, AdamWKernel)(
       param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bias_correction1,
       bias_correction2_sqrt);
   return static_cast<int>(cudaGetLastError());

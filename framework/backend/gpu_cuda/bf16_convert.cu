@@ -1,4 +1,5 @@
 #include "framework/backend/gpu_cuda/bf16_convert.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,7 +20,7 @@ int LaunchFloatToBf16(const float* src, void* dst, int64_t n, void* stream) {
   const int threads = 256;
   const int64_t wanted = (n + threads - 1) / threads;
   const int blocks = static_cast<int>(wanted < 65535 ? wanted : 65535);
-  FloatToBf16Kernel<<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(
+  TVLAB_LAUNCH(blocks, threads, 0, static_cast<cudaStream_t>(stream), FloatToBf16Kernel)(
       src, static_cast<__nv_bfloat16*>(dst), n);
   return static_cast<int>(cudaGetLastError());
 }

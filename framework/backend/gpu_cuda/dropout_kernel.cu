@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/dropout_kernel.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace cuda {
@@ -33,7 +34,7 @@ int LaunchDropoutMask(const PhiloxStream& stream, uint32_t threshold, float keep
   const int threads = 256;
   const int64_t philox_blocks = (n + 7) / 8;
   const int64_t grid = (philox_blocks + threads - 1) / threads;
-  DropoutMaskKernel<<<static_cast<unsigned>(grid), threads>>>(stream, threshold, keep_scale,
+  TVLAB_LAUNCH(static_cast<unsigned>(grid), threads, 0, 0, DropoutMaskKernel)(stream, threshold, keep_scale,
                                                               mask, n);
   return static_cast<int>(cudaGetLastError());
 }

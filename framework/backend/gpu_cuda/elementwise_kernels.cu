@@ -9,6 +9,7 @@
 
 #include "framework/backend/gpu_cuda/elementwise_kernels.h"
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -151,7 +152,7 @@ void DispatchBinary(GpuBinary op, Launch launch) {
 int LaunchUnary(GpuUnary op, const float* x, float* y, int64_t n) {
   if (n <= 0) return 0;
   DispatchUnary(op, [&](auto k) {
-    UnaryKernel<decltype(k)::value><<<GridFor(n), kThreads>>>(x, y, n);
+    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, UnaryKernel<decltype(k)::value>)(x, y, n);
   });
   return static_cast<int>(cudaGetLastError());
 }
@@ -160,7 +161,7 @@ int LaunchUnaryBackward(GpuUnary op, const float* x, const float* y, const float
                         int64_t n) {
   if (n <= 0) return 0;
   DispatchUnary(op, [&](auto k) {
-    UnaryBackwardKernel<decltype(k)::value><<<GridFor(n), kThreads>>>(x, y, dy, dx, n);
+    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, UnaryBackwardKernel<decltype(k)::value>)(x, y, dy, dx, n);
   });
   return static_cast<int>(cudaGetLastError());
 }
@@ -170,9 +171,9 @@ int LaunchBinarySuffix(GpuBinary op, const float* a, int64_t na, const float* b,
   if (n <= 0) return 0;
   DispatchBinary(op, [&](auto k) {
     if (na == n && nb == n)
-      BinarySameShapeKernel<decltype(k)::value><<<GridFor(n), kThreads>>>(a, b, out, n);
+      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySameShapeKernel<decltype(k)::value>)(a, b, out, n);
     else
-      BinarySuffixKernel<decltype(k)::value><<<GridFor(n), kThreads>>>(a, na, b, nb, out, n);
+      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySuffixKernel<decltype(k)::value>)(a, na, b, nb, out, n);
   });
   return static_cast<int>(cudaGetLastError());
 }
@@ -181,7 +182,7 @@ int LaunchBinaryStrided(GpuBinary op, const float* a, const float* b, float* out
                         const BroadcastIndex& index, int64_t n) {
   if (n <= 0) return 0;
   DispatchBinary(op, [&](auto k) {
-    BinaryStridedKernel<decltype(k)::value><<<GridFor(n), kThreads>>>(a, b, out, index, n);
+    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinaryStridedKernel<decltype(k)::value>)(a, b, out, index, n);
   });
   return static_cast<int>(cudaGetLastError());
 }

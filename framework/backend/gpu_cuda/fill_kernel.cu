@@ -1,4 +1,5 @@
 #include "framework/backend/gpu_cuda/fill_kernel.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 #include <cuda_runtime.h>
 
@@ -18,7 +19,7 @@ int LaunchFill(float* dst, int64_t n, float value) {
   const int threads = 256;
   const int64_t wanted = (n + threads - 1) / threads;
   const int blocks = static_cast<int>(wanted < 65535 ? wanted : 65535);
-  FillKernel<<<blocks, threads>>>(dst, n, value);
+  TVLAB_LAUNCH(blocks, threads, 0, 0, FillKernel)(dst, n, value);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -44,8 +44,8 @@
 // They use nothing but CUDA's built-ins (threadIdx, blockIdx,
 // __syncthreads, __shfl_sync, __shfl_xor_sync, expf, logf, fmaxf) and the
 // dynamic shared memory named through TVLAB_DYNAMIC_SHARED_FLOATS, so that
-// fused_attention_emulated_test.cc can run these very kernels on the CPU
-// (one fiber per thread) against the reference backend without a GPU.
+// the CPU emulator (emulator/cuda_emulator.h: one fiber per thread) runs
+// these very kernels against the reference backend without a GPU.
 
 #include <cmath>
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
 #include "framework/backend/gpu_cuda/fused_attention_tensor_core.cuh"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace cuda {
@@ -71,7 +72,7 @@ std::string Forward(const FusedAttentionParams& p, const float* q, const float* 
   std::string error = AllowSharedMemory(ForwardKernel<kDimsPerLane>, bytes, "fused attention");
   if (!error.empty()) return error;
   for (int col0 = 0; col0 == 0 || col0 < p.value_dim; col0 += 32 * kDimsPerLane)
-    ForwardKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0, ForwardKernel<kDimsPerLane>)(
         p, q, k, v, out, lse, col0);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError("fused attention kernel", err);
@@ -90,7 +91,7 @@ std::string BackwardQuery(const FusedAttentionParams& p, const float* q, const f
       AllowSharedMemory(BackwardQueryKernel<kDimsPerLane>, bytes, "fused attention dq");
   if (!error.empty()) return error;
   for (int col0 = 0; col0 < p.head_dim; col0 += 32 * kDimsPerLane)
-    BackwardQueryKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0, BackwardQueryKernel<kDimsPerLane>)(
         p, q, k, v, lse, dout, row_dot, dq, col0);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError("fused attention dq kernel", err);
@@ -110,7 +111,7 @@ std::string BackwardKeyValue(const FusedAttentionParams& p, const float* q, cons
   if (!error.empty()) return error;
   const int64_t cols = std::max(p.head_dim, p.value_dim);
   for (int col0 = 0; col0 < cols; col0 += 32 * kDimsPerLane)
-    BackwardKeyValueKernel<kDimsPerLane><<<static_cast<unsigned>(blocks), kThreads, bytes>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0, BackwardKeyValueKernel<kDimsPerLane>)(
         p, q, k, v, lse, dout, row_dot, dk, dv, col0);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError("fused attention dk/dv kernel", err);
@@ -125,7 +126,7 @@ std::string LaunchTensorCore(KernelFn kernel, tc::TcKernel which, int64_t blocks
   const tc::SharedLayout layout(tc::Pad16(p.head_dim), tc::Pad16(p.value_dim), which);
   std::string error = AllowSharedMemory(kernel, static_cast<size_t>(layout.bytes), what);
   if (!error.empty()) return error;
-  kernel<<<static_cast<unsigned>(blocks), tc::kThreads, static_cast<size_t>(layout.bytes)>>>(
+  TVLAB_LAUNCH(static_cast<unsigned>(blocks), tc::kThreads, static_cast<size_t>(layout.bytes), 0, kernel)(
       p, args...);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError(what, err);
@@ -181,7 +182,7 @@ std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const fl
                                          float* dk, float* dv, float* row_dot) {
   const int64_t rows = p.batch * p.heads * p.queries;
   if (rows > 0) {
-    RowDotKernel<<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, 0, RowDotKernel)(
         dout, out, rows, p.value_dim, row_dot);
     const cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return CudaError("fused attention row-dot kernel", err);

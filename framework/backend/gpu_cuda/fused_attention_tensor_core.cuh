@@ -34,8 +34,8 @@
 // these pitches and the 128-byte-aligned regions give.
 //
 // Built from CUDA's WMMA API (mma.h) and the built-ins the fp32 kernels use,
-// so that fused_attention_emulated_test.cc can run these very kernels on the
-// CPU with an emulated WMMA (TVLAB_EMULATED_TENSOR_CORES).
+// so that the CPU emulator (emulator/cuda_emulator.h, whose include/ has a
+// WMMA of its own) runs these very kernels in tests without a GPU.
 
 #include <cmath>
 #include <cstdint>
@@ -43,10 +43,8 @@
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
 
-#ifndef TVLAB_EMULATED_TENSOR_CORES
 #include <cuda_bf16.h>
 #include <mma.h>
-#endif
 
 #ifndef TVLAB_DYNAMIC_SHARED_BYTES
 #define TVLAB_DYNAMIC_SHARED_BYTES(name) extern __shared__ __align__(128) unsigned char name[]
@@ -125,15 +123,9 @@ struct SharedLayout {
 
 #if TVLAB_TENSOR_CORE_BODY
 
-#ifdef TVLAB_EMULATED_TENSOR_CORES
-namespace wmma = ::emu::wmma;
-using bf16 = ::emu::bf16;
-__device__ __forceinline__ bf16 ToBf16(float x) { return ::emu::ToBf16(x); }
-#else
 namespace wmma = nvcuda::wmma;
 using bf16 = __nv_bfloat16;
 __device__ __forceinline__ bf16 ToBf16(float x) { return __float2bfloat16(x); }
-#endif
 
 using fused::Keep;
 using fused::Logit;

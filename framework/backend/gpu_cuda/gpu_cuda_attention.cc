@@ -45,7 +45,7 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   const size_t length_bytes = d.mask.key_lengths.size() * sizeof(int32_t);
   if (slope_bytes + length_bytes == 0) return p;
   std::vector<char> host(slope_bytes + length_bytes);
-  std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);
+  if (slope_bytes) std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);  // not null
   for (size_t b = 0; b < d.mask.key_lengths.size(); ++b) {
     const int64_t length = d.mask.key_lengths[b];
     TVLAB_CHECK(length <= std::numeric_limits<int32_t>::max()) << "key length " << length;

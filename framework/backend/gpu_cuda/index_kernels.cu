@@ -8,6 +8,7 @@
 
 #include "framework/backend/gpu_cuda/index_kernels.h"
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -95,7 +96,7 @@ __global__ void ArgMaxRowsKernel(const float* x, int64_t cols, int32_t* out) {
 
 int LaunchPermute(const float* x, const PermuteIndex& index, int64_t n, float* y) {
   if (n <= 0) return 0;
-  PermuteKernel<<<GridFor(n), kThreads>>>(x, index, n, y);
+  TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, PermuteKernel)(x, index, n, y);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -111,26 +112,26 @@ int LaunchCopy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_s
                                               static_cast<size_t>(rows),
                                               cudaMemcpyDeviceToDevice, 0));
   }
-  Copy2DKernel<<<GridFor(rows * cols), kThreads>>>(src, src_stride, dst, dst_stride, rows, cols);
+  TVLAB_LAUNCH(GridFor(rows * cols), kThreads, 0, 0, Copy2DKernel)(src, src_stride, dst, dst_stride, rows, cols);
   return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchGather(const float* table, int64_t cols, const int32_t* ids, int64_t n, float* out) {
   if (n <= 0 || cols <= 0) return 0;
-  GatherKernel<<<GridFor(n * cols), kThreads>>>(table, cols, ids, n, out);
+  TVLAB_LAUNCH(GridFor(n * cols), kThreads, 0, 0, GatherKernel)(table, cols, ids, n, out);
   return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
                      float* d_table) {
   if (n <= 0 || cols <= 0) return 0;
-  ScatterAddKernel<<<GridFor(n * cols), kThreads>>>(d_out, cols, ids, n, d_table);
+  TVLAB_LAUNCH(GridFor(n * cols), kThreads, 0, 0, ScatterAddKernel)(d_out, cols, ids, n, d_table);
   return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out) {
   if (rows <= 0) return 0;
-  ArgMaxRowsKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(x, cols, out);
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, ArgMaxRowsKernel)(x, cols, out);
   return static_cast<int>(cudaGetLastError());
 }
 

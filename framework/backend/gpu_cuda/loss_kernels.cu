@@ -9,6 +9,7 @@
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
 #include "framework/backend/gpu_cuda/loss_kernels.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -112,10 +113,10 @@ int LaunchCrossEntropy(const float* logits, const int32_t* targets, int64_t rows
                        int32_t ignore_index, float label_smoothing, float* loss, float* probs,
                        float* mean_loss) {
   if (rows > 0 && cols > 0) {
-    CrossEntropyRowKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, CrossEntropyRowKernel)(
         logits, targets, cols, ignore_index, label_smoothing, loss, probs);
   }
-  MeanLossKernel<<<1, 1024>>>(loss, targets, rows, ignore_index, mean_loss);
+  TVLAB_LAUNCH(1, 1024, 0, 0, MeanLossKernel)(loss, targets, rows, ignore_index, mean_loss);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -126,8 +127,8 @@ int LaunchCrossEntropyBackward(const float* probs, const int32_t* targets, int64
                                const float* dloss, float* dlogits, void* scratch) {
   if (rows <= 0 || cols <= 0) return 0;
   float* scale = static_cast<float*>(scratch);
-  BackwardScaleKernel<<<1, 1024>>>(targets, rows, ignore_index, dloss, scale);
-  CrossEntropyBackwardKernel<<<GridFor(rows * cols), kThreads>>>(
+  TVLAB_LAUNCH(1, 1024, 0, 0, BackwardScaleKernel)(targets, rows, ignore_index, dloss, scale);
+  TVLAB_LAUNCH(GridFor(rows * cols), kThreads, 0, 0, CrossEntropyBackwardKernel)(
       probs, targets, rows, cols, ignore_index, label_smoothing, scale, dlogits);
   return static_cast<int>(cudaGetLastError());
 }

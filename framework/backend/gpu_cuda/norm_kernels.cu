@@ -7,6 +7,7 @@
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
 #include "framework/backend/gpu_cuda/norm_kernels.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -130,7 +131,7 @@ int LaunchNormalize(const float* x, const float* gamma, const float* beta, float
                     float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
                     bool subtract_mean) {
   if (rows <= 0 || cols <= 0) return 0;
-  NormalizeKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(x, gamma, beta, y, mean,
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, NormalizeKernel)(x, gamma, beta, y, mean,
                                                                      rstd, cols, eps,
                                                                      subtract_mean);
   return static_cast<int>(cudaGetLastError());
@@ -145,7 +146,7 @@ int LaunchNormalizeBackward(const float* x, const float* gamma, const float* mea
                             float* dbeta, int64_t rows, int64_t cols, bool subtract_mean,
                             void* scratch) {
   if (rows <= 0 || cols <= 0) return 0;
-  NormalizeBackwardKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, NormalizeBackwardKernel)(
       x, gamma, mean, rstd, dy, dx, cols, subtract_mean);
   if (dgamma || dbeta) {
     const int64_t chunks = Chunks(rows);
@@ -153,13 +154,13 @@ int LaunchNormalizeBackward(const float* x, const float* gamma, const float* mea
     float* partial_b = dbeta ? static_cast<float*>(scratch) + chunks * cols : nullptr;
     const dim3 grid(static_cast<unsigned>((cols + kTileCols - 1) / kTileCols),
                     static_cast<unsigned>(chunks));
-    ParamGradPartialKernel<<<grid, dim3(kTileCols, kTileRows)>>>(x, mean, rstd, dy, rows, cols,
+    TVLAB_LAUNCH(grid, dim3(kTileCols, kTileRows), 0, 0, ParamGradPartialKernel)(x, mean, rstd, dy, rows, cols,
                                                                  ChunkRows(rows), partial_g,
                                                                  partial_b);
     const unsigned blocks =
         static_cast<unsigned>((cols + cuda_util::kThreads - 1) / cuda_util::kThreads);
-    if (dgamma) ParamGradFinishKernel<<<blocks, cuda_util::kThreads>>>(partial_g, chunks, cols, dgamma);
-    if (dbeta) ParamGradFinishKernel<<<blocks, cuda_util::kThreads>>>(partial_b, chunks, cols, dbeta);
+    if (dgamma) TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(partial_g, chunks, cols, dgamma);
+    if (dbeta) TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(partial_b, chunks, cols, dbeta);
   }
   return static_cast<int>(cudaGetLastError());
 }

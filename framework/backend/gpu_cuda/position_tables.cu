@@ -6,6 +6,7 @@
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
 #include "framework/backend/gpu_cuda/position_tables.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -81,7 +82,7 @@ int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* k
     KeyLengths lengths{};
     if (key_lengths)
       for (int64_t r = 0; r < count; ++r) lengths.value[r] = key_lengths[first + r];
-    MaskBiasKernel<<<GridFor(count * t * s), kThreads>>>(causal, causal_offset, lengths,
+    TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, MaskBiasKernel)(causal, causal_offset, lengths,
                                                          key_lengths != nullptr, count, t, s,
                                                          out + first * t * s);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
@@ -92,13 +93,13 @@ int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* k
 int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
                        float* sin) {
   if (t <= 0 || d < 2) return 0;
-  RotaryKernel<<<GridFor(t * (d / 2)), kThreads>>>(offset, t, d, base, cos, sin);
+  TVLAB_LAUNCH(GridFor(t * (d / 2)), kThreads, 0, 0, RotaryKernel)(offset, t, d, base, cos, sin);
   return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchSinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out) {
   if (t <= 0 || c < 2) return 0;
-  SinusoidalKernel<<<GridFor(t * (c / 2)), kThreads>>>(offset, t, c, base, out);
+  TVLAB_LAUNCH(GridFor(t * (c / 2)), kThreads, 0, 0, SinusoidalKernel)(offset, t, c, base, out);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -109,7 +110,7 @@ int LaunchAlibiBias(const double* slopes, int64_t heads, int64_t q_offset, int64
     const int64_t count = heads - first < kChunk ? heads - first : kChunk;
     Slopes chunk{};
     for (int64_t h = 0; h < count; ++h) chunk.value[h] = slopes[first + h];
-    AlibiKernel<<<GridFor(count * t * s), kThreads>>>(chunk, count, q_offset, t, s,
+    TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, AlibiKernel)(chunk, count, q_offset, t, s,
                                                       out + first * t * s);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
   }

@@ -8,6 +8,7 @@
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
 #include "framework/backend/gpu_cuda/reduction_kernels.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -118,9 +119,9 @@ int LaunchReduceSumTo(const float* x, const ReduceIndex& index, int64_t n_out,
   const dim3 grid(static_cast<unsigned>((n_out + kThreads - 1) / kThreads),
                   static_cast<unsigned>(chunks));
   double* partial = static_cast<double*>(scratch);
-  ReducePartialKernel<<<grid, kThreads>>>(x, index, n_out, n_reduced, per_chunk, partial, out);
+  TVLAB_LAUNCH(grid, kThreads, 0, 0, ReducePartialKernel)(x, index, n_out, n_reduced, per_chunk, partial, out);
   if (chunks > 1) {
-    ReduceFinishKernel<<<static_cast<unsigned>((n_out + kThreads - 1) / kThreads), kThreads>>>(
+    TVLAB_LAUNCH(static_cast<unsigned>((n_out + kThreads - 1) / kThreads), kThreads, 0, 0, ReduceFinishKernel)(
         partial, chunks, n_out, out);
   }
   return static_cast<int>(cudaGetLastError());
@@ -134,8 +135,8 @@ int LaunchSumSquares(const float* x, int64_t n, double* acc, void* scratch) {
   if (n <= 0) return 0;
   const int blocks = SquaresBlocks(n);
   double* partial = static_cast<double*>(scratch);
-  SquaresPartialKernel<<<blocks, kThreads>>>(x, n, partial);
-  SquaresFinishKernel<<<1, 1024>>>(partial, blocks, acc);
+  TVLAB_LAUNCH(blocks, kThreads, 0, 0, SquaresPartialKernel)(x, n, partial);
+  TVLAB_LAUNCH(1, 1024, 0, 0, SquaresFinishKernel)(partial, blocks, acc);
   return static_cast<int>(cudaGetLastError());
 }
 

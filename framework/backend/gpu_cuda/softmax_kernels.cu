@@ -9,6 +9,7 @@
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
 #include "framework/backend/gpu_cuda/softmax_kernels.h"
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {
@@ -47,14 +48,14 @@ __global__ void SoftmaxBackwardKernel(const float* y, const float* dy, float* dx
 
 int LaunchSoftmax(const float* x, float* y, int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0) return 0;
-  SoftmaxKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(x, y, cols);
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, SoftmaxKernel)(x, y, cols);
   return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchSoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                           int64_t cols) {
   if (rows <= 0 || cols <= 0) return 0;
-  SoftmaxBackwardKernel<<<static_cast<unsigned>(rows), RowThreads(cols)>>>(y, dy, dx, cols);
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, SoftmaxBackwardKernel)(y, dy, dx, cols);
   return static_cast<int>(cudaGetLastError());
 }
 
