@@ -3,6 +3,7 @@
 // nothing here names a plugin.
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <string>
@@ -44,6 +45,14 @@ class AttentionConformance : public ::testing::TestWithParam<Pair> {
     in.score = score_.get();
     return in;
   }
+  // Calls compare(in, where) over the cross product the path comparisons
+  // run on: every host backend (made current) x linked position plugin x
+  // ComparedMasks() x self or cross attention x inference or training with
+  // dropout; `where` names the combination for failure messages.
+  void ForEachComparedInput(
+      const ModelDims& dims,
+      const std::function<void(const AttentionInput&, const std::string&)>& compare) const;
+
   ModelDims dims_;
   std::unique_ptr<AttentionLayout> layout_;
   std::unique_ptr<AttentionScore> score_;
@@ -324,6 +333,29 @@ std::vector<std::pair<std::string, AttentionMask>> ComparedMasks() {
           {"padding", KeyPaddingMask({4, 0})}};
 }
 
+void AttentionConformance::ForEachComparedInput(
+    const ModelDims& dims,
+    const std::function<void(const AttentionInput&, const std::string&)>& compare) const {
+  const auto masks = ComparedMasks();
+  for (const std::string& backend : HostBackends()) {
+    ScopedBackend scoped(backend);
+    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+      auto position = MakePositionEncoding(position_name, dims);
+      for (const auto& [mask_name, mask] : masks)
+        for (bool cross : {false, true})
+          for (bool training : {false, true}) {
+            AttentionInput in = Input(RandomVar({2, 6, 8}, 21), mask);
+            in.position = position.get();
+            if (cross) in.memory = RandomVar({2, 6, 8}, 22);
+            if (training) in.ctx = {true, 5, 9};
+            compare(in, backend + ", " + position_name + ", mask " + mask_name +
+                            (cross ? ", cross" : ", self") +
+                            (training ? ", training with dropout" : ""));
+          }
+    }
+  }
+}
+
 // `got` against `want` (OutputAndGradients of two attention paths), each
 // tensor to 1e-5 relative to its largest entry, floored: a gradient that is
 // zero in exact arithmetic (the key bias's: softmax ignores a constant
@@ -351,80 +383,50 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
   dims.dropout = 0.25f;
   auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
   const bool fusable = score_->FusedDotProductScale().has_value();
-  const auto masks = ComparedMasks();
+  ForEachComparedInput(dims, [&](const AttentionInput& in, const std::string& where) {
+    const int64_t calls_before = FusedAttentionCalls();
+    SetAttentionKernel(AttentionKernel::kFused);
+    std::vector<Tensor> fused = OutputAndGradients(*layout, *score_, in);
+    const bool took_fused = FusedAttentionCalls() > calls_before;
+    SetAttentionKernel(AttentionKernel::kUnfused);
+    std::vector<Tensor> unfused = OutputAndGradients(*layout, *score_, in);
+    SetAttentionKernel(AttentionKernel::kAuto);
+    EXPECT_EQ(FusedAttentionCalls() > calls_before, took_fused) << where;
+    if (!fusable) EXPECT_FALSE(took_fused) << where;
+    ExpectSameOutputAndGradients(fused, unfused, where);
+  });
+  if (!fusable) return;
+  // The scaled dot products fuse with every linked position but none.
   for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
-    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
-      auto position = MakePositionEncoding(position_name, dims);
-      for (const auto& [mask_name, mask] : masks)
-        for (bool cross : {false, true})
-          for (bool training : {false, true}) {
-            AttentionInput in = Input(RandomVar({2, 6, 8}, 21), mask);
-            in.position = position.get();
-            if (cross) in.memory = RandomVar({2, 6, 8}, 22);
-            if (training) in.ctx = {true, 5, 9};
-            const std::string where = backend + ", " + position_name + ", mask " + mask_name +
-                                      (cross ? ", cross" : ", self") +
-                                      (training ? ", training with dropout" : "");
-            const int64_t calls_before = FusedAttentionCalls();
-            SetAttentionKernel(AttentionKernel::kFused);
-            std::vector<Tensor> fused = OutputAndGradients(*layout, *score_, in);
-            const bool took_fused = FusedAttentionCalls() > calls_before;
-            SetAttentionKernel(AttentionKernel::kUnfused);
-            std::vector<Tensor> unfused = OutputAndGradients(*layout, *score_, in);
-            SetAttentionKernel(AttentionKernel::kAuto);
-            EXPECT_EQ(FusedAttentionCalls() > calls_before, took_fused) << where;
-            if (!fusable) EXPECT_FALSE(took_fused) << where;
-            ExpectSameOutputAndGradients(fused, unfused, where);
-          }
-    }
-    if (fusable) {  // the scaled dot products fuse with every linked position but none
-      AttentionInput in = Input(RandomVar({2, 6, 8}, 21), CausalMask(0));
-      const int64_t before = FusedAttentionCalls();
-      SetAttentionKernel(AttentionKernel::kFused);
-      layout->Forward(in);
-      SetAttentionKernel(AttentionKernel::kAuto);
-      EXPECT_GT(FusedAttentionCalls(), before) << backend << ": the fused kernel never ran";
-    }
+    AttentionInput in = Input(RandomVar({2, 6, 8}, 21), CausalMask(0));
+    const int64_t before = FusedAttentionCalls();
+    SetAttentionKernel(AttentionKernel::kFused);
+    layout->Forward(in);
+    SetAttentionKernel(AttentionKernel::kAuto);
+    EXPECT_GT(FusedAttentionCalls(), before) << backend << ": the fused kernel never ran";
   }
 }
 
 // The query-chunked composition (checkpointed chunks, attend.h) against the
-// whole one, forward and gradient, for every linked position plugin x mask
-// x self or cross attention x training with dropout, on every host backend.
-// Chunks of 4 of the 6 queries (4 + 2) put a chunk boundary inside every
-// mask and position bias; dropout must draw the whole tensor's mask.
+// whole one, forward and gradient, over the same cross product. Chunks of 4
+// of the 6 queries (4 + 2) put a chunk boundary inside every mask and
+// position bias; dropout must draw the whole tensor's mask.
 TEST_P(AttentionConformance, QueryChunkedMatchesWhole) {
   ModelDims dims = dims_;
   dims.dropout = 0.25f;
   auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
-  const auto masks = ComparedMasks();
-  for (const std::string& backend : HostBackends()) {
-    ScopedBackend scoped(backend);
-    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
-      auto position = MakePositionEncoding(position_name, dims);
-      for (const auto& [mask_name, mask] : masks)
-        for (bool cross : {false, true})
-          for (bool training : {false, true}) {
-            AttentionInput in = Input(RandomVar({2, 6, 8}, 21), mask);
-            in.position = position.get();
-            if (cross) in.memory = RandomVar({2, 6, 8}, 22);
-            if (training) in.ctx = {true, 5, 9};
-            const std::string where = backend + ", " + position_name + ", mask " + mask_name +
-                                      (cross ? ", cross" : ", self") +
-                                      (training ? ", training with dropout" : "");
-            const int64_t calls_before = QueryChunkedAttentionCalls();
-            SetQueryChunkRowsForTesting(4);  // 6 queries: 6 x 6 pairs stay below the fused threshold
-            std::vector<Tensor> chunked = OutputAndGradients(*layout, *score_, in);
-            SetQueryChunkRowsForTesting(0);
-            EXPECT_GT(QueryChunkedAttentionCalls(), calls_before) << where << ": no chunked call";
-            SetAttentionKernel(AttentionKernel::kUnfused);
-            std::vector<Tensor> whole = OutputAndGradients(*layout, *score_, in);
-            SetAttentionKernel(AttentionKernel::kAuto);
-            ExpectSameOutputAndGradients(chunked, whole, where);
-          }
-    }
-  }
+  ForEachComparedInput(dims, [&](const AttentionInput& in, const std::string& where) {
+    const int64_t calls_before = QueryChunkedAttentionCalls();
+    SetQueryChunkRowsForTesting(4);  // 6 queries: 6 x 6 pairs stay below the fused threshold
+    std::vector<Tensor> chunked = OutputAndGradients(*layout, *score_, in);
+    SetQueryChunkRowsForTesting(0);
+    EXPECT_GT(QueryChunkedAttentionCalls(), calls_before) << where << ": no chunked call";
+    SetAttentionKernel(AttentionKernel::kUnfused);
+    std::vector<Tensor> whole = OutputAndGradients(*layout, *score_, in);
+    SetAttentionKernel(AttentionKernel::kAuto);
+    ExpectSameOutputAndGradients(chunked, whole, where);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Registered, AttentionConformance, ::testing::ValuesIn(AllPairs()),
