@@ -18,10 +18,10 @@
 // kernel, so an asynchronous fault is reported by the kernel that caused it.
 // Its kernels are tested against the reference backend on a machine with a
 // GPU (backend_conformance_test, gpu_cuda_kernels_test, gpu_cuda_backend_test)
-// and skip cleanly without one; the fused attention kernels also run on the
-// CPU under an emulator (fused_attention_emulated_test) and philox.cuh
-// against RngStream (philox_host_test), in every build. Compiled and
-// reviewed; not yet run on a GPU.
+// and skip cleanly without one. In every build the same sources also run on
+// the CPU under an emulator of CUDA (gpu_cuda/emulator/: the *_emulated_*
+// tests and tests:gpu_cuda_model_emulated_test), and philox.cuh against
+// RngStream (philox_host_test). Compiled and reviewed; not yet run on a GPU.
 
 #include <string>
 #include <vector>

@@ -101,6 +101,7 @@ struct State {
   std::vector<unsigned char> shared;  // dynamic shared memory of the running block
   size_t shared_bytes = 0;
   bool running = false;
+  bool reversed = false;  // SetReversedSchedule
   cudaError_t last_error = cudaSuccess;
   std::string failure;
   std::string wmma_error;
@@ -213,7 +214,8 @@ cudaError_t RunBlock(int64_t block_index, int threads) {
   for (;;) {
     bool all_done = true, any_finished = false;
     const int64_t progress = s.progress;
-    for (int t = 0; t < threads; ++t) {
+    for (int i = 0; i < threads; ++i) {
+      const int t = s.reversed ? threads - 1 - i : i;
       Fiber& f = s.fibers[t];
       if (f.done) continue;
       s.current = t;
@@ -248,6 +250,8 @@ cudaError_t RunBlock(int64_t block_index, int threads) {
 
 bool Available() { return TVLAB_EMULATOR_FIBERS; }
 
+void SetReversedSchedule(bool reversed) { S().reversed = reversed; }
+
 cudaError_t Run(dim3 grid, dim3 block, size_t shared_bytes, const void* kernel,
                 const std::function<void()>& thread_body) {
   State& s = S();
@@ -268,13 +272,14 @@ cudaError_t Run(dim3 grid, dim3 block, size_t shared_bytes, const void* kernel,
   blockDim = block;
   gridDim = grid;
   cudaError_t result = cudaSuccess;
-  int64_t index = 0;
-  for (unsigned z = 0; z < grid.z && result == cudaSuccess; ++z)
-    for (unsigned y = 0; y < grid.y && result == cudaSuccess; ++y)
-      for (unsigned x = 0; x < grid.x && result == cudaSuccess; ++x, ++index) {
-        blockIdx = {x, y, z};
-        result = RunBlock(index, threads);
-      }
+  const int64_t blocks = int64_t{grid.x} * grid.y * grid.z;
+  for (int64_t i = 0; i < blocks && result == cudaSuccess; ++i) {
+    const int64_t index = s.reversed ? blocks - 1 - i : i;
+    blockIdx = {static_cast<unsigned>(index % grid.x),
+                static_cast<unsigned>(index / grid.x % grid.y),
+                static_cast<unsigned>(index / (int64_t{grid.x} * grid.y))};
+    result = RunBlock(index, threads);
+  }
   s.running = false;
   s.body = nullptr;
   return result;

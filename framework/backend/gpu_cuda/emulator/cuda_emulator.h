@@ -23,8 +23,9 @@
 // memory per block).
 //
 // What it cannot check is left to tools/gpu_check.sh on a real GPU: nvcc's
-// code generation, register limits (__launch_bounds__), data races between
-// threads (fibers run in order between barriers), timing.
+// code generation, register limits (__launch_bounds__), timing, and races
+// beyond what running the same tests in the reversed order finds
+// (SetReversedSchedule: fibers run in one fixed order between barriers).
 //
 // Not thread-safe: one launch at a time, on the thread that makes it.
 
@@ -116,6 +117,14 @@ void WarpBarrier();
 // generation (see WarpExchange in the .cc).
 uint64_t* WarpSlots();
 int LaneId();
+
+// Runs the blocks of a grid, and the threads of a block between barriers,
+// last to first instead of first to last. Both orders are schedules a GPU
+// may take, so a kernel whose result depends on which one ran has a race:
+// a read of shared or global memory that another thread writes without a
+// barrier in between (emulator/reversed_schedule.cc turns this on for a
+// whole test binary).
+void SetReversedSchedule(bool reversed);
 
 // Whether fibers can run here (x86-64; elsewhere every launch fails with
 // a message that says so).

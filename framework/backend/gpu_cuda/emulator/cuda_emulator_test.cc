@@ -104,6 +104,32 @@ TEST(CudaEmulator, ABarrierSomeThreadsNeverReachIsReportedAsADeadlock) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+// Thread 0 publishes its block's number, which every thread then reads:
+// without the barrier that is a race.
+__global__ void PublishKernel(float* out, bool barrier) {
+  __shared__ float value;
+  if (threadIdx.x == 0) value = static_cast<float>(blockIdx.x + 1);
+  if (barrier) __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = value;
+}
+
+TEST(CudaEmulator, TheReversedScheduleExposesAMissingBarrier) {
+  TVLAB_NEED_EMULATOR();
+  for (bool barrier : {true, false}) {
+    std::vector<float> forward(64), reversed(64);
+    Launcher(2, 32, 0, nullptr, PublishKernel)(forward.data(), barrier);
+    cuda_emulator::SetReversedSchedule(true);
+    Launcher(2, 32, 0, nullptr, PublishKernel)(reversed.data(), barrier);
+    cuda_emulator::SetReversedSchedule(false);
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess) << cuda_emulator::LastFailure();
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(forward[i], i / 32 + 1) << "thread 0 runs first";
+    if (barrier)
+      EXPECT_EQ(reversed, forward);
+    else  // threads 31..1 of each block read before thread 0 writes
+      EXPECT_NE(reversed, forward);
+  }
+}
+
 // Records the first dynamic shared float and fills the buffer.
 __global__ void SharedKernel(float* first, int floats) {
   TVLAB_DYNAMIC_SHARED_FLOATS(smem);
