@@ -54,6 +54,7 @@ std::vector<double> Losses(const std::string& dir) {
 struct Case {
   std::string config, overrides;
   int steps = 8;
+  std::string label = "";  // the test's name where config alone repeats
 };
 
 class GpuSameTrainingAsReference : public ::testing::TestWithParam<Case> {
@@ -116,6 +117,17 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"sort_digits_rmsnorm", ""}, Case{"sort_digits_rope", ""},
                       Case{"sort_digits_swiglu", ""}),
     [](const auto& info) { return info.param.config; });
+
+// The runtime choices the GPU implements apart: the fused attention
+// kernels in training and in KV-cache decoding (fp32, against the
+// reference's fused attention), and bf16 GEMMs (cuBLAS bf16 operands, fp32
+// accumulation, against the reference's rounded operands).
+INSTANTIATE_TEST_SUITE_P(
+    Runtime, GpuSameTrainingAsReference,
+    ::testing::Values(Case{"lm_copy", "--set runtime.attention=fused --set eval.decode_examples=4", 8,
+                           "fused_attention_lm_copy"},
+                      Case{"sort_digits", "--set runtime.precision=bf16", 8, "bf16_sort_digits"}),
+    [](const auto& info) { return info.param.label; });
 
 }  // namespace
 }  // namespace tvlab
