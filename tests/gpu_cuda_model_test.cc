@@ -70,18 +70,18 @@ class GpuSameTrainingAsReference : public ::testing::TestWithParam<Case> {
 
 TEST_P(GpuSameTrainingAsReference, LossCurveWithinFp32Noise) {
   const Case& c = GetParam();
-  const std::string base = Runfile("configs/" + c.config + ".pbtxt") +
-                           " --set train.steps=" + std::to_string(std::min(c.steps, TVLAB_MAX_STEPS)) +
+  const std::string base = Runfile("configs/" + c.config + ".pbtxt") + " --set train.steps=" +
+                           std::to_string(std::min(c.steps, TVLAB_MAX_STEPS)) +
                            " --set train.log_every=1 --set eval.examples=32 " + c.overrides;
   const std::string ref = TempDir() + "/" + c.config + "_reference";
   const std::string gpu = TempDir() + "/" + c.config + "_gpu";
   fs::remove_all(ref);
   fs::remove_all(gpu);
-  RunResult a =
-      RunProgram(TVLAB_GPU_RUN_BINARY, base + " --set runtime.backend=reference --output_dir " + ref);
+  RunResult a = RunProgram(TVLAB_GPU_RUN_BINARY,
+                           base + " --set runtime.backend=reference --output_dir " + ref);
   ASSERT_EQ(a.exit_code, 0) << a.output;
-  RunResult b =
-      RunProgram(TVLAB_GPU_RUN_BINARY, base + " --set runtime.backend=gpu_cuda --output_dir " + gpu);
+  RunResult b = RunProgram(TVLAB_GPU_RUN_BINARY,
+                           base + " --set runtime.backend=gpu_cuda --output_dir " + gpu);
   ASSERT_EQ(b.exit_code, 0) << b.output;
   const std::vector<double> want = Losses(ref), got = Losses(gpu);
   ASSERT_EQ(got.size(), want.size());
@@ -124,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(
 // accumulation, against the reference's rounded operands).
 INSTANTIATE_TEST_SUITE_P(
     Runtime, GpuSameTrainingAsReference,
-    ::testing::Values(Case{"lm_copy", "--set runtime.attention=fused --set eval.decode_examples=4", 8,
-                           "fused_attention_lm_copy"},
+    ::testing::Values(Case{"lm_copy", "--set runtime.attention=fused --set eval.decode_examples=4",
+                           8, "fused_attention_lm_copy"},
                       Case{"sort_digits", "--set runtime.precision=bf16", 8, "bf16_sort_digits"}),
     [](const auto& info) { return info.param.label; });
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <tuple>
 
+#include "framework/attention/attend.h"
+#include "framework/attention/kv_cache.h"
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
-#include "framework/attention/attend.h"
-#include "framework/attention/kv_cache.h"
 #include "framework/testing/census.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"

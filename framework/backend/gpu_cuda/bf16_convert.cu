@@ -1,8 +1,9 @@
 #include "framework/backend/gpu_cuda/bf16_convert.h"
-#include "framework/backend/gpu_cuda/launch.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+
+#include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {
 namespace {

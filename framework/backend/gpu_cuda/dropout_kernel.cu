@@ -34,8 +34,8 @@ int LaunchDropoutMask(const PhiloxStream& stream, uint32_t threshold, float keep
   const int threads = 256;
   const int64_t philox_blocks = (n + 7) / 8;
   const int64_t grid = (philox_blocks + threads - 1) / threads;
-  TVLAB_LAUNCH(static_cast<unsigned>(grid), threads, 0, 0, DropoutMaskKernel)(stream, threshold, keep_scale,
-                                                              mask, n);
+  TVLAB_LAUNCH(static_cast<unsigned>(grid), threads, 0, 0, DropoutMaskKernel)(
+      stream, threshold, keep_scale, mask, n);
   return static_cast<int>(cudaGetLastError());
 }
 

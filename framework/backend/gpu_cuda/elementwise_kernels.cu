@@ -161,7 +161,8 @@ int LaunchUnaryBackward(GpuUnary op, const float* x, const float* y, const float
                         int64_t n) {
   if (n <= 0) return 0;
   DispatchUnary(op, [&](auto k) {
-    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, UnaryBackwardKernel<decltype(k)::value>)(x, y, dy, dx, n);
+    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, UnaryBackwardKernel<decltype(k)::value>)(
+        x, y, dy, dx, n);
   });
   return static_cast<int>(cudaGetLastError());
 }
@@ -171,9 +172,11 @@ int LaunchBinarySuffix(GpuBinary op, const float* a, int64_t na, const float* b,
   if (n <= 0) return 0;
   DispatchBinary(op, [&](auto k) {
     if (na == n && nb == n)
-      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySameShapeKernel<decltype(k)::value>)(a, b, out, n);
+      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySameShapeKernel<decltype(k)::value>)(
+          a, b, out, n);
     else
-      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySuffixKernel<decltype(k)::value>)(a, na, b, nb, out, n);
+      TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinarySuffixKernel<decltype(k)::value>)(
+          a, na, b, nb, out, n);
   });
   return static_cast<int>(cudaGetLastError());
 }
@@ -182,7 +185,8 @@ int LaunchBinaryStrided(GpuBinary op, const float* a, const float* b, float* out
                         const BroadcastIndex& index, int64_t n) {
   if (n <= 0) return 0;
   DispatchBinary(op, [&](auto k) {
-    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinaryStridedKernel<decltype(k)::value>)(a, b, out, index, n);
+    TVLAB_LAUNCH(GridFor(n), kThreads, 0, 0, BinaryStridedKernel<decltype(k)::value>)(
+        a, b, out, index, n);
   });
   return static_cast<int>(cudaGetLastError());
 }

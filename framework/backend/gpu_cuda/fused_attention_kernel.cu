@@ -91,8 +91,8 @@ std::string BackwardQuery(const FusedAttentionParams& p, const float* q, const f
       AllowSharedMemory(BackwardQueryKernel<kDimsPerLane>, bytes, "fused attention dq");
   if (!error.empty()) return error;
   for (int col0 = 0; col0 < p.head_dim; col0 += 32 * kDimsPerLane)
-    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0, BackwardQueryKernel<kDimsPerLane>)(
-        p, q, k, v, lse, dout, row_dot, dq, col0);
+    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0,
+                 BackwardQueryKernel<kDimsPerLane>)(p, q, k, v, lse, dout, row_dot, dq, col0);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError("fused attention dq kernel", err);
 }
@@ -111,8 +111,9 @@ std::string BackwardKeyValue(const FusedAttentionParams& p, const float* q, cons
   if (!error.empty()) return error;
   const int64_t cols = std::max(p.head_dim, p.value_dim);
   for (int col0 = 0; col0 < cols; col0 += 32 * kDimsPerLane)
-    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0, BackwardKeyValueKernel<kDimsPerLane>)(
-        p, q, k, v, lse, dout, row_dot, dk, dv, col0);
+    TVLAB_LAUNCH(static_cast<unsigned>(blocks), kThreads, bytes, 0,
+                 BackwardKeyValueKernel<kDimsPerLane>)(p, q, k, v, lse, dout, row_dot, dk, dv,
+                                                       col0);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError("fused attention dk/dv kernel", err);
 }
@@ -126,8 +127,8 @@ std::string LaunchTensorCore(KernelFn kernel, tc::TcKernel which, int64_t blocks
   const tc::SharedLayout layout(tc::Pad16(p.head_dim), tc::Pad16(p.value_dim), which);
   std::string error = AllowSharedMemory(kernel, static_cast<size_t>(layout.bytes), what);
   if (!error.empty()) return error;
-  TVLAB_LAUNCH(static_cast<unsigned>(blocks), tc::kThreads, static_cast<size_t>(layout.bytes), 0, kernel)(
-      p, args...);
+  TVLAB_LAUNCH(static_cast<unsigned>(blocks), tc::kThreads, static_cast<size_t>(layout.bytes), 0,
+               kernel)(p, args...);
   const cudaError_t err = cudaGetLastError();
   return err == cudaSuccess ? "" : CudaError(what, err);
 }

@@ -37,14 +37,14 @@
 // so that the CPU emulator (emulator/cuda_emulator.h, whose include/ has a
 // WMMA of its own) runs these very kernels in tests without a GPU.
 
+#include <cuda_bf16.h>
+#include <mma.h>
+
 #include <cmath>
 #include <cstdint>
 
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
-
-#include <cuda_bf16.h>
-#include <mma.h>
 
 #ifndef TVLAB_DYNAMIC_SHARED_BYTES
 #define TVLAB_DYNAMIC_SHARED_BYTES(name) extern __shared__ __align__(128) unsigned char name[]

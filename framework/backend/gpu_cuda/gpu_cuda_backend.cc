@@ -114,6 +114,17 @@ void GpuCudaBackend::Gemm(const GemmDesc& d, const float* a, const float* b, flo
   CublasGemm(cublas_, d, a, b, c, &bf16_scratch_);
 }
 
+void GpuCudaBackend::GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                              float* c) {
+  CheckGemmBiasDesc(d);
+  const int err = LaunchFillRows(c, d.batch * d.m, d.n, bias);  // (batch * m, n) rows of bias
+  TVLAB_CHECK(err == 0) << "bias fill launch: "
+                        << cudaGetErrorString(static_cast<cudaError_t>(err));
+  GemmDesc accumulate = d;
+  accumulate.beta = 1.0f;  // c = op(a) op(b) + c
+  CublasGemm(cublas_, accumulate, a, b, c, &bf16_scratch_);
+}
+
 void GpuCudaBackend::AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
                            const AdamWHyper& h) {
   const float bc1 = static_cast<float>(1.0 - std::pow(static_cast<double>(h.beta1), h.step));

@@ -46,6 +46,11 @@ class GpuCudaBackend : public Backend {
   bool SupportsPrecision(Precision precision) const override;
   std::string PrecisionNote(Precision precision) const override;
   void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+  // The bias written into every row of c, then the GEMM with beta 1: the
+  // bias enters in cuBLAS's epilogue (which reads c anyway) instead of a
+  // second kernel's pass over c.
+  void GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                float* c) override;
   void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
              const AdamWHyper& h) override;
   // Philox on the device (philox.cuh): the CPU backends' mask bit for bit.

@@ -112,7 +112,8 @@ int LaunchCopy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_s
                                               static_cast<size_t>(rows),
                                               cudaMemcpyDeviceToDevice, 0));
   }
-  TVLAB_LAUNCH(GridFor(rows * cols), kThreads, 0, 0, Copy2DKernel)(src, src_stride, dst, dst_stride, rows, cols);
+  TVLAB_LAUNCH(GridFor(rows * cols), kThreads, 0, 0, Copy2DKernel)(src, src_stride, dst, dst_stride,
+                                                                    rows, cols);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -8,8 +8,8 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
-#include "framework/backend/gpu_cuda/loss_kernels.h"
 #include "framework/backend/gpu_cuda/launch.cuh"
+#include "framework/backend/gpu_cuda/loss_kernels.h"
 
 namespace tvlab {
 namespace {

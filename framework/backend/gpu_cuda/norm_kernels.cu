@@ -6,8 +6,8 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
-#include "framework/backend/gpu_cuda/norm_kernels.h"
 #include "framework/backend/gpu_cuda/launch.cuh"
+#include "framework/backend/gpu_cuda/norm_kernels.h"
 
 namespace tvlab {
 namespace {
@@ -131,9 +131,8 @@ int LaunchNormalize(const float* x, const float* gamma, const float* beta, float
                     float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
                     bool subtract_mean) {
   if (rows <= 0 || cols <= 0) return 0;
-  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, NormalizeKernel)(x, gamma, beta, y, mean,
-                                                                     rstd, cols, eps,
-                                                                     subtract_mean);
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, NormalizeKernel)(
+      x, gamma, beta, y, mean, rstd, cols, eps, subtract_mean);
   return static_cast<int>(cudaGetLastError());
 }
 
@@ -154,13 +153,16 @@ int LaunchNormalizeBackward(const float* x, const float* gamma, const float* mea
     float* partial_b = dbeta ? static_cast<float*>(scratch) + chunks * cols : nullptr;
     const dim3 grid(static_cast<unsigned>((cols + kTileCols - 1) / kTileCols),
                     static_cast<unsigned>(chunks));
-    TVLAB_LAUNCH(grid, dim3(kTileCols, kTileRows), 0, 0, ParamGradPartialKernel)(x, mean, rstd, dy, rows, cols,
-                                                                 ChunkRows(rows), partial_g,
-                                                                 partial_b);
+    TVLAB_LAUNCH(grid, dim3(kTileCols, kTileRows), 0, 0, ParamGradPartialKernel)(
+        x, mean, rstd, dy, rows, cols, ChunkRows(rows), partial_g, partial_b);
     const unsigned blocks =
         static_cast<unsigned>((cols + cuda_util::kThreads - 1) / cuda_util::kThreads);
-    if (dgamma) TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(partial_g, chunks, cols, dgamma);
-    if (dbeta) TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(partial_b, chunks, cols, dbeta);
+    if (dgamma)
+      TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(
+          partial_g, chunks, cols, dgamma);
+    if (dbeta)
+      TVLAB_LAUNCH(blocks, cuda_util::kThreads, 0, 0, ParamGradFinishKernel)(
+          partial_b, chunks, cols, dbeta);
   }
   return static_cast<int>(cudaGetLastError());
 }

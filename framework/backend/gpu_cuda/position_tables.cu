@@ -5,8 +5,8 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
-#include "framework/backend/gpu_cuda/position_tables.h"
 #include "framework/backend/gpu_cuda/launch.cuh"
+#include "framework/backend/gpu_cuda/position_tables.h"
 
 namespace tvlab {
 namespace {
@@ -82,9 +82,8 @@ int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* k
     KeyLengths lengths{};
     if (key_lengths)
       for (int64_t r = 0; r < count; ++r) lengths.value[r] = key_lengths[first + r];
-    TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, MaskBiasKernel)(causal, causal_offset, lengths,
-                                                         key_lengths != nullptr, count, t, s,
-                                                         out + first * t * s);
+    TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, MaskBiasKernel)(
+        causal, causal_offset, lengths, key_lengths != nullptr, count, t, s, out + first * t * s);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
   }
   return 0;
@@ -111,7 +110,7 @@ int LaunchAlibiBias(const double* slopes, int64_t heads, int64_t q_offset, int64
     Slopes chunk{};
     for (int64_t h = 0; h < count; ++h) chunk.value[h] = slopes[first + h];
     TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, AlibiKernel)(chunk, count, q_offset, t, s,
-                                                      out + first * t * s);
+                                                                     out + first * t * s);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
   }
   return 0;

@@ -7,8 +7,8 @@
 #include <cuda_runtime.h>
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
-#include "framework/backend/gpu_cuda/reduction_kernels.h"
 #include "framework/backend/gpu_cuda/launch.cuh"
+#include "framework/backend/gpu_cuda/reduction_kernels.h"
 
 namespace tvlab {
 namespace {
@@ -119,10 +119,11 @@ int LaunchReduceSumTo(const float* x, const ReduceIndex& index, int64_t n_out,
   const dim3 grid(static_cast<unsigned>((n_out + kThreads - 1) / kThreads),
                   static_cast<unsigned>(chunks));
   double* partial = static_cast<double*>(scratch);
-  TVLAB_LAUNCH(grid, kThreads, 0, 0, ReducePartialKernel)(x, index, n_out, n_reduced, per_chunk, partial, out);
+  TVLAB_LAUNCH(grid, kThreads, 0, 0, ReducePartialKernel)(x, index, n_out, n_reduced, per_chunk,
+                                                          partial, out);
   if (chunks > 1) {
-    TVLAB_LAUNCH(static_cast<unsigned>((n_out + kThreads - 1) / kThreads), kThreads, 0, 0, ReduceFinishKernel)(
-        partial, chunks, n_out, out);
+    TVLAB_LAUNCH(static_cast<unsigned>((n_out + kThreads - 1) / kThreads), kThreads, 0, 0,
+                 ReduceFinishKernel)(partial, chunks, n_out, out);
   }
   return static_cast<int>(cudaGetLastError());
 }

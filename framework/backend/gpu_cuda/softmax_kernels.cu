@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "framework/backend/gpu_cuda/kernel_util.cuh"
-#include "framework/backend/gpu_cuda/softmax_kernels.h"
 #include "framework/backend/gpu_cuda/launch.cuh"
+#include "framework/backend/gpu_cuda/softmax_kernels.h"
 
 namespace tvlab {
 namespace {
@@ -55,7 +55,8 @@ int LaunchSoftmax(const float* x, float* y, int64_t rows, int64_t cols) {
 int LaunchSoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                           int64_t cols) {
   if (rows <= 0 || cols <= 0) return 0;
-  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, SoftmaxBackwardKernel)(y, dy, dx, cols);
+  TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, SoftmaxBackwardKernel)(
+      y, dy, dx, cols);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -24,7 +24,8 @@ struct Operand {
   // Elements the batch spans (0 for an empty matrix).
   long long Span(int batch) const {
     if (rows == 0 || cols == 0 || batch == 0) return 0;
-    return static_cast<long long>(batch - 1) * stride + static_cast<long long>(cols - 1) * ld + rows;
+    return static_cast<long long>(batch - 1) * stride + static_cast<long long>(cols - 1) * ld +
+           rows;
   }
   // Element (r, c) of matrix `i` as float, rounded to what the compute
   // type multiplies.
@@ -72,7 +73,8 @@ cublasStatus_t Gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOpera
           }
         float& out = c[i * stride_c + row + static_cast<long long>(col) * ldc];
         // beta == 0: C is not read (it may hold NaN), as BLAS defines.
-        out = static_cast<float>(alpha * sum + (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
+        out = static_cast<float>(alpha * sum +
+                                 (beta == 0.0f ? 0.0 : static_cast<double>(beta) * out));
       }
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -103,13 +105,18 @@ cublasStatus_t cublasGetStream(cublasHandle_t handle, cudaStream_t* stream) {
 
 const char* cublasGetStatusString(cublasStatus_t status) {
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
     case CUBLAS_STATUS_EXECUTION_FAILED:
       return "CUBLAS_STATUS_EXECUTION_FAILED (emulator: an operand outside its device allocation)";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
   }
   return "unknown cuBLAS status";
 }

@@ -237,11 +237,11 @@ cudaError_t RunBlock(int64_t block_index, int threads) {
     if (!any_finished && s.progress == progress) {
       int exited = 0;
       for (int t = 0; t < threads; ++t) exited += s.fibers[t].done;
-      return Fail(cudaErrorLaunchFailure,
-                  "deadlock in block " + std::to_string(block_index) + ": " +
-                      std::to_string(threads - exited) + " of " + std::to_string(threads) +
-                      " threads wait at a barrier that the others (" + std::to_string(exited) +
-                      " exited) never reach");
+      return Fail(cudaErrorLaunchFailure, "deadlock in block " + std::to_string(block_index) +
+                                              ": " + std::to_string(threads - exited) + " of " +
+                                              std::to_string(threads) +
+                                              " threads wait at a barrier that the others (" +
+                                              std::to_string(exited) + " exited) never reach");
     }
   }
 }
@@ -258,9 +258,9 @@ cudaError_t Run(dim3 grid, dim3 block, size_t shared_bytes, const void* kernel,
   if (!Available()) return Fail(cudaErrorLaunchFailure, "the CUDA emulator's fibers need x86-64");
   if (s.running) return Fail(cudaErrorLaunchFailure, "a kernel launched from inside a kernel");
   if (std::string why = ConfigurationError(grid, block, shared_bytes, kernel); !why.empty())
-    return Fail(shared_bytes > kDefaultSharedBytes ? cudaErrorInvalidValue
-                                                   : cudaErrorInvalidConfiguration,
-                "launch of " + why);
+    return Fail(
+        shared_bytes > kDefaultSharedBytes ? cudaErrorInvalidValue : cudaErrorInvalidConfiguration,
+        "launch of " + why);
   const int threads = static_cast<int>(block.x * block.y * block.z);
   s.running = true;
   s.threads = threads;
@@ -371,12 +371,18 @@ cudaError_t cudaPeekAtLastError() { return cuda_emulator::S().last_error; }
 
 const char* cudaGetErrorString(cudaError_t err) {
   switch (err) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument (emulator)";
-    case cudaErrorMemoryAllocation: return "out of memory (emulator)";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument (emulator)";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer (emulator)";
-    case cudaErrorLaunchFailure: return "unspecified launch failure (emulator)";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument (emulator)";
+    case cudaErrorMemoryAllocation:
+      return "out of memory (emulator)";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument (emulator)";
+    case cudaErrorInvalidDevicePointer:
+      return "invalid device pointer (emulator)";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure (emulator)";
   }
   return "unknown error (emulator)";
 }
@@ -390,17 +396,22 @@ cudaError_t cudaGetDevice(int* device) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : Sticky(Fail(cudaErrorInvalidValue, "cudaSetDevice: one device"));
+  return device == 0 ? cudaSuccess
+                     : Sticky(Fail(cudaErrorInvalidValue, "cudaSetDevice: one device"));
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   if (device != 0) return Sticky(Fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: one device"));
   switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *value = cuda_emulator::kMaxThreads; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock:
+      *value = cuda_emulator::kMaxThreads;
+      return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlock:
       *value = static_cast<int>(cuda_emulator::kDefaultSharedBytes);
       return cudaSuccess;
-    case cudaDevAttrMultiProcessorCount: *value = 132; return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount:
+      *value = 132;
+      return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor:
       *value = cuda_emulator::kComputeCapabilityMajor;
       return cudaSuccess;
@@ -411,7 +422,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
       *value = cuda_emulator::kOptInSharedBytes;
       return cudaSuccess;
   }
-  return Sticky(Fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: an attribute the emulator lacks"));
+  return Sticky(
+      Fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: an attribute the emulator lacks"));
 }
 
 // Every launch ran to completion when it returned: nothing to wait for.
@@ -423,7 +435,8 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   // allocation has an address of its own.
   const size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
   void* p = std::aligned_alloc(256, rounded);
-  if (p == nullptr) return Sticky(Fail(cudaErrorMemoryAllocation, "cudaMalloc: out of host memory"));
+  if (p == nullptr)
+    return Sticky(Fail(cudaErrorMemoryAllocation, "cudaMalloc: out of host memory"));
   // Fresh device memory holds garbage: NaN bytes, so a kernel that reads
   // what nobody wrote shows it.
   std::memset(p, 0xff, rounded);
@@ -437,7 +450,8 @@ cudaError_t cudaFree(void* ptr) {
   auto& a = cuda_emulator::S().allocations;
   auto it = a.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == a.end())
-    return Sticky(Fail(cudaErrorInvalidDevicePointer, "cudaFree of a pointer cudaMalloc did not return"));
+    return Sticky(
+        Fail(cudaErrorInvalidDevicePointer, "cudaFree of a pointer cudaMalloc did not return"));
   a.erase(it);
   std::free(ptr);
   return cudaSuccess;
@@ -491,10 +505,10 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t bytes, cudaStream_t) {
 cudaError_t cudaFuncSetAttributeOf(const void* kernel, cudaFuncAttribute attr, int value) {
   if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
       value > cuda_emulator::kOptInSharedBytes)
-    return Sticky(Fail(cudaErrorInvalidValue,
-                       "cudaFuncSetAttribute: a dynamic shared memory size of " +
-                           std::to_string(value) + " bytes (at most " +
-                           std::to_string(cuda_emulator::kOptInSharedBytes) + ")"));
+    return Sticky(
+        Fail(cudaErrorInvalidValue, "cudaFuncSetAttribute: a dynamic shared memory size of " +
+                                        std::to_string(value) + " bytes (at most " +
+                                        std::to_string(cuda_emulator::kOptInSharedBytes) + ")"));
   cuda_emulator::S().shared_limits[kernel] = value;
   return cudaSuccess;
 }

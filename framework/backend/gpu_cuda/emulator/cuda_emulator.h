@@ -174,14 +174,15 @@ T __shfl_xor_sync(unsigned /*mask*/, T value, int lane_mask, int width = 32) {
   const int lane = cuda_emulator::LaneId();
   const int target = lane ^ lane_mask;
   // Outside the width-lane segment CUDA returns the caller's own value.
-  return cuda_emulator::Shuffle(value, (target & ~(width - 1)) == (lane & ~(width - 1)) ? target : lane,
-                                32);
+  return cuda_emulator::Shuffle(
+      value, (target & ~(width - 1)) == (lane & ~(width - 1)) ? target : lane, 32);
 }
 template <typename T>
 T __shfl_down_sync(unsigned /*mask*/, T value, unsigned delta, int width = 32) {
   const int lane = cuda_emulator::LaneId();
   const int in_segment = lane & (width - 1);
-  const int source = in_segment + static_cast<int>(delta) < width ? lane + static_cast<int>(delta) : lane;
+  const int source =
+      in_segment + static_cast<int>(delta) < width ? lane + static_cast<int>(delta) : lane;
   return cuda_emulator::Shuffle(value, source, 32);
 }
 

@@ -156,11 +156,12 @@ TEST(CudaEmulator, DynamicSharedMemoryIsFreshPerBlockAndLimitedAsOnAnH200) {
   Launcher(1, 32, big, nullptr, SharedKernel)(first.data(), 4);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << cuda_emulator::LastFailure();
   int optin = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0),
+            cudaSuccess);
   EXPECT_EQ(optin, 232448);
-  EXPECT_EQ(cudaFuncSetAttribute(SharedKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 optin + 1),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(
+      cudaFuncSetAttribute(SharedKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin + 1),
+      cudaErrorInvalidValue);
   cudaGetLastError();
 }
 
@@ -206,7 +207,8 @@ std::vector<float> Definition(bool ta, bool tb, int m, int n, int k, float alpha
     for (int i = 0; i < m; ++i) {
       double sum = 0.0;
       for (int p = 0; p < k; ++p)
-        sum += double{ta ? a[p + i * lda] : a[i + p * lda]} * (tb ? b[j + p * ldb] : b[p + j * ldb]);
+        sum +=
+            double{ta ? a[p + i * lda] : a[i + p * lda]} * (tb ? b[j + p * ldb] : b[p + j * ldb]);
       c[i + j * ldc] = static_cast<float>(alpha * sum + beta * c[i + j * ldc]);
     }
   return c;
@@ -240,18 +242,18 @@ TEST(CudaEmulator, CublasSgemmIsColumnMajorWithLeadingDimensionsAndStrides) {
       std::vector<float> got(c.size());
       cudaMemcpy(got.data(), dc, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
       for (int i = 0; i < batch; ++i) {
-        const auto want = Definition(
-            ta, tb, m, n, k, alpha, std::vector<float>(a.begin() + i * sa, a.begin() + (i + 1) * sa),
-            lda, std::vector<float>(b.begin() + i * sb, b.begin() + (i + 1) * sb), ldb, beta,
-            std::vector<float>(c.begin() + i * sc, c.begin() + (i + 1) * sc), ldc);
+        const auto want =
+            Definition(ta, tb, m, n, k, alpha,
+                       std::vector<float>(a.begin() + i * sa, a.begin() + (i + 1) * sa), lda,
+                       std::vector<float>(b.begin() + i * sb, b.begin() + (i + 1) * sb), ldb, beta,
+                       std::vector<float>(c.begin() + i * sc, c.begin() + (i + 1) * sc), ldc);
         for (int e = 0; e < sc; ++e)
           EXPECT_NEAR(got[i * sc + e], want[e], 1e-5f) << ta << tb << " batch " << i << " at " << e;
       }
       // A leading dimension below the stored rows is refused, as by cuBLAS.
-      EXPECT_EQ(cublasSgemmStridedBatched(handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                          tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, da,
-                                          (ta ? k : m) - 1, sa, db, ldb, sb, &beta, dc, ldc, sc,
-                                          batch),
+      EXPECT_EQ(cublasSgemmStridedBatched(
+                    handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k,
+                    &alpha, da, (ta ? k : m) - 1, sa, db, ldb, sb, &beta, dc, ldc, sc, batch),
                 CUBLAS_STATUS_INVALID_VALUE);
       // A batch stride that runs past B's allocation is caught.
       EXPECT_EQ(cublasSgemmStridedBatched(handle, ta ? CUBLAS_OP_T : CUBLAS_OP_N,

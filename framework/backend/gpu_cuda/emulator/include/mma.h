@@ -19,8 +19,8 @@
 #include <string>
 #include <type_traits>
 
-#include "framework/backend/gpu_cuda/emulator/include/cuda_bf16.h"
 #include "framework/backend/gpu_cuda/emulator/cuda_emulator.h"
+#include "framework/backend/gpu_cuda/emulator/include/cuda_bf16.h"
 
 namespace cuda_emulator {
 // The first WMMA misuse since the last ClearWmmaError ("" if none).
@@ -57,8 +57,8 @@ void EnterAndCheck(const T* p, unsigned ldm, const char* what) {
     error = "a tile pointer not 256-bit aligned (address " +
             std::to_string(reinterpret_cast<uintptr_t>(p)) + ")";
   else if ((ldm * sizeof(T)) % 16 != 0)
-    error = "a leading dimension of " + std::to_string(ldm) +
-            " elements, not a multiple of 16 bytes";
+    error =
+        "a leading dimension of " + std::to_string(ldm) + " elements, not a multiple of 16 bytes";
   if (!error.empty()) cuda_emulator::RecordWmmaError(std::string(what) + ": " + error);
 }
 }  // namespace internal
@@ -68,14 +68,16 @@ void load_matrix_sync(fragment<Use, 16, 16, 16, T, L>& f, const T* p, unsigned l
   internal::EnterAndCheck(p, ldm, "load_matrix_sync");
   constexpr bool row = std::is_same<L, row_major>::value;
   for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 16; ++j) f.v[i][j] = internal::ToFloat(row ? p[i * ldm + j] : p[j * ldm + i]);
+    for (int j = 0; j < 16; ++j)
+      f.v[i][j] = internal::ToFloat(row ? p[i * ldm + j] : p[j * ldm + i]);
 }
 
 inline void load_matrix_sync(fragment<accumulator, 16, 16, 16, float>& f, const float* p,
                              unsigned ldm, layout_t layout) {
   internal::EnterAndCheck(p, ldm, "load_matrix_sync");
   for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 16; ++j) f.v[i][j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
+    for (int j = 0; j < 16; ++j)
+      f.v[i][j] = layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i];
 }
 
 inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 16, float>& f,
