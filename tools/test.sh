@@ -14,7 +14,8 @@
 #   host_access tools/check_host_access.py (one case)
 #   cuda       //framework/tensor/..., //framework/backend/... and the NCCL
 #              reducer's test built and tested with --config=cuda (nvcc,
-#              NCCL; GPU cases skip without a GPU);
+#              NCCL; GPU cases skip without a GPU), less the CUDA
+#              emulator's tests (tag emulated: the main leg has them);
 #              only where /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1
 #              skips it
 #   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
@@ -79,9 +80,12 @@ fi
 # The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
 cuda_targets=(//framework/tensor/... //framework/backend/... //framework/distributed:nccl_reducer_test)
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
-  bazel test --config=cuda "${cuda_targets[@]}"
+  # The CUDA emulator's tests (tag "emulated") do not depend on
+  # --config=cuda: the main leg runs them, this one neither builds nor runs them.
+  bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
-  record_leg --config=cuda "tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
+  cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
+  record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
 fi
 if [ $full -eq 1 ]; then
   FUZZ_SECONDS=${TVLAB_FUZZ_SECONDS:-60} bash tools/fuzz.sh
