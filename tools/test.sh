@@ -12,6 +12,8 @@
 #              output tree; docs/reliability.md), less tests tagged noasan;
 #              TVLAB_SKIP_ASAN=1 skips it
 #   host_access tools/check_host_access.py (one case)
+#   sizes      tools/check_sizes.py: no file over 400 lines, no function over
+#              80, in framework/, experiments/ and plugins/ (one case)
 #   cuda       //framework/tensor/..., //framework/backend/... and the NCCL
 #              reducer's test built and tested with --config=cuda (nvcc,
 #              NCCL; GPU cases skip without a GPU), less the CUDA
@@ -41,6 +43,16 @@ query="tests(${patterns[0]})"
 for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
 
 status=0
+# Wall time of each leg, printed as it ends and again in a summary before
+# the closing line.
+legs_timed=()
+leg_started=$SECONDS
+leg_begin() { leg_started=$SECONDS; }
+leg_end() {  # name
+  local took=$((SECONDS - leg_started))
+  legs_timed+=("$1 $took")
+  printf 'leg %s: %dm%02ds\n' "$1" $((took / 60)) $((took % 60))
+}
 extra_passed=0
 extra_failed=0
 count_leg() {  # name, exit status
@@ -50,11 +62,19 @@ count_leg() {  # name, exit status
 
 # The layering of docs/architecture.md: no package cycle, no upward
 # dependency or include.
+leg_begin
 python3 tools/check_layers.py
 count_leg layering $?
+leg_end layering
 # Tensor data is read on the host only at the framework's edges.
+leg_begin
 python3 tools/check_host_access.py
 count_leg host_access $?
+leg_end host_access
+leg_begin
+python3 tools/check_sizes.py
+count_leg sizes $?
+leg_end sizes
 
 counts=()  # "testlogs_root targets_file sharded_file" per counted bazel leg
 record_leg() {  # config flags..., then the query
@@ -73,28 +93,42 @@ asan_targets=(//framework/...)
 # Tests tagged "noasan" (the slowest of the CUDA emulator's, which the
 # emulated conformance suite covers under ASan too) stay out of this leg.
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
+  leg_begin
   bazel test --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
   [ $? -eq 0 ] || status=1
   record_leg --config=asan "tests(${asan_targets[0]}) except attr(tags, noasan, tests(${asan_targets[0]}))"
+  leg_end asan
 fi
 # The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
 cuda_targets=(//framework/tensor/... //framework/backend/... //framework/distributed:nccl_reducer_test)
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   # The CUDA emulator's tests (tag "emulated") do not depend on
   # --config=cuda: the main leg runs them, this one neither builds nor runs them.
+  leg_begin
   bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
   cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
   record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
+  leg_end cuda
 fi
 if [ $full -eq 1 ]; then
+  leg_begin
   FUZZ_SECONDS=${TVLAB_FUZZ_SECONDS:-60} bash tools/fuzz.sh
   count_leg fuzz $?
+  leg_end fuzz
 fi
 
+leg_begin
 bazel test "$@"
 [ $? -eq 0 ] || status=1
 record_leg ${flags[@]+"${flags[@]}"} "$query"
+leg_end main
+
+echo "wall time per leg (total ${SECONDS}s, setup included):"
+for l in "${legs_timed[@]}"; do
+  set -- $l
+  printf '  %-12s %4dm%02ds\n' "$1" $(($2 / 60)) $(($2 % 60))
+done
 
 export TVLAB_EXTRA_PASSED=$extra_passed TVLAB_EXTRA_FAILED=$extra_failed
 printf '%s\n' "${counts[@]}" > bazel-testlogs-legs.txt
