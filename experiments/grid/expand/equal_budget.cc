@@ -1,4 +1,4 @@
-#include "experiments/spec/equal_budget.h"
+#include "experiments/grid/expand/equal_budget.h"
 
 #include <cmath>
 #include <optional>

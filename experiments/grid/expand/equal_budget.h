@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_EQUAL_BUDGET_H_
-#define TVLAB_EXPERIMENTS_SPEC_EQUAL_BUDGET_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_EXPAND_EQUAL_BUDGET_H_
+#define TVLAB_EXPERIMENTS_GRID_EXPAND_EQUAL_BUDGET_H_
 
 // Equal-budget grids (GridSpec.equal_budget): the value of one integer size
 // field whose budget (parameters, training FLOPs per token or KV-cache bytes
@@ -54,4 +54,4 @@ absl::Status CheckEqualBudget(const EqualBudget& options);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_EQUAL_BUDGET_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_EXPAND_EQUAL_BUDGET_H_

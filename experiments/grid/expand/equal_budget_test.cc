@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "experiments/spec/equal_budget.h"
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/equal_budget.h"
+#include "experiments/grid/expand/grid_loader.h"
 #include "experiments/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/grid_loader.h"
 #include "framework/schema/spec_text.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

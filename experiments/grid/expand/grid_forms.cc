@@ -1,14 +1,15 @@
-#include "experiments/spec/grid_forms.h"
+#include "experiments/grid/expand/grid_forms.h"
 
 #include <algorithm>
 #include <optional>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "experiments/spec/equal_budget.h"
+#include "experiments/grid/expand/equal_budget.h"
 #include "experiments/spec/spec_overrides.h"
 #include "framework/core/status_macros.h"
 #include "google/protobuf/message.h"
@@ -236,6 +237,23 @@ absl::Status FindScalingAxis(const GridSpec& spec, ExpandedGrid* grid) {
     }
   }
   return absl::OkStatus();
+}
+
+// Indents a multi-line reason under its cell.
+std::string IndentLines(const std::string& text, const std::string& prefix) {
+  return absl::StrCat(prefix, absl::StrJoin(absl::StrSplit(text, '\n'), absl::StrCat("\n", prefix)));
+}
+
+// The problems of a cell, one per line, without ResolveExperiment's
+// "<source>: invalid spec:" heading and indentation.
+std::string CellReason(const absl::Status& status, const std::string& source) {
+  std::string text(status.message());
+  const std::string heading = source + ": invalid spec:\n";
+  if (text.rfind(heading, 0) == 0) text = text.substr(heading.size());
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n'))
+    lines.emplace_back(absl::StripLeadingAsciiWhitespace(line));
+  return absl::StrJoin(lines, "\n");
 }
 
 }  // namespace tvlab

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_GRID_FORMS_H_
-#define TVLAB_EXPERIMENTS_SPEC_GRID_FORMS_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_FORMS_H_
+#define TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_FORMS_H_
 
 // The parts of ExpandGrid (grid_loader.h) beyond the axes: the ablation
 // form's cells, equal-budget matching and the scaling axis. Internal to the
@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/grid_loader.h"
 
 namespace tvlab {
 
@@ -45,4 +45,4 @@ std::string IndentLines(const std::string& text, const std::string& prefix);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_GRID_FORMS_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_FORMS_H_

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_GRID_LOADER_H_
-#define TVLAB_EXPERIMENTS_SPEC_GRID_LOADER_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_LOADER_H_
+#define TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_LOADER_H_
 
 // From a grid spec (grid.proto) to its cells: every cell is the base
 // experiment plus one value of each axis, resolved and validated exactly as
@@ -7,7 +7,7 @@
 // validation is kept with its reason, so all of them can be reported before
 // anything trains.
 //
-// Each (cell, seed) run is keyed by RunKey(resolved spec) and lives in
+// Each (cell, seed) run is keyed by RunKey(resolved spec) (run_key.h) and lives in
 // <output_dir>/runs/<key>/. The key changes exactly when the resolved spec
 // does, so a finished run is found again after the grid is extended,
 // reordered or relabelled.
@@ -86,16 +86,6 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
 // per invalid cell; "" when all are valid.
 std::string InvalidCellsReport(const ExpandedGrid& grid);
 
-// 16 hex digits of a 64-bit FNV-1a hash of SpecToText(spec) with `name`
-// cleared: stable across runs and machines for a given protobuf version,
-// sensitive to every resolved field including the seed, and blind to the
-// experiment's display name. Fields added to the schema after keys existed
-// are left out while at their defaults (grid_loader.cc lists them), so
-// adding a field does not orphan every finished run directory.
-std::string RunKey(const Experiment& resolved);
-// The hash RunKey uses: FNV-1a, 64 bits, as 16 lower-case hex digits.
-std::string Fnv1a64Hex(const std::string& bytes);
-
 // True when the text's top-level fields include one that only a GridSpec
 // has (base_spec, axis, seeds, ...): how the run binary tells a grid from a
 // single experiment. Unparseable text counts as not a grid.
@@ -103,4 +93,4 @@ bool LooksLikeGridSpec(const std::string& text);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_GRID_LOADER_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_LOADER_H_

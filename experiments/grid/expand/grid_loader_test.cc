@@ -1,7 +1,8 @@
 // Grid expansion: the product and zip shapes, per-cell validation with the
 // reason, the baseline, and the run keys resume depends on.
 
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/grid_loader.h"
+#include "experiments/grid/expand/run_key.h"
 
 #include <filesystem>
 #include <fstream>
