@@ -1,23 +1,12 @@
-#include "experiments/grid/baseline_comparison.h"
+#include "experiments/grid/report/baseline_comparison.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "experiments/grid/report/results_format.h"
 #include "framework/report/stats.h"
 
 namespace tvlab {
-namespace {
-
-std::string Num(double v) { return absl::StrFormat("%.9g", v); }
-
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-}  // namespace
 
 bool GridComparison::any_bootstrap() const {
   for (const auto& c : cells)
@@ -86,15 +75,15 @@ std::string SignificanceCsv(const GridResults& results, const GridComparison& co
     const BaselineComparison& cmp = *comparison.cells[c];
     const WelchResult& w = cmp.welch;
     std::vector<std::string> row = {results.cells[c].cell->label, comparison.metric, absl::StrCat(w.n_a),
-                                    absl::StrCat(w.n_b), Num(w.delta)};
+                                    absl::StrCat(w.n_b), FormatExact(w.delta)};
     if (w.defined) {
-      row.insert(row.end(), {Num(w.ci_low), Num(w.ci_high), Num(w.df), Num(w.t), Num(w.p), Num(*cmp.holm_p),
+      row.insert(row.end(), {FormatExact(w.ci_low), FormatExact(w.ci_high), FormatExact(w.df), FormatExact(w.t), FormatExact(w.p), FormatExact(*cmp.holm_p),
                              cmp.significant ? "true" : "false"});
     } else {
       row.insert(row.end(), {"", "", "", "", "", "", "false"});
     }
     if (cmp.bootstrap) {
-      row.insert(row.end(), {Num(cmp.bootstrap->low), Num(cmp.bootstrap->high)});
+      row.insert(row.end(), {FormatExact(cmp.bootstrap->low), FormatExact(cmp.bootstrap->high)});
     } else {
       row.insert(row.end(), {"", ""});
     }

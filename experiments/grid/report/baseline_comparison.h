@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_GRID_BASELINE_COMPARISON_H_
-#define TVLAB_EXPERIMENTS_GRID_BASELINE_COMPARISON_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_REPORT_BASELINE_COMPARISON_H_
+#define TVLAB_EXPERIMENTS_GRID_REPORT_BASELINE_COMPARISON_H_
 
 // Each cell of a grid against its baseline on one metric, over seeds:
 // Welch's t-test (95% CI of the delta, p-value), a percentile bootstrap CI
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/grid/results_table.h"
+#include "experiments/grid/report/grid_results.h"
 #include "framework/report/significance.h"
 
 namespace tvlab {
@@ -57,4 +57,4 @@ std::string FormatP(double p);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_GRID_BASELINE_COMPARISON_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_REPORT_BASELINE_COMPARISON_H_

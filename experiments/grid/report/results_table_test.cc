@@ -1,10 +1,10 @@
 // The results table from run directories alone: seed statistics, deltas
 // against the baseline, failed/missing/invalid cells, and the files.
 
-#include "experiments/grid/results_table.h"
+#include "experiments/grid/report/results_table.h"
 
-#include "experiments/grid/baseline_comparison.h"
-#include "experiments/grid/scaling_report.h"
+#include "experiments/grid/report/baseline_comparison.h"
+#include "experiments/grid/report/scaling_report.h"
 
 #include <cmath>
 #include <filesystem>

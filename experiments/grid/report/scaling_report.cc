@@ -1,4 +1,4 @@
-#include "experiments/grid/scaling_report.h"
+#include "experiments/grid/report/scaling_report.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_GRID_SCALING_REPORT_H_
-#define TVLAB_EXPERIMENTS_GRID_SCALING_REPORT_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_REPORT_SCALING_REPORT_H_
+#define TVLAB_EXPERIMENTS_GRID_REPORT_SCALING_REPORT_H_
 
 // A grid's scaling curves (GridSpec.scaling): per variant (the cells that
 // share every axis value but the scaling axis's), loss = a·N^-b + c fitted
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "experiments/grid/results_table.h"
+#include "experiments/grid/report/grid_results.h"
 #include "framework/report/scaling_fit.h"
 
 namespace tvlab {
@@ -35,4 +35,4 @@ std::string ScalingSvg(const GridResults& results, const std::vector<VariantScal
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_GRID_SCALING_REPORT_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_REPORT_SCALING_REPORT_H_
