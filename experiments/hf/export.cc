@@ -1,9 +1,9 @@
-// bazel run //experiments:export -- --run_dir DIR --format hf --out OUT
+// bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT
 //
 // Writes a finished run as a Hugging Face `transformers` model directory:
 // OUT/config.json and OUT/model.safetensors, loadable with
 // AutoModelForCausalLM.from_pretrained(OUT). Llama and GPT-2 shaped runs
-// only (experiments/hf_export.h lists the exact combinations); any other is
+// only (experiments/hf/hf_export.h lists the exact combinations); any other is
 // an error naming the component with no HF equivalent. A run with a
 // SentencePiece tokenizer gets its tokenizer.model copied beside the model
 // (no transformers tokenizer files: load it with the sentencepiece package;
@@ -17,7 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
-#include "experiments/hf_export.h"
+#include "experiments/hf/hf_export.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/io/atomic_file.h"
 #include "framework/train/safetensors.h"
@@ -28,7 +28,7 @@ ABSL_FLAG(std::string, out, "", "OUT: the directory to write (created if missing
 
 namespace {
 
-constexpr char kUsage[] = "usage: bazel run //experiments:export -- --run_dir DIR --format hf --out OUT\n";
+constexpr char kUsage[] = "usage: bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT\n";
 
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";

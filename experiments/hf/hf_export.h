@@ -1,9 +1,10 @@
-#ifndef TVLAB_EXPERIMENTS_HF_EXPORT_H_
-#define TVLAB_EXPERIMENTS_HF_EXPORT_H_
+#ifndef TVLAB_EXPERIMENTS_HF_HF_EXPORT_H_
+#define TVLAB_EXPERIMENTS_HF_HF_EXPORT_H_
 
 // A finished run as a Hugging Face `transformers` model directory
 // (config.json + model.safetensors), for the variant combinations that are
-// exactly an HF architecture (docs/interop.md):
+// exactly an HF architecture (docs/interop.md; the mapping itself, shared with
+// import, is the table of hf_architecture.h):
 //
 //   Llama  (LlamaForCausalLM): DECODER_ONLY, pre_ln, rmsnorm, rope, swiglu,
 //          mha/gqa/mqa, scaled_dot_product; model.bias maps to
@@ -47,9 +48,14 @@ struct HfModel {
   std::string tokenizer_config_json;
 };
 
-// Maps a run's resolved spec and its model.safetensors tensors (tvlab names).
+// Maps a run's resolved spec and its model.safetensors tensors (tvlab names),
+// with the byte-level tokenizer when the task is byte-level.
 absl::StatusOr<HfModel> ToHuggingFace(const Experiment& spec,
                                       const std::map<std::string, Tensor>& weights);
+
+// The model alone (no tokenizer files): what import checks itself against.
+absl::StatusOr<HfModel> ModelToHuggingFace(const ModelSpec& model,
+                                           const std::map<std::string, Tensor>& weights);
 
 // Writes out_dir/config.json, out_dir/model.safetensors and the tokenizer
 // files when there are some (creating out_dir).
@@ -57,4 +63,4 @@ absl::Status WriteHuggingFace(const HfModel& model, const std::string& out_dir);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_HF_EXPORT_H_
+#endif  // TVLAB_EXPERIMENTS_HF_HF_EXPORT_H_

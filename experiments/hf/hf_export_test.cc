@@ -3,7 +3,7 @@
 // and the GPT-2 Conv1D layout. tests/hf_interop_test.sh checks the result with
 // transformers itself.
 
-#include "experiments/hf_export.h"
+#include "experiments/hf/hf_export.h"
 
 #include <map>
 
