@@ -1,4 +1,4 @@
-#include "experiments/grid/external_command.h"
+#include "experiments/grid/slurm/external_command.h"
 
 #include <fcntl.h>
 #include <poll.h>

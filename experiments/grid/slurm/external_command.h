@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_GRID_EXTERNAL_COMMAND_H_
-#define TVLAB_EXPERIMENTS_GRID_EXTERNAL_COMMAND_H_
+#ifndef TVLAB_EXPERIMENTS_GRID_SLURM_EXTERNAL_COMMAND_H_
+#define TVLAB_EXPERIMENTS_GRID_SLURM_EXTERNAL_COMMAND_H_
 
 // Runs a short external command (sbatch, squeue, scontrol, scancel) and
 // collects what it printed. For commands that answer in seconds and print
@@ -31,4 +31,4 @@ std::string ShellQuoted(const std::vector<std::string>& argv);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_GRID_EXTERNAL_COMMAND_H_
+#endif  // TVLAB_EXPERIMENTS_GRID_SLURM_EXTERNAL_COMMAND_H_

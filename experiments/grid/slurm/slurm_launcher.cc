@@ -1,4 +1,4 @@
-#include "experiments/grid/slurm_launcher.h"
+#include "experiments/grid/slurm/slurm_launcher.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +15,8 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "experiments/grid/external_command.h"
+#include "experiments/grid/slurm/external_command.h"
+#include "framework/core/status_macros.h"
 #include "framework/io/atomic_file.h"
 
 namespace tvlab {
@@ -119,16 +120,23 @@ std::vector<std::string> LastJobIds(const std::string& jobs_file) {
   return ids;
 }
 
+// The tasks of one submission, written to <output_dir>/slurm/.
+struct Tasks {
+  std::string dir;                       // <output_dir>/slurm
+  std::vector<const PlannedRun*> runs;   // task i trains runs[i]
+  int cpus = 1;                          // per task
+};
+
 class SlurmLauncher : public Launcher {
  public:
-  explicit SlurmLauncher(const LauncherOptions& options) : options_(options) {}
+  SlurmLauncher(const SlurmOptions& options, const LauncherContext& context)
+      : options_(options), context_(context) {}
 
   absl::StatusOr<LaunchOutcome> Launch(const LaunchRequest& request) override {
-    std::ostream& progress = *options_.progress;
     LaunchOutcome outcome;
     if (request.plan->to_run.empty()) {
-      progress << "nothing to submit to Slurm: every run of the grid has finished or failed before "
-                  "(--retry_failed resubmits the failed ones)\n";
+      *context_.progress << "nothing to submit to Slurm: every run of the grid has finished or failed before "
+                            "(--retry_failed resubmits the failed ones)\n";
       outcome.state = LaunchOutcome::State::kEnded;
       return outcome;
     }
@@ -140,111 +148,132 @@ class SlurmLauncher : public Launcher {
           "); run the grid where Slurm's client commands are installed (a cluster's login node; Debian "
           "package slurm-client), or use --launcher local; nothing was submitted"));
     }
-    const ExpandedGrid& grid = *request.grid;
-    const std::string dir = grid.output_dir + "/slurm";
-
-    std::vector<const PlannedRun*> runs;
-    int threads = 1;
-    std::string cells = "# task\tkey\tcell\tseed\n";
-    for (const PlannedRun& p : request.plan->to_run) {
-      absl::StrAppend(&cells, runs.size(), "\t", p.run->key, "\t", p.cell->label, "\t", p.run->seed, "\n");
-      runs.push_back(&p);
-      threads = std::max(threads, p.run->spec.runtime().threads());
-    }
-    const int cpus = options_.slurm.cpus_per_task > 0 ? options_.slurm.cpus_per_task : threads;
-    absl::Status written = DefaultFileSystem()->CreateDirs(dir + "/logs");
-    if (written.ok()) written = WriteFileAtomically(dir + "/cells.txt", cells);
-    if (written.ok()) written = WriteFileAtomically(dir + "/grid.sbatch", Script(request, runs));
-    if (!written.ok()) return written;
-
-    std::vector<std::string> common = {"--parsable", absl::StrCat("--chdir=", grid.output_dir)};
-    if (!options_.slurm.partition.empty()) common.push_back("--partition=" + options_.slurm.partition);
-    if (!options_.slurm.time.empty()) common.push_back("--time=" + options_.slurm.time);
-    for (const std::string& e : options_.slurm.extra) common.push_back(e);
-    std::vector<std::string> array = {sbatch};
-    array.insert(array.end(), common.begin(), common.end());
-    array.insert(array.end(), {absl::StrCat("--array=0-", runs.size() - 1), absl::StrCat("--cpus-per-task=", cpus),
-                               absl::StrCat("--job-name=tvlab-", grid.name),
-                               absl::StrCat("--output=", dir, "/logs/%A_%a.out")});
-
-    // 1. Would the cluster ever run it? (--test-only submits nothing.)
-    std::vector<std::string> test = array;
-    test.insert(test.begin() + 1, "--test-only");
-    test.insert(test.end(), {dir + "/grid.sbatch", "cell"});
-    absl::StatusOr<CommandResult> tried = RunCommand(test);
-    if (!tried.ok()) return tried.status();
-    if (tried->exit_code != 0) return Refused("the job array", test, *tried, options_.slurm);
-
-    // 2. The array, held until the report job is accepted too.
-    array.insert(array.begin() + 1, "--hold");
-    array.insert(array.end(), {dir + "/grid.sbatch", "cell"});
-    absl::StatusOr<CommandResult> submitted = RunCommand(array);
-    if (!submitted.ok()) return submitted.status();
-    if (submitted->exit_code != 0) return Refused("the job array", array, *submitted, options_.slurm);
-    absl::StatusOr<std::string> array_id = ParseJobId(*submitted);
-    if (!array_id.ok()) return array_id.status();
-
-    // 3. The report job: after every task has ended, however it ended.
-    std::vector<std::string> report = {sbatch};
-    report.insert(report.end(), common.begin(), common.end());
-    report.insert(report.end(), {absl::StrCat("--dependency=afterany:", *array_id), "--cpus-per-task=1",
-                                 absl::StrCat("--job-name=tvlab-", grid.name, "-report"),
-                                 absl::StrCat("--output=", dir, "/logs/report_%j.out"), dir + "/grid.sbatch",
-                                 "report"});
-    absl::StatusOr<CommandResult> reported = RunCommand(report);
-    absl::StatusOr<std::string> report_id =
-        !reported.ok() ? reported.status()
-        : reported->exit_code != 0 ? Refused("the report job", report, *reported, options_.slurm)
-                                   : ParseJobId(*reported);
-    if (!report_id.ok()) {
-      Cancel({*array_id});
-      return absl::Status(report_id.status().code(),
-                          absl::StrCat(report_id.status().message(), " (the held array ", *array_id,
-                                       " was cancelled)"));
-    }
-
-    // 4. Release the array.
-    const std::string scontrol = FindOnPath("scontrol");
-    std::vector<std::string> release = {scontrol.empty() ? "scontrol" : scontrol, "release", *array_id};
-    absl::StatusOr<CommandResult> released = RunCommand(release);
-    if (!released.ok() || released->exit_code != 0) {
-      Cancel({*array_id, *report_id});
-      return absl::InternalError(absl::StrCat("could not release the held array ", *array_id, " (",
-                                              ShellQuoted(release), ": ",
-                                              released.ok() ? Said(*released) : released.status().message(),
-                                              "); both jobs were cancelled, nothing ran"));
-    }
-    if (absl::Status never = CheckStartable(*array_id, *report_id); !never.ok()) return never;
-
-    const std::string record = absl::StrCat("array=", *array_id, " report=", *report_id, " tasks=", runs.size(),
-                                            " submitted=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
-                                                                            absl::UTCTimeZone()),
-                                            "\n");
-    std::ifstream old(dir + "/jobs.txt");
-    std::stringstream history;
-    history << old.rdbuf();
-    if (absl::Status s = WriteFileAtomically(dir + "/jobs.txt", history.str() + record); !s.ok())
-      progress << "warning: " << s.message() << "\n";
-
-    progress << "submitted to Slurm: job array " << *array_id << " (" << runs.size() << " task"
-             << (runs.size() == 1 ? "" : "s") << ", one per run still to run; " << cpus << " CPU"
-             << (cpus == 1 ? "" : "s") << " each), report job " << *report_id << " (--report_only, after the array "
-             << "ends)\n"
-             << "  follow:   squeue -j " << *array_id << "," << *report_id << "\n"
-             << "            sacct -j " << *array_id << "," << *report_id
-             << "   (exit codes; where the cluster keeps accounting)\n"
-             << "            scontrol show job " << *array_id << "\n"
-             << "  logs:     " << dir << "/logs/" << *array_id << "_<task>.out (which run each task trains: " << dir
-             << "/cells.txt); each run's own output: <run_dir>/run.log\n"
-             << "  results:  " << grid.results_dir << "/results.md when job " << *report_id << " ends\n"
-             << "  cancel:   scancel " << *array_id << " " << *report_id
-             << "   (cancelled runs are not failed: the next submission runs them)\n";
-    std::cout << "slurm_array_job " << *array_id << "\nslurm_report_job " << *report_id << "\n";
+    TVLAB_ASSIGN_OR_RETURN(Tasks tasks, WriteTasks(request));
+    const std::vector<std::string> common = CommonOptions(*request.grid);
+    TVLAB_ASSIGN_OR_RETURN(std::string array_id, SubmitArray(sbatch, common, *request.grid, tasks));
+    TVLAB_ASSIGN_OR_RETURN(std::string report_id, SubmitReport(sbatch, common, *request.grid, tasks, array_id));
+    TVLAB_RETURN_IF_ERROR(Release(array_id, report_id));
+    Record(*request.grid, tasks, array_id, report_id);
     outcome.state = LaunchOutcome::State::kSubmitted;
     return outcome;
   }
 
  private:
+  // cells.txt and grid.sbatch; the CPUs per task.
+  absl::StatusOr<Tasks> WriteTasks(const LaunchRequest& request) {
+    Tasks tasks;
+    tasks.dir = request.grid->output_dir + "/slurm";
+    int threads = 1;
+    std::string cells = "# task\tkey\tcell\tseed\n";
+    for (const PlannedRun& p : request.plan->to_run) {
+      absl::StrAppend(&cells, tasks.runs.size(), "\t", p.run->key, "\t", p.cell->label, "\t", p.run->seed, "\n");
+      tasks.runs.push_back(&p);
+      threads = std::max(threads, p.run->spec.runtime().threads());
+    }
+    tasks.cpus = options_.cpus_per_task > 0 ? options_.cpus_per_task : threads;
+    TVLAB_RETURN_IF_ERROR(DefaultFileSystem()->CreateDirs(tasks.dir + "/logs"));
+    TVLAB_RETURN_IF_ERROR(WriteFileAtomically(tasks.dir + "/cells.txt", cells));
+    TVLAB_RETURN_IF_ERROR(WriteFileAtomically(tasks.dir + "/grid.sbatch", Script(request, tasks.runs)));
+    return tasks;
+  }
+
+  // sbatch options of both jobs.
+  std::vector<std::string> CommonOptions(const ExpandedGrid& grid) const {
+    std::vector<std::string> common = {"--parsable", absl::StrCat("--chdir=", grid.output_dir)};
+    if (!options_.partition.empty()) common.push_back("--partition=" + options_.partition);
+    if (!options_.time.empty()) common.push_back("--time=" + options_.time);
+    for (const std::string& e : options_.extra) common.push_back(e);
+    return common;
+  }
+
+  // The array, after --test-only says the cluster would ever run it (which
+  // submits nothing), held until the report job is accepted too.
+  absl::StatusOr<std::string> SubmitArray(const std::string& sbatch, const std::vector<std::string>& common,
+                                          const ExpandedGrid& grid, const Tasks& tasks) {
+    std::vector<std::string> array = {sbatch};
+    array.insert(array.end(), common.begin(), common.end());
+    array.insert(array.end(), {absl::StrCat("--array=0-", tasks.runs.size() - 1),
+                               absl::StrCat("--cpus-per-task=", tasks.cpus), absl::StrCat("--job-name=tvlab-", grid.name),
+                               absl::StrCat("--output=", tasks.dir, "/logs/%A_%a.out")});
+    std::vector<std::string> test = array;
+    test.insert(test.begin() + 1, "--test-only");
+    test.insert(test.end(), {tasks.dir + "/grid.sbatch", "cell"});
+    TVLAB_ASSIGN_OR_RETURN(CommandResult tried, RunCommand(test));
+    if (tried.exit_code != 0) return Refused("the job array", test, tried, options_);
+    array.insert(array.begin() + 1, "--hold");
+    array.insert(array.end(), {tasks.dir + "/grid.sbatch", "cell"});
+    TVLAB_ASSIGN_OR_RETURN(CommandResult submitted, RunCommand(array));
+    if (submitted.exit_code != 0) return Refused("the job array", array, submitted, options_);
+    return ParseJobId(submitted);
+  }
+
+  // The report job: after every task has ended, however it ended. On a
+  // refusal the held array is cancelled.
+  absl::StatusOr<std::string> SubmitReport(const std::string& sbatch, const std::vector<std::string>& common,
+                                           const ExpandedGrid& grid, const Tasks& tasks,
+                                           const std::string& array_id) {
+    std::vector<std::string> report = {sbatch};
+    report.insert(report.end(), common.begin(), common.end());
+    report.insert(report.end(), {absl::StrCat("--dependency=afterany:", array_id), "--cpus-per-task=1",
+                                 absl::StrCat("--job-name=tvlab-", grid.name, "-report"),
+                                 absl::StrCat("--output=", tasks.dir, "/logs/report_%j.out"),
+                                 tasks.dir + "/grid.sbatch", "report"});
+    absl::StatusOr<CommandResult> reported = RunCommand(report);
+    absl::StatusOr<std::string> report_id =
+        !reported.ok() ? reported.status()
+        : reported->exit_code != 0 ? Refused("the report job", report, *reported, options_)
+                                   : ParseJobId(*reported);
+    if (report_id.ok()) return report_id;
+    Cancel({array_id});
+    return absl::Status(report_id.status().code(), absl::StrCat(report_id.status().message(), " (the held array ",
+                                                                array_id, " was cancelled)"));
+  }
+
+  // Releases the held array, then checks the cluster can start it.
+  absl::Status Release(const std::string& array_id, const std::string& report_id) {
+    const std::string scontrol = FindOnPath("scontrol");
+    std::vector<std::string> release = {scontrol.empty() ? "scontrol" : scontrol, "release", array_id};
+    absl::StatusOr<CommandResult> released = RunCommand(release);
+    if (!released.ok() || released->exit_code != 0) {
+      Cancel({array_id, report_id});
+      return absl::InternalError(absl::StrCat("could not release the held array ", array_id, " (",
+                                              ShellQuoted(release), ": ",
+                                              released.ok() ? Said(*released) : released.status().message(),
+                                              "); both jobs were cancelled, nothing ran"));
+    }
+    return CheckStartable(array_id, report_id);
+  }
+
+  // jobs.txt gets the submission; the user gets how to follow it.
+  void Record(const ExpandedGrid& grid, const Tasks& tasks, const std::string& array_id,
+              const std::string& report_id) {
+    const size_t n = tasks.runs.size();
+    const std::string record = absl::StrCat("array=", array_id, " report=", report_id, " tasks=", n,
+                                            " submitted=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(),
+                                                                            absl::UTCTimeZone()),
+                                            "\n");
+    std::ifstream old(tasks.dir + "/jobs.txt");
+    std::stringstream history;
+    history << old.rdbuf();
+    std::ostream& progress = *context_.progress;
+    if (absl::Status s = WriteFileAtomically(tasks.dir + "/jobs.txt", history.str() + record); !s.ok())
+      progress << "warning: " << s.message() << "\n";
+    const std::string& dir = tasks.dir;
+    progress << "submitted to Slurm: job array " << array_id << " (" << n << " task" << (n == 1 ? "" : "s")
+             << ", one per run still to run; " << tasks.cpus << " CPU" << (tasks.cpus == 1 ? "" : "s")
+             << " each), report job " << report_id << " (--report_only, after the array ends)\n"
+             << "  follow:   squeue -j " << array_id << "," << report_id << "\n"
+             << "            sacct -j " << array_id << "," << report_id
+             << "   (exit codes; where the cluster keeps accounting)\n"
+             << "            scontrol show job " << array_id << "\n"
+             << "  logs:     " << dir << "/logs/" << array_id << "_<task>.out (which run each task trains: " << dir
+             << "/cells.txt); each run's own output: <run_dir>/run.log\n"
+             << "  results:  " << grid.results_dir << "/results.md when job " << report_id << " ends\n"
+             << "  cancel:   scancel " << array_id << " " << report_id
+             << "   (cancelled runs are not failed: the next submission runs them)\n";
+    std::cout << "slurm_array_job " << array_id << "\nslurm_report_job " << report_id << "\n";
+  }
+
   // A job that was accepted but that the cluster can never start.
   absl::Status CheckStartable(const std::string& array_id, const std::string& report_id) {
     const std::string squeue = FindOnPath("squeue");
@@ -265,29 +294,26 @@ class SlurmLauncher : public Launcher {
   void Cancel(const std::vector<std::string>& ids) {
     const std::string scancel = FindOnPath("scancel");
     if (scancel.empty()) {
-      *options_.progress << "warning: no scancel on PATH: cancel jobs " << absl::StrJoin(ids, " ") << " yourself\n";
+      *context_.progress << "warning: no scancel on PATH: cancel jobs " << absl::StrJoin(ids, " ") << " yourself\n";
       return;
     }
     std::vector<std::string> argv = {scancel};
     argv.insert(argv.end(), ids.begin(), ids.end());
     absl::StatusOr<CommandResult> r = RunCommand(argv);
     if (!r.ok() || r->exit_code != 0)
-      *options_.progress << "warning: " << ShellQuoted(argv) << " failed: "
+      *context_.progress << "warning: " << ShellQuoted(argv) << " failed: "
                          << (r.ok() ? Said(*r) : std::string(r.status().message())) << "\n";
   }
 
-  LauncherOptions options_;
+  SlurmOptions options_;
+  LauncherContext context_;
 };
 
-absl::StatusOr<std::unique_ptr<Launcher>> CreateSlurmLauncher(const LauncherOptions& options) {
-  if (options.slurm.cpus_per_task < 0)
-    return absl::InvalidArgumentError(absl::StrCat("--slurm_cpus_per_task: ", options.slurm.cpus_per_task,
-                                                   " is not a number of CPUs >= 1 (0: the runs' runtime.threads)"));
-  if (absl::Status time = ValidateSlurmTime(options.slurm.time); !time.ok()) return time;
-  return std::unique_ptr<Launcher>(new SlurmLauncher(options));
-}
-
 }  // namespace
+
+std::unique_ptr<Launcher> NewSlurmLauncher(const SlurmOptions& options, const LauncherContext& context) {
+  return std::unique_ptr<Launcher>(new SlurmLauncher(options, context));
+}
 
 absl::Status CheckNoSlurmJobsQueued(const std::string& output_dir) {
   std::vector<std::string> ids = LastJobIds(output_dir + "/slurm/jobs.txt");
@@ -301,29 +327,5 @@ absl::Status CheckNoSlurmJobsQueued(const std::string& output_dir) {
       ": ", Said(*q), "); it would train the same runs: wait for it (squeue -j ", absl::StrJoin(ids, ","),
       ") or cancel it (scancel ", absl::StrJoin(ids, " "), "), then run the grid again; nothing was started"));
 }
-
-absl::Status ValidateSlurmTime(const std::string& time) {
-  if (time.empty() || time == "UNLIMITED" || time == "INFINITE") return absl::OkStatus();
-  absl::string_view rest = time;
-  bool days = false;
-  if (size_t dash = rest.find('-'); dash != absl::string_view::npos) {
-    int d;
-    days = absl::SimpleAtoi(rest.substr(0, dash), &d) && d >= 0;
-    if (!days) rest = "";  // reported below
-    else rest = rest.substr(dash + 1);
-  }
-  std::vector<absl::string_view> parts = absl::StrSplit(rest, ':');
-  bool ok = !rest.empty() && parts.size() <= 3;
-  for (absl::string_view part : parts) {
-    int value;
-    ok = ok && !part.empty() && absl::SimpleAtoi(part, &value) && value >= 0;
-  }
-  if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--slurm_time: '", time, "' is not a Slurm time limit; write MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or "
-      "D-HH:MM:SS (e.g. --slurm_time 1:00:00 for one hour per run)"));
-}
-
-REGISTER_GRID_LAUNCHER("slurm", CreateSlurmLauncher);
 
 }  // namespace tvlab

@@ -4,7 +4,7 @@
 // "still queued" check, and the --slurm_time forms. The real cluster is
 // //tests:grid_slurm_test.
 
-#include "experiments/grid/slurm_launcher.h"
+#include "experiments/grid/slurm/slurm_launcher.h"
 
 #include <sys/stat.h>
 
@@ -13,7 +13,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/grid/external_command.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/grid/slurm/external_command.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -93,12 +94,10 @@ class SlurmLauncherTest : public ::testing::Test {
   void TearDown() override { setenv("PATH", old_path_.c_str(), 1); }
 
   absl::StatusOr<LaunchOutcome> Launch(const SlurmOptions& slurm = {}) {
-    LauncherOptions options;
-    options.slurm = slurm;
-    options.progress = &progress_;
-    auto launcher = CreateLauncher("slurm", options);
-    EXPECT_TRUE(launcher.ok()) << launcher.status();
-    return (*launcher)->Launch(request_);
+    EXPECT_TRUE(CheckSlurmOptions(slurm).ok());
+    LauncherContext context;
+    context.progress = &progress_;
+    return NewSlurmLauncher(slurm, context)->Launch(request_);
   }
 
   std::string dir_, calls_, old_path_;
@@ -210,12 +209,35 @@ TEST(SlurmTime, RejectsOthersNamingTheFlag) {
 }
 
 TEST(Launchers, BothRegisteredAndUnknownNamesListed) {
-  LauncherOptions options;
-  EXPECT_TRUE(CreateLauncher("local", options).ok());
-  EXPECT_TRUE(CreateLauncher("slurm", options).ok());
-  auto unknown = CreateLauncher("pbs", options);
+  const CommandLine none;  // every flag at its default
+  EXPECT_TRUE(ReadLauncherFlags("local", none).ok());
+  EXPECT_TRUE(ReadLauncherFlags("slurm", none).ok());
+  auto unknown = ReadLauncherFlags("pbs", none);
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.status().message(), HasSubstr("no launcher named 'pbs'; launchers: local, slurm"));
+  EXPECT_EQ(AllLauncherFlags(), (std::vector<std::string>{"--jobs", "--slurm_cpus_per_task", "--slurm_extra",
+                                                          "--slurm_partition", "--slurm_time"}));
+}
+
+// A launcher's own flag with another launcher names the launcher it is for;
+// slurm says why --jobs makes no sense with it.
+TEST(Launchers, FlagsOfAnotherLauncherAreRefused) {
+  CommandLine slurm_flag;
+  slurm_flag.values["slurm_time"] = {"1:00:00"};
+  auto local = ReadLauncherFlags("local", slurm_flag);
+  ASSERT_FALSE(local.ok());
+  EXPECT_EQ(local.status().message(), "--slurm_time is for --launcher slurm (the launcher is 'local')");
+  CommandLine jobs;
+  jobs.values["jobs"] = {"2"};
+  auto slurm = ReadLauncherFlags("slurm", jobs);
+  ASSERT_FALSE(slurm.ok());
+  EXPECT_THAT(slurm.status().message(), HasSubstr("--jobs is for --launcher local; with --launcher slurm"));
+}
+
+TEST(SlurmOptions, NegativeCpusAreRefusedNamingTheFlag) {
+  SlurmOptions options;
+  options.cpus_per_task = -1;
+  EXPECT_THAT(std::string(CheckSlurmOptions(options).message()), HasSubstr("--slurm_cpus_per_task: -1"));
 }
 
 TEST(ExternalCommand, CapturesBothStreamsAndTheExitCode) {
