@@ -160,10 +160,10 @@ int Train(const ExpandedGrid& grid, const GridPlan& plan, const GridFlags& flags
 }  // namespace
 
 std::string GridUsage() {
-  const std::string indent(40, ' ');
+  const std::string indent(11, ' ');
   return absl::StrCat("usage: bazel run //experiments:run -- GRID.pbtxt [--output_dir DIR]\n", indent,
-                      "[--report_only] [--dry_run] [--retry_failed]\n", LauncherUsage(indent),
-                      "  GRID.pbtxt       grid spec (framework/schema/grid.proto, docs/grids.md)\n");
+                      "[--report_only] [--dry_run] [--retry_failed] [--run_key KEY]\n", LauncherUsage(indent),
+                      "  GRID.pbtxt  grid spec (framework/schema/grid.proto, docs/grids.md)\n");
 }
 
 int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* fs) {

@@ -70,10 +70,21 @@ absl::Status CheckNoLauncherJobsInFlight(const std::string& output_dir) {
 }
 
 std::string LauncherUsage(const std::string& indent) {
+  constexpr size_t kColumns = 100;
   std::string out;
   for (const auto& [name, kind] : Registry()) {
-    absl::StrAppend(&out, indent, "[--launcher ", name, kind.synopsis.empty() ? "" : " ", kind.synopsis, "]  (",
-                    kind.summary, ")\n");
+    std::string line = absl::StrCat(indent, "[--launcher ", name);
+    for (size_t i = 0; i < kind.synopsis.size(); ++i) {
+      const std::string& part = i + 1 < kind.synopsis.size() ? kind.synopsis[i] : kind.synopsis[i] + "]";
+      if (line.size() + 1 + part.size() > kColumns) {
+        absl::StrAppend(&out, line, "\n");
+        line = indent + " " + part;
+      } else {
+        absl::StrAppend(&line, " ", part);
+      }
+    }
+    if (kind.synopsis.empty()) line += "]";
+    absl::StrAppend(&out, line, "  (", kind.summary, ")\n");
   }
   return out;
 }

@@ -71,8 +71,9 @@ struct LauncherKind {
   // Its own flags, as typed ("--slurm_time"): given with another launcher
   // they are an error naming this one.
   std::vector<std::string> flags;
-  // Its flags for the usage text, e.g. "[--slurm_time T] ...", and what it does.
-  std::string synopsis, summary;
+  // Its flags for the usage text, e.g. {"[--slurm_time T]", ...}, and what it does.
+  std::vector<std::string> synopsis;
+  std::string summary;
   // Reads its flags from the parsed command line (the absl flags are set)
   // and checks them, and the grid flags it cannot take; InvalidArgument
   // naming the flag.
@@ -96,7 +97,8 @@ std::vector<std::string> AllLauncherFlags();
 // `output_dir`.
 absl::Status CheckNoLauncherJobsInFlight(const std::string& output_dir);
 
-// One usage line per launcher, each "<indent>[--launcher NAME SYNOPSIS]  (SUMMARY)".
+// Usage lines per launcher, "<indent>[--launcher NAME SYNOPSIS]  (SUMMARY)",
+// wrapped at 100 columns.
 std::string LauncherUsage(const std::string& indent);
 
 // The names, sorted.

@@ -46,7 +46,7 @@ LauncherKind LocalKind() {
   LauncherKind kind;
   kind.name = "local";
   kind.flags = {"--jobs"};
-  kind.synopsis = "[--jobs N]";
+  kind.synopsis = {"[--jobs N]"};
   kind.summary = "the default: child processes here, --jobs at a time";
   kind.read_flags = ReadLocalFlags;
   return kind;

@@ -38,7 +38,8 @@ LauncherKind SlurmKind() {
   LauncherKind kind;
   kind.name = "slurm";
   kind.flags = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task", "--slurm_extra"};
-  kind.synopsis = "[--slurm_partition P] [--slurm_time T] [--slurm_cpus_per_task K] [--slurm_extra \"OPTS\"]";
+  kind.synopsis = {"[--slurm_partition P]", "[--slurm_time T]", "[--slurm_cpus_per_task K]",
+                   "[--slurm_extra \"OPTS\"]"};
   kind.summary = "the grid as a Slurm job array";
   kind.read_flags = ReadSlurmFlags;
   kind.check_none_in_flight = CheckNoSlurmJobsQueued;
