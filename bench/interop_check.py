@@ -2,7 +2,7 @@
 
 usage: bench/.venv/bin/python bench/interop_check.py RUN_DIR [--bin BAZEL_BIN]
 
-  bazel build //experiments:bleu //experiments:export //tests:hf_logits_dump
+  bazel build //experiments:bleu //experiments/hf:export //tests:hf_logits_dump
   bench/.venv/bin/python bench/interop_check.py runs/NAME/TIMESTAMP
 
 - safetensors: model.safetensors and the latest checkpoint's
@@ -16,7 +16,7 @@ usage: bench/.venv/bin/python bench/interop_check.py RUN_DIR [--bin BAZEL_BIN]
   sacrebleu.corpus_bleu to 0.01 BLEU, and its 13a tokenization is
   sacrebleu's, line for line (tests/sacrebleu_parity.py);
 - transformers: when the run is Llama- or GPT-2-shaped, its export
-  (//experiments:export --format hf) loads with transformers, and logits on
+  (//experiments/hf:export --format hf) loads with transformers, and logits on
   the same tokens agree to 1e-4 and greedy generations are equal
   (tests/hf_interop.py); otherwise the export's refusal is printed.
 Exits non-zero on any mismatch.
@@ -58,7 +58,7 @@ def check_safetensors(run_dir):
 def check_hf(run_dir, bin_dir):
     import hf_interop
     with tempfile.TemporaryDirectory() as out:
-        export = subprocess.run([os.path.join(bin_dir, "experiments", "export"), "--run_dir", run_dir,
+        export = subprocess.run([os.path.join(bin_dir, "experiments", "hf", "export"), "--run_dir", run_dir,
                                  "--format", "hf", "--out", out], capture_output=True, text=True)
         if export.returncode != 0:
             print(f"skipped: transformers: this run has no HF export: {export.stderr.strip()}")
@@ -70,7 +70,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run_dir")
     parser.add_argument("--bin", default=os.path.join(ROOT, "bazel-bin"),
-                        help="bazel-bin with //experiments:bleu, :export and //tests:hf_logits_dump")
+                        help="bazel-bin with //experiments:bleu, //experiments/hf:export and //tests:hf_logits_dump")
     args = parser.parse_args()
     check_safetensors(args.run_dir)
     import tensorboard_reader

@@ -1,8 +1,15 @@
 #include "experiments/run_flags.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/grid/expand/grid_loader.h"
 #include "framework/distributed/communicator.h"
 
 // A single run.
@@ -24,8 +31,8 @@ ABSL_FLAG(double, collective_timeout, tvlab::Communicator::kDefaultCollectiveTim
           "SECONDS: under mpirun, how long a rank waits in a collective (all-reduce) for the other "
           "ranks before the job is stopped as hung, naming the rank(s) that did not arrive "
           "(docs/distributed.md)");
-// A grid (docs/grids.md).
-ABSL_FLAG(int, jobs, 1, "N: grid only: runs trained at once, each in its own process (default 1)");
+// A grid (docs/grids.md); each launcher defines its own flags beside it
+// (experiments/grid/launcher.h).
 ABSL_FLAG(bool, report_only, false,
           "grid only: rebuild results.csv, results.md and the plots from the run directories; "
           "train nothing");
@@ -36,78 +43,85 @@ ABSL_FLAG(bool, retry_failed, false,
 ABSL_FLAG(std::string, launcher, "local",
           "NAME: grid only: who trains the runs: local (child processes, --jobs at a time) or slurm "
           "(one Slurm job array, a task per run, and a dependent report job; docs/grids.md)");
-ABSL_FLAG(std::string, slurm_partition, "", "P: --launcher slurm: the partition (default: the cluster's)");
-ABSL_FLAG(std::string, slurm_time, "",
-          "T: --launcher slurm: time limit per run, e.g. 1:00:00 (default: the partition's)");
-ABSL_FLAG(int, slurm_cpus_per_task, 0,
-          "K: --launcher slurm: CPUs per run (default: the largest runtime.threads of the runs)");
-ABSL_FLAG(std::string, slurm_extra, "",
-          "\"OPTS\": --launcher slurm: more sbatch options, split at spaces, e.g. "
-          "--slurm_extra=\"--account=lab --qos=short\"");
 ABSL_FLAG(std::string, run_key, "",
           "KEY: grid only: train just this run of the grid (what each Slurm array task runs)");
 
 namespace tvlab {
-
-const char kRunUsage[] =
-    "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
-    "[--output_dir DIR]\n"
-    "       bazel run //experiments:run -- --resume RUN_DIR\n"
-    "       bazel run //experiments:run -- --list_plugins\n"
-    "       bazel run //experiments:run -- GRID.pbtxt [--jobs N] [--output_dir DIR]\n"
-    "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n"
-    "           [--launcher slurm [--slurm_partition P] [--slurm_time T] [--slurm_cpus_per_task K]\n"
-    "            [--slurm_extra \"OPTS\"]]  (the grid as a Slurm job array)\n"
-    "  SPEC.pbtxt  experiment spec in protobuf text format (see configs/)\n"
-    "  GRID.pbtxt  grid spec (framework/schema/grid.proto, docs/grids.md)\n"
-    "Relative paths resolve against the directory you ran bazel from.\n";
-
 namespace {
 
-constexpr const char* kGridOnly[] = {"--jobs",       "--report_only",         "--dry_run",     "--retry_failed",
-                                     "--launcher",   "--slurm_partition",     "--slurm_time",  "--slurm_cpus_per_task",
-                                     "--slurm_extra", "--run_key"};
-constexpr const char* kSlurmOnly[] = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task",
-                                      "--slurm_extra"};
+constexpr const char* kGridFlags[] = {"--report_only", "--dry_run", "--retry_failed", "--launcher", "--run_key"};
 constexpr const char* kRunOnly[] = {"--set", "--resume", "--init_from", "--eval_only",
                                     "--list_plugins", "--collective_timeout"};
 
-}  // namespace
+// The user's directory: where `bazel run` was started, else this process's.
+std::string WorkingDir() {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (cwd != nullptr) return cwd;
+  std::error_code error;  // a deleted working directory: relative paths stay relative
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  return error ? "." : here.string();
+}
 
-absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line) {
-  RunFlags flags;
+// Absolute and normalised; the path as given if the working directory is gone.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
+// A regular file small enough to be a spec (not /dev/zero, which never
+// ends) that holds a grid spec.
+bool IsGridFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (64 << 20)) return false;
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  return LooksLikeGridSpec(text.str());
+}
+
+bool IsGridCommand(const std::vector<std::string>& positional) {
+  for (const std::string& a : positional)
+    if (IsGridFile(UserPath(a))) return true;
+  return false;
+}
+
+absl::StatusOr<TrainFlags> ReadTrainFlags(const CommandLine& line) {
+  TrainFlags flags;
   if (line.positional.size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "unexpected argument '", line.positional[1], "': only one spec file per run"));
   }
-  for (const char* grid_flag : kGridOnly) {
-    if (line.Given().count(grid_flag) > 0) {
+  std::vector<std::string> grid_only = AllLauncherFlags();
+  grid_only.insert(grid_only.end(), std::begin(kGridFlags), std::end(kGridFlags));
+  for (const std::string& given : line.Given()) {
+    if (std::find(grid_only.begin(), grid_only.end(), given) != grid_only.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(grid_flag, " is a grid flag, and no grid spec was given (docs/grids.md)"));
+          absl::StrCat(given, " is a grid flag, and no grid spec was given (docs/grids.md)"));
     }
   }
-  if (!line.positional.empty()) flags.spec_path = line.positional[0];
+  if (!line.positional.empty()) flags.spec_path = UserPath(line.positional[0]);
   // absl keeps the last --set only; overrides apply in order.
   if (line.Has("set")) flags.overrides = line.values.at("set");
-  flags.output_dir = absl::GetFlag(FLAGS_output_dir);
-  flags.resume_dir = absl::GetFlag(FLAGS_resume);
-  flags.init_from = absl::GetFlag(FLAGS_init_from);
+  flags.output_dir = UserPath(absl::GetFlag(FLAGS_output_dir));
+  flags.runs_root = UserPath("runs");
+  flags.resume_dir = UserPath(absl::GetFlag(FLAGS_resume));
+  flags.init_from = UserPath(absl::GetFlag(FLAGS_init_from));
   flags.eval_only = absl::GetFlag(FLAGS_eval_only);
-  flags.list_plugins = absl::GetFlag(FLAGS_list_plugins);
   flags.collective_timeout = absl::GetFlag(FLAGS_collective_timeout);
   if (!(flags.collective_timeout > 0 && flags.collective_timeout <= 7 * 24 * 3600)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--collective_timeout: ", flags.collective_timeout,
         " is not a number of seconds in (0, 604800]; e.g. --collective_timeout 600 (the default)"));
   }
-
   if (!flags.resume_dir.empty()) {
     if (!flags.spec_path.empty())
       return absl::InvalidArgumentError(
           "--resume takes its spec from the run directory; drop the spec file argument");
     if (!flags.overrides.empty() || !flags.init_from.empty() || flags.eval_only)
       return absl::InvalidArgumentError("--resume cannot be combined with --set, --init_from or --eval_only");
-  } else if (!flags.list_plugins && flags.spec_path.empty()) {
+  } else if (!absl::GetFlag(FLAGS_list_plugins) && flags.spec_path.empty()) {
     return absl::InvalidArgumentError("no spec file given");
   }
   if (flags.eval_only && flags.init_from.empty())
@@ -115,7 +129,7 @@ absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line) {
   return flags;
 }
 
-absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line) {
+absl::StatusOr<GridFlags> ReadGridFlags(const CommandLine& line) {
   GridFlags flags;
   if (line.positional.size() > 1) {
     return absl::InvalidArgumentError(
@@ -128,40 +142,68 @@ absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line) {
           std::string(run_flag) == "--set" ? "; put overrides in the grid's `set` list" : ""));
     }
   }
-  flags.grid_path = line.positional[0];
-  flags.output_dir = absl::GetFlag(FLAGS_output_dir);
-  flags.jobs = absl::GetFlag(FLAGS_jobs);
+  // Absolute, so every path derived from them (output and run directories)
+  // means the same to the run processes.
+  flags.grid_path = AbsolutePath(UserPath(line.positional[0]));
+  const std::string output_dir = absl::GetFlag(FLAGS_output_dir);
+  if (!output_dir.empty()) flags.output_dir = AbsolutePath(UserPath(output_dir));
+  flags.working_dir = WorkingDir();
   flags.report_only = absl::GetFlag(FLAGS_report_only);
   flags.dry_run = absl::GetFlag(FLAGS_dry_run);
   flags.retry_failed = absl::GetFlag(FLAGS_retry_failed);
-  if (flags.jobs < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--jobs: '", flags.jobs, "' is not a number of processes >= 1"));
-  }
+  flags.run_key = absl::GetFlag(FLAGS_run_key);
   if (flags.report_only && flags.dry_run)
     return absl::InvalidArgumentError("--report_only and --dry_run exclude each other");
-  flags.launcher = absl::GetFlag(FLAGS_launcher);
-  flags.slurm.partition = absl::GetFlag(FLAGS_slurm_partition);
-  flags.slurm.time = absl::GetFlag(FLAGS_slurm_time);
-  flags.slurm.cpus_per_task = absl::GetFlag(FLAGS_slurm_cpus_per_task);
-  flags.slurm.extra = absl::StrSplit(absl::GetFlag(FLAGS_slurm_extra), ' ', absl::SkipWhitespace());
-  flags.run_key = absl::GetFlag(FLAGS_run_key);
-  if (flags.launcher != "slurm") {
-    for (const char* slurm_flag : kSlurmOnly) {
-      if (line.Given().count(slurm_flag) > 0)
-        return absl::InvalidArgumentError(absl::StrCat(slurm_flag, " is for --launcher slurm (the launcher is '",
-                                                       flags.launcher, "')"));
-    }
-  }
-  if (flags.launcher == "slurm" && line.Given().count("--jobs") > 0)
-    return absl::InvalidArgumentError(
-        "--jobs is for --launcher local; with --launcher slurm every run is an array task and the cluster "
-        "decides how many run at once");
-  if (!flags.run_key.empty() && (flags.report_only || flags.dry_run || flags.retry_failed ||
-                                 line.Given().count("--launcher") > 0 || line.Given().count("--jobs") > 0))
+  auto launcher = ReadLauncherFlags(absl::GetFlag(FLAGS_launcher), line);
+  if (!launcher.ok()) return launcher.status();
+  flags.launcher = *std::move(launcher);
+  bool launcher_flags = line.Given().count("--launcher") > 0;
+  for (const std::string& flag : AllLauncherFlags()) launcher_flags |= line.Given().count(flag) > 0;
+  if (!flags.run_key.empty() && (flags.report_only || flags.dry_run || flags.retry_failed || launcher_flags))
     return absl::InvalidArgumentError(
         "--run_key trains one run here and goes alone (with --output_dir at most); it is what each Slurm "
         "array task runs");
+  return flags;
+}
+
+}  // namespace
+
+std::string RunUsage() {
+  return absl::StrCat(
+      "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
+      "[--output_dir DIR]\n"
+      "       bazel run //experiments:run -- --resume RUN_DIR\n"
+      "       bazel run //experiments:run -- --list_plugins\n"
+      "       bazel run //experiments:run -- GRID.pbtxt [--output_dir DIR]\n"
+      "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n",
+      LauncherUsage("           "),
+      "  SPEC.pbtxt  experiment spec in protobuf text format (see configs/)\n"
+      "  GRID.pbtxt  grid spec (framework/schema/grid.proto, docs/grids.md)\n"
+      "Relative paths resolve against the directory you ran bazel from.\n");
+}
+
+absl::StatusOr<RunFlags> ParseRunFlags(int argc, char** argv, std::string* usage) {
+  *usage = RunUsage();
+  auto line = ParseFlags(argc, argv, *usage);
+  if (!line.ok()) return line.status();
+  RunFlags flags;
+  if (line->help) {
+    flags.command = RunFlags::Command::kHelp;
+    return flags;
+  }
+  // A grid spec trains many runs, each by this same binary in its own process.
+  if (IsGridCommand(line->positional)) {
+    *usage = GridUsage();
+    auto grid = ReadGridFlags(*line);
+    if (!grid.ok()) return grid.status();
+    flags.command = RunFlags::Command::kGrid;
+    flags.grid = *std::move(grid);
+    return flags;
+  }
+  auto train = ReadTrainFlags(*line);
+  if (!train.ok()) return train.status();
+  flags.command = absl::GetFlag(FLAGS_list_plugins) ? RunFlags::Command::kListPlugins : RunFlags::Command::kTrain;
+  flags.train = *std::move(train);
   return flags;
 }
 

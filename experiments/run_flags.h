@@ -1,38 +1,51 @@
 #ifndef TVLAB_EXPERIMENTS_RUN_FLAGS_H_
 #define TVLAB_EXPERIMENTS_RUN_FLAGS_H_
 
-// The flags of //experiments:run (ABSL_FLAG in run_flags.cc), for a single
-// run and for a grid, and their checks: which flags go together, what is
-// required. Exit code 2 for every error returned here.
+// The command line of //experiments:run, parsed once into one value: which
+// command it is (train or resume one spec, a grid, --list_plugins, --help),
+// every flag read and checked (which flags go together, what is required,
+// a launcher's own flags by its registry: experiments/grid/launcher.h), and
+// every path resolved against the directory the user ran `bazel run` from.
+// The flags themselves are ABSL_FLAGs in run_flags.cc and beside each grid
+// launcher. Every error returned here is a usage error (exit code 2).
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "experiments/cli/command_line.h"
 #include "experiments/grid/grid_main.h"
 
 namespace tvlab {
 
-struct RunFlags {
-  std::string spec_path;
+// One spec trained (or resumed) into its run directory.
+struct TrainFlags {
+  std::string spec_path;               // resolved; empty with --resume
   std::vector<std::string> overrides;  // --set a.b=c, in order
-  std::string output_dir;
-  std::string resume_dir;  // --resume RUN_DIR
-  std::string init_from;   // --init_from PATH
+  std::string output_dir;              // resolved; empty: <runs_root>/<name>/<timestamp>
+  std::string runs_root;               // runs/ in the user's directory
+  std::string resume_dir;              // --resume RUN_DIR, resolved
+  std::string init_from;               // --init_from PATH, resolved
   bool eval_only = false;
-  bool list_plugins = false;
   // Under mpirun: seconds a collective waits for the other ranks before the
   // job is stopped as hung (docs/distributed.md).
   double collective_timeout = 600;
 };
 
-// REQUIRES: `line` came from ParseFlags (the absl flags are set).
-absl::StatusOr<RunFlags> RunFlagsFrom(const CommandLine& line);
-absl::StatusOr<GridFlags> GridFlagsFrom(const CommandLine& line);
+struct RunFlags {
+  enum class Command { kHelp, kListPlugins, kTrain, kGrid };
+  Command command = Command::kTrain;
+  TrainFlags train;  // kTrain
+  GridFlags grid;    // kGrid
+};
 
-// The synopsis; --help adds every flag with its help text.
-extern const char kRunUsage[];
+// Parses argv (absl flags: every flag linked into the binary is set). On an
+// error, `usage` is the synopsis to print with it: the grid command's once
+// the positional argument is a grid spec, else the run binary's.
+absl::StatusOr<RunFlags> ParseRunFlags(int argc, char** argv, std::string* usage);
+
+// The run binary's synopsis, with every registered grid launcher; --help
+// adds every flag with its help text.
+std::string RunUsage();
 
 }  // namespace tvlab
 

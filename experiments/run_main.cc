@@ -12,7 +12,7 @@
 #include "absl/strings/str_replace.h"
 #include "experiments/cli/command_line.h"
 #include "experiments/grid/grid_main.h"
-#include "experiments/hf_import.h"
+#include "experiments/hf/hf_import.h"
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
 #include "experiments/spec/spec_loader.h"
@@ -24,7 +24,6 @@
 namespace tvlab {
 namespace {
 
-// Paths typed by the user are relative to where they ran `bazel run`.
 std::string Timestamp() {
   std::time_t now = std::time(nullptr);
   char buf[32];
@@ -32,7 +31,7 @@ std::string Timestamp() {
   return buf;
 }
 
-int UsageError(const absl::Status& status, const char* usage) {
+int UsageError(const absl::Status& status, const std::string& usage) {
   PrintUsageError(std::cerr, status, usage);
   return 2;
 }
@@ -47,11 +46,10 @@ class NullStream : public std::ostream {
 // rank's error lines under mpirun.
 // `every_rank` is set when the error returned is one every rank met alike
 // (so MPI can end cleanly).
-int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Communicator& world,
+int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, Communicator& world,
                  const std::string& who, bool* every_rank) {
   const bool resume = !flags.resume_dir.empty();
-  const std::string spec_path =
-      resume ? tvlab::UserPath(flags.resume_dir) + "/spec.resolved.pbtxt" : tvlab::UserPath(flags.spec_path);
+  const std::string spec_path = resume ? flags.resume_dir + "/spec.resolved.pbtxt" : flags.spec_path;
   auto spec = LoadExperiment(spec_path, flags.overrides);
   if (!spec.ok()) {
     std::cerr << absl::StrCat(who, "error: ", spec.status().message(), "\n");
@@ -61,10 +59,9 @@ int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Com
     std::cerr << absl::StrCat(who, "error: ", split.message(), "\n");
     return 2;
   }
-  const std::string run_dir = resume ? tvlab::UserPath(flags.resume_dir)
-                              : flags.output_dir.empty()
-                                  ? tvlab::UserPath("runs/" + spec->name() + "/" + Timestamp())
-                                  : tvlab::UserPath(flags.output_dir);
+  const std::string run_dir = resume                     ? flags.resume_dir
+                              : flags.output_dir.empty() ? flags.runs_root + "/" + spec->name() + "/" + Timestamp()
+                                                         : flags.output_dir;
   // Finished means a metrics.json that parses: a damaged one (a partial
   // write by an older trainer) is redone.
   if (ReadRunState(run_dir) == RunState::kFinished) {
@@ -75,12 +72,12 @@ int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Com
   }
   RunOptions options;
   options.resume = resume;
-  options.init_from = flags.init_from.empty() ? "" : tvlab::UserPath(flags.init_from);
-  // A Hugging Face directory becomes tvlab weights first (experiments/hf_import.h).
+  options.init_from = flags.init_from;
+  // A Hugging Face directory becomes tvlab weights first (experiments/hf/hf_import.h).
   const std::string imported = (std::filesystem::temp_directory_path() /
                                 ("tvlab_init_from_hf_" + std::to_string(getpid()) + ".safetensors")).string();
   if (IsHuggingFaceDirectory(options.init_from)) {
-    absl::Status written = WriteImportedWeights(*spec, options.init_from, imported);
+    absl::Status written = WriteImportedWeights(spec->model(), options.init_from, imported);
     if (!written.ok()) {
       std::cerr << who << "error: --init_from " << options.init_from << ": " << written.message() << "\n";
       return 2;
@@ -98,7 +95,7 @@ int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Com
     // One write per line: ranks share the terminal.
     std::cerr << absl::StrCat(who, "error: ",
                               absl::StrReplaceAll(metrics.status().message(),
-                                                  {{imported, tvlab::UserPath(flags.init_from) + " (imported)"}}),
+                                                  {{imported, flags.init_from + " (imported)"}}),
                               "\n");
     *every_rank = IsOnEveryRank(metrics.status());
     return 1;
@@ -122,7 +119,7 @@ int TrainOneRank(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs, Com
 
 // One spec trained (or resumed) into its run directory, by this process
 // alone or as one rank of an mpirun (docs/distributed.md).
-int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
+int TrainOne(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   auto started = World();
   if (!started.ok()) {
     std::cerr << "error: " << started.status().message() << "\n";
@@ -143,6 +140,23 @@ int TrainOne(const RunFlags& flags, TrainerHooks* hooks, FileSystem* fs) {
   return code;
 }
 
+// A grid: many runs, each by this same binary in its own process.
+int Grid(const GridFlags& flags, FileSystem* fs) {
+  if (LaunchedWorldSize() > 1) {
+    std::cerr << "error: a grid is not launched by mpirun: it runs each cell as its own process; "
+                 "run the grid without mpirun (docs/distributed.md)\n";
+    return 2;
+  }
+  std::error_code error;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) {
+    std::cerr << "error: cannot find this program's path (/proc/self/exe: " << error.message()
+              << "); grids need /proc mounted\n";
+    return 1;
+  }
+  return GridMain(flags, self, fs != nullptr ? fs : DefaultFileSystem());
+}
+
 }  // namespace
 
 int RunMain(int argc, char** argv, TrainerHooks* hooks, FileSystem* fs) {
@@ -150,37 +164,22 @@ int RunMain(int argc, char** argv, TrainerHooks* hooks, FileSystem* fs) {
   // step; keep them in the heap instead of mmap/munmap (page faults) per step.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  auto line = ParseFlags(argc, argv, kRunUsage);
-  if (!line.ok()) return UsageError(line.status(), kRunUsage);
-  if (line->help) {
-    PrintHelp(std::cout, kRunUsage);
-    return 0;
+  std::string usage;
+  auto flags = ParseRunFlags(argc, argv, &usage);
+  if (!flags.ok()) return UsageError(flags.status(), usage);
+  switch (flags->command) {
+    case RunFlags::Command::kHelp:
+      PrintHelp(std::cout, usage);
+      return 0;
+    case RunFlags::Command::kListPlugins:
+      ListPlugins(std::cout);
+      return 0;
+    case RunFlags::Command::kGrid:
+      return Grid(flags->grid, fs);
+    case RunFlags::Command::kTrain:
+      break;
   }
-  // A grid spec trains many runs, each by this same binary in its own process.
-  if (IsGridCommand(line->positional)) {
-    if (LaunchedWorldSize() > 1) {
-      std::cerr << "error: a grid is not launched by mpirun: it runs each cell as its own process; "
-                   "run the grid without mpirun (docs/distributed.md)\n";
-      return 2;
-    }
-    auto grid = GridFlagsFrom(*line);
-    if (!grid.ok()) return UsageError(grid.status(), kGridUsage);
-    std::error_code error;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (error) {
-      std::cerr << "error: cannot find this program's path (/proc/self/exe: " << error.message()
-                << "); grids need /proc mounted\n";
-      return 1;
-    }
-    return GridMain(*grid, self, fs != nullptr ? fs : DefaultFileSystem());
-  }
-  auto flags = RunFlagsFrom(*line);
-  if (!flags.ok()) return UsageError(flags.status(), kRunUsage);
-  if (flags->list_plugins) {
-    ListPlugins(std::cout);
-    return 0;
-  }
-  return TrainOne(*flags, hooks, fs);
+  return TrainOne(flags->train, hooks, fs);
 }
 
 }  // namespace tvlab

@@ -1,7 +1,7 @@
 #ifndef TVLAB_EXPERIMENTS_RUN_MAIN_H_
 #define TVLAB_EXPERIMENTS_RUN_MAIN_H_
 
-// The body of //experiments:run: parses the command line (run_flags.h),
+// The body of //experiments:run: parses the command line once (run_flags.h),
 // then trains one spec (or resumes a run) or hands a grid spec to GridMain.
 // Exit codes: 0 success, 2 bad command line or spec, 1 failure while running.
 //

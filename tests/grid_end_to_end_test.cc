@@ -13,7 +13,8 @@
 #include <fstream>
 
 #include "absl/strings/str_split.h"
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/grid_loader.h"
+#include "experiments/grid/expand/run_key.h"
 #include "experiments/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

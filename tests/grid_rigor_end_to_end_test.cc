@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "absl/strings/str_split.h"
-#include "experiments/grid/baseline_comparison.h"
-#include "experiments/grid/results_table.h"
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/report/baseline_comparison.h"
+#include "experiments/grid/report/results_table.h"
+#include "experiments/grid/expand/grid_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"

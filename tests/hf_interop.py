@@ -1,4 +1,4 @@
-"""Loads a tvlab run exported by //experiments:export --format hf with the
+"""Loads a tvlab run exported by //experiments/hf:export --format hf with the
 real `transformers` package and compares it with tvlab itself on the same
 tokens: the logits (max |difference| <= 1e-4) and the greedy continuation
 (equal token for token).

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Trains a tiny Llama-shaped run (GQA, INTERLEAVED RoPE, so the q/k
 # permutation is exercised) and a tiny GPT-2-shaped one (learned positions,
-# LayerNorm, tanh GELU), exports each with //experiments:export --format hf,
+# LayerNorm, tanh GELU), exports each with //experiments/hf:export --format hf,
 # and compares logits and greedy generations with the real transformers
 # package (bench/.venv; skipped, saying so, without it). docs/interop.md.
 set -euo pipefail
 source "$TEST_SRCDIR/tvlab/tests/bench_venv.sh" transformers torch
 RUN="$TEST_SRCDIR/tvlab/experiments/run"
-EXPORT="$TEST_SRCDIR/tvlab/experiments/export"
+EXPORT="$TEST_SRCDIR/tvlab/experiments/hf/export"
 DUMP="$TEST_SRCDIR/tvlab/tests/hf_logits_dump"
 TASK='task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] { path: "/usr/share/common-licenses/GPL-3" context_length: 16 } } }
 train { steps: 20 batch_size: 8 optimizer { adamw { lr: 3e-3 } } log_every: 10 }

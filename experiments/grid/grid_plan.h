@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/spec/grid_loader.h"
+#include "experiments/grid/expand/grid_loader.h"
 
 namespace tvlab {
 

@@ -252,6 +252,115 @@ std::string FormatDuration(double seconds) {
   return absl::StrFormat("%ds", s);
 }
 
+namespace {
+
+using Running = std::vector<std::unique_ptr<Child>>;
+
+// Starts planned runs from plan.to_run[*next] on until `jobs` are in flight.
+void StartRuns(const GridPlan& plan, const GridRunnerOptions& options, size_t* next, Display* display,
+               Running* running, GridRunSummary* summary) {
+  const int jobs = std::max(1, options.jobs);
+  while (*next < plan.to_run.size() && static_cast<int>(running->size()) < jobs) {
+    const PlannedRun& p = plan.to_run[(*next)++];
+    auto child = std::make_unique<Child>();
+    std::string error;
+    display->Started();
+    if (!Start(p, options.run_binary, child.get(), &error)) {
+      WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"))
+          .IgnoreError();  // reported just below; the run stays unfinished either way
+      display->Ended(false, 0);
+      ++summary->failed;
+      display->Event(absl::StrCat("FAILED to start ", RunName(p), ": ", error));
+      continue;
+    }
+    display->Event(absl::StrCat(p.resume ? "resuming " : "starting ", RunName(p), "  (", p.run->run_dir, ")"));
+    running->push_back(std::move(child));
+  }
+}
+
+// The run process whose output has ended: waits for it and records how it
+// ended (failed.txt when it failed; nothing when it was stopped by a signal,
+// so it reruns next time).
+void EndRun(Child* c, const Running& running, Display* display, GridRunSummary* summary) {
+  close(c->fd);
+  c->fd = -1;
+  int status = 0;
+  waitpid(c->pid, &status, 0);
+  if (!c->partial.empty()) ConsumeLine(c, c->partial);
+  const double seconds = SecondsSince(c->started);
+  const GridRun& run = *c->planned->run;
+  if (!c->log_status.ok()) display->Event(absl::StrCat("warning: run.log is incomplete: ", c->log_status.message()));
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && ReadRunState(run.run_dir) == RunState::kFinished;
+  // Stopped by Ctrl-C or a TERM: interrupted, not failed; it reruns next time.
+  const bool stopped = !ok && (g_stop_signal != 0 || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT ||
+                                                                              WTERMSIG(status) == SIGTERM)));
+  if (stopped) {
+    summary->interrupted = true;
+    display->Event(absl::StrCat("stopped ", RunName(*c->planned), " (interrupted; it reruns next time)"));
+    return;
+  }
+  display->Ended(ok, seconds);
+  if (ok) {
+    ++summary->succeeded;
+    auto metrics = ReadMetrics(run.run_dir);
+    std::string score;
+    if (metrics.ok() && metrics->has_diverged_at_step()) {
+      score = absl::StrFormat(": diverged at step %d (loss %g), recorded", metrics->diverged_at_step(),
+                              metrics->diverged_loss());
+    } else if (metrics.ok()) {
+      score = absl::StrFormat(": token_accuracy %.3f", metrics->token_accuracy());
+    }
+    display->Event(absl::StrCat("finished ", RunName(*c->planned), " in ", FormatDuration(seconds), score, "  [",
+                                display->done(), "/", display->total(), " done, ETA ", display->Eta(running), "]"));
+    return;
+  }
+  ++summary->failed;
+  std::string text = FailureText(*c, status);
+  if (absl::Status s = WriteText(run.run_dir + "/" + kFailedFile, text); !s.ok())
+    display->Event(absl::StrCat("warning: ", s.message()));
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  display->Event(absl::StrCat("FAILED ", RunName(*c->planned), ": ", absl::StrJoin(lines, " / "),
+                              "  (log: ", run.run_dir, "/run.log)"));
+}
+
+// Reads what the running processes printed (up to a second's wait) and ends
+// those whose output closed. False when poll failed.
+bool PollRunning(Running* running, Display* display, GridRunSummary* summary) {
+  std::vector<pollfd> fds;
+  for (const auto& c : *running) fds.push_back({c->fd, POLLIN, 0});
+  int ready = poll(fds.data(), fds.size(), 1000);
+  if (ready < 0 && errno != EINTR) return false;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    Child* c = (*running)[i].get();
+    char buffer[8192];
+    ssize_t n = read(c->fd, buffer, sizeof(buffer));
+    if (n > 0) {
+      Consume(c, buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    EndRun(c, *running, display, summary);  // end of output: the process is exiting
+  }
+  running->erase(std::remove_if(running->begin(), running->end(), [](const auto& c) { return c->fd < 0; }),
+                 running->end());
+  return true;
+}
+
+// After SIGINT/SIGTERM: the runs in flight are stopped, to restart next time.
+void StopRunning(const Running& running, Display* display) {
+  for (const auto& c : running) kill(c->pid, SIGTERM);
+  for (const auto& c : running) {
+    waitpid(c->pid, nullptr, 0);
+    close(c->fd);
+  }
+  display->Event(absl::StrCat("interrupted (", strsignal(g_stop_signal), "); ", running.size(),
+                              " run(s) in flight were stopped and will restart, or resume from their "
+                              "latest checkpoint, when the grid is run again"));
+}
+
+}  // namespace
+
 GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
   GridRunSummary summary;
   // One OpenMP thread per run by default; spinning waits would make
@@ -264,97 +373,16 @@ GridRunSummary RunGrid(const GridPlan& plan, const GridRunnerOptions& options) {
   sigaction(SIGTERM, &action, &old_term);
 
   Display display(plan, options);
-  std::vector<std::unique_ptr<Child>> running;
+  Running running;
   size_t next = 0;
-  const int jobs = std::max(1, options.jobs);
   while ((next < plan.to_run.size() || !running.empty()) && g_stop_signal == 0) {
-    while (next < plan.to_run.size() && static_cast<int>(running.size()) < jobs) {
-      const PlannedRun& p = plan.to_run[next++];
-      auto child = std::make_unique<Child>();
-      std::string error;
-      display.Started();
-      if (!Start(p, options.run_binary, child.get(), &error)) {
-        WriteText(p.run->run_dir + "/" + kFailedFile, absl::StrCat("could not start: ", error, "\n"))
-            .IgnoreError();  // reported just below; the run stays unfinished either way
-        display.Ended(false, 0);
-        ++summary.failed;
-        display.Event(absl::StrCat("FAILED to start ", RunName(p), ": ", error));
-        continue;
-      }
-      display.Event(absl::StrCat(p.resume ? "resuming " : "starting ", RunName(p), "  (", p.run->run_dir, ")"));
-      running.push_back(std::move(child));
-    }
-    std::vector<pollfd> fds;
-    for (const auto& c : running) fds.push_back({c->fd, POLLIN, 0});
-    int ready = poll(fds.data(), fds.size(), 1000);
-    if (ready < 0 && errno != EINTR) break;
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Child* c = running[i].get();
-      char buffer[8192];
-      ssize_t n = read(c->fd, buffer, sizeof(buffer));
-      if (n > 0) {
-        Consume(c, buffer, static_cast<size_t>(n));
-        continue;
-      }
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      // End of output: the process is exiting.
-      close(c->fd);
-      c->fd = -1;
-      int status = 0;
-      waitpid(c->pid, &status, 0);
-      if (!c->partial.empty()) ConsumeLine(c, c->partial);
-      const double seconds = SecondsSince(c->started);
-      const GridRun& run = *c->planned->run;
-      if (!c->log_status.ok()) display.Event(absl::StrCat("warning: run.log is incomplete: ", c->log_status.message()));
-      const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-                      ReadRunState(run.run_dir) == RunState::kFinished;
-      // Stopped by Ctrl-C or a TERM: interrupted, not failed; it reruns next time.
-      const bool stopped = !ok && (g_stop_signal != 0 || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT ||
-                                                                                  WTERMSIG(status) == SIGTERM)));
-      if (stopped) {
-        summary.interrupted = true;
-        display.Event(absl::StrCat("stopped ", RunName(*c->planned), " (interrupted; it reruns next time)"));
-        continue;
-      }
-      display.Ended(ok, seconds);
-      if (ok) {
-        ++summary.succeeded;
-        auto metrics = ReadMetrics(run.run_dir);
-        std::string score;
-        if (metrics.ok() && metrics->has_diverged_at_step()) {
-          score = absl::StrFormat(": diverged at step %d (loss %g), recorded", metrics->diverged_at_step(),
-                                  metrics->diverged_loss());
-        } else if (metrics.ok()) {
-          score = absl::StrFormat(": token_accuracy %.3f", metrics->token_accuracy());
-        }
-        display.Event(absl::StrCat("finished ", RunName(*c->planned), " in ", FormatDuration(seconds), score,
-                                   "  [", display.done(), "/", display.total(), " done, ETA ",
-                                   display.Eta(running), "]"));
-      } else {
-        ++summary.failed;
-        std::string text = FailureText(*c, status);
-        if (absl::Status s = WriteText(run.run_dir + "/" + kFailedFile, text); !s.ok())
-          display.Event(absl::StrCat("warning: ", s.message()));
-        std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
-        display.Event(absl::StrCat("FAILED ", RunName(*c->planned), ": ", absl::StrJoin(lines, " / "),
-                                   "  (log: ", run.run_dir, "/run.log)"));
-      }
-    }
-    running.erase(std::remove_if(running.begin(), running.end(), [](const auto& c) { return c->fd < 0; }),
-                  running.end());
+    StartRuns(plan, options, &next, &display, &running, &summary);
+    if (!PollRunning(&running, &display, &summary)) break;
     if (!running.empty()) display.ShowStatus(running);
   }
   if (g_stop_signal != 0) {
     summary.interrupted = true;
-    for (const auto& c : running) kill(c->pid, SIGTERM);
-    for (const auto& c : running) {
-      waitpid(c->pid, nullptr, 0);
-      close(c->fd);
-    }
-    display.Event(absl::StrCat("interrupted (", strsignal(g_stop_signal), "); ", running.size(),
-                               " run(s) in flight were stopped and will restart, or resume from their "
-                               "latest checkpoint, when the grid is run again"));
+    StopRunning(running, &display);
   }
   display.ClearStatus();
   sigaction(SIGINT, &old_int, nullptr);

@@ -2,16 +2,20 @@
 #define TVLAB_EXPERIMENTS_GRID_LAUNCHER_H_
 
 // Who trains a grid's runs. The grid command plans the runs still to run
-// (grid_plan.h) and hands them to one launcher:
-//   local   child processes on this machine, --jobs at a time (grid_runner.h);
-//           the runs have ended when Launch returns
+// (grid_plan.h) and hands them to one launcher, chosen with --launcher NAME:
+//   local   child processes on this machine, --jobs at a time
+//           (local_launcher.cc, grid_runner.h); the runs have ended when
+//           Launch returns
 //   slurm   one Slurm job array, a task per run, and a dependent job that
-//           builds the report (slurm_launcher.h); Launch returns once both
-//           are submitted
+//           builds the report (slurm/slurm_launcher.h); Launch returns once
+//           both are submitted
 // Either way every run is the run binary on the run's directory, and the
 // results table is built from the run directories alone, so it does not care
-// who ran them. Launchers register by name (REGISTER_GRID_LAUNCHER); the
-// command picks one with --launcher NAME.
+// who ran them.
+//
+// A launcher registers a LauncherKind (REGISTER_GRID_LAUNCHER) beside its
+// code, with its own flags (ABSL_FLAG in its own files): the command line
+// knows launchers only through this registry.
 
 #include <functional>
 #include <memory>
@@ -20,22 +24,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/grid/expand/grid_loader.h"
 #include "experiments/grid/grid_plan.h"
-#include "experiments/spec/grid_loader.h"
 
 namespace tvlab {
 
-// --slurm_* flags (docs/grids.md, "On a Slurm cluster").
-struct SlurmOptions {
-  std::string partition;           // --slurm_partition; empty: the cluster's default
-  std::string time;                // --slurm_time, per array task; empty: the partition's default
-  int cpus_per_task = 0;           // --slurm_cpus_per_task; 0: the runs' largest runtime.threads
-  std::vector<std::string> extra;  // --slurm_extra, split at spaces: more sbatch options
-};
-
-struct LauncherOptions {
-  int jobs = 1;  // local: runs at once
-  SlurmOptions slurm;
+// Where a launcher reports progress.
+struct LauncherContext {
   std::ostream* progress = nullptr;  // events and the status line
   bool interactive = false;          // progress is a terminal
 };
@@ -66,20 +62,57 @@ class Launcher {
   virtual absl::StatusOr<LaunchOutcome> Launch(const LaunchRequest& request) = 0;
 };
 
-using LauncherFactory = std::function<absl::StatusOr<std::unique_ptr<Launcher>>(const LauncherOptions&)>;
+// A launcher with its flags read and checked: creating it cannot fail.
+using LauncherFactory = std::function<std::unique_ptr<Launcher>(const LauncherContext&)>;
 
-// The launcher registered as `name`; NotFound listing the registered names.
-absl::StatusOr<std::unique_ptr<Launcher>> CreateLauncher(const std::string& name, const LauncherOptions& options);
+// One registered launcher.
+struct LauncherKind {
+  std::string name;  // what --launcher takes
+  // Its own flags, as typed ("--slurm_time"): given with another launcher
+  // they are an error naming this one.
+  std::vector<std::string> flags;
+  // Its flags for the usage text, e.g. {"[--slurm_time T]", ...}, and what it does.
+  std::vector<std::string> synopsis;
+  std::string summary;
+  // Reads its flags from the parsed command line (the absl flags are set)
+  // and checks them, and the grid flags it cannot take; InvalidArgument
+  // naming the flag.
+  std::function<absl::StatusOr<LauncherFactory>(const CommandLine& line)> read_flags;
+  // Optional: FailedPrecondition when an earlier submission through this
+  // launcher could still train runs of the grid in `output_dir` (so no
+  // launcher may start them again).
+  std::function<absl::Status(const std::string& output_dir)> check_none_in_flight;
+};
+
+// The launcher `name` with its flags read from `line`, once the other
+// launchers' flags are known not to be given. Errors (InvalidArgument, for
+// a usage error): no launcher of that name (listing them), the launcher's
+// own flag errors, a flag of another launcher.
+absl::StatusOr<LauncherFactory> ReadLauncherFlags(const std::string& name, const CommandLine& line);
+
+// Every registered launcher's own flags, sorted.
+std::vector<std::string> AllLauncherFlags();
+
+// OK unless a launcher says an earlier submission may still train runs in
+// `output_dir`.
+absl::Status CheckNoLauncherJobsInFlight(const std::string& output_dir);
+
+// Usage lines per launcher, "<indent>[--launcher NAME SYNOPSIS]  (SUMMARY)",
+// wrapped at 100 columns.
+std::string LauncherUsage(const std::string& indent);
+
+// The names, sorted.
 std::vector<std::string> RegisteredLaunchers();
 
 namespace internal {
 struct LauncherRegistrar {
-  LauncherRegistrar(const char* name, LauncherFactory factory);
+  explicit LauncherRegistrar(LauncherKind kind);
 };
 }  // namespace internal
 
-#define REGISTER_GRID_LAUNCHER(name, factory) \
-  static ::tvlab::internal::LauncherRegistrar launcher_registrar_##factory(name, factory)
+// REGISTER_GRID_LAUNCHER(MakeSlurmKind): a function returning the LauncherKind.
+#define REGISTER_GRID_LAUNCHER(make_kind) \
+  static ::tvlab::internal::LauncherRegistrar launcher_registrar_##make_kind(make_kind())
 
 }  // namespace tvlab
 

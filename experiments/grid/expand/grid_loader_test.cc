@@ -1,0 +1,317 @@
+// Grid expansion: the product and zip shapes, per-cell validation with the
+// reason, the baseline, and the run keys resume depends on.
+
+#include "experiments/grid/expand/grid_loader.h"
+#include "experiments/grid/expand/run_key.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiments/spec/spec_loader.h"
+#include "experiments/spec/text_format_errors.h"
+#include "framework/schema/spec_text.h"
+#include "plugins/task/text_lm/text_lm.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const char kBase[] = R"pb(name: "tiny"
+model {
+  family: ENCODER_ONLY
+  d_model: 16
+  num_layers: 1
+  num_heads: 2
+}
+task { plugin: "sort_digits" }
+train { steps: 3 }
+)pb";
+
+std::string TempPath(const std::string& file) { return std::string(getenv("TEST_TMPDIR")) + "/" + file; }
+
+std::string Write(const std::string& file, const std::string& text) {
+  std::string path = TempPath(file);
+  std::ofstream(path) << text;
+  return path;
+}
+
+absl::StatusOr<ExpandedGrid> Expand(const std::string& grid_text) {
+  Write("base.pbtxt", kBase);
+  std::string path = Write("g.grid.pbtxt", grid_text);
+  auto spec = ParseGridFile(path);
+  if (!spec.ok()) return spec.status();
+  return ExpandGrid(*spec, path, TempPath("cwd"));
+}
+
+std::vector<std::string> Labels(const ExpandedGrid& g) {
+  std::vector<std::string> out;
+  for (const GridCell& c : g.cells) out.push_back(c.label);
+  return out;
+}
+
+TEST(GridLoader, ProductOfAxesFirstAxisSlowest) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "sinusoidal"] }
+    axis { field: "model.norm.placement" values: ["pre_ln", "post_ln"] }
+    seeds: [0, 1, 2])pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g->axis_labels, ElementsAre("plugin", "placement"));
+  EXPECT_THAT(Labels(*g), ElementsAre("plugin=none placement=pre_ln", "plugin=none placement=post_ln",
+                                      "plugin=sinusoidal placement=pre_ln",
+                                      "plugin=sinusoidal placement=post_ln"));
+  const GridCell& c = g->cells[2];
+  EXPECT_THAT(c.overrides, ElementsAre("model.position.plugin=sinusoidal", "model.norm.placement=pre_ln"));
+  ASSERT_EQ(c.runs.size(), 3u);
+  EXPECT_EQ(c.runs[1].seed, 1u);
+  EXPECT_EQ(c.runs[1].spec.seed(), 1u);
+  EXPECT_EQ(c.runs[1].spec.model().position().plugin(), "sinusoidal");
+  EXPECT_EQ(c.runs[1].spec.name(), "tiny");
+  EXPECT_EQ(c.runs[1].run_dir, TempPath("cwd") + "/runs/g/runs/" + c.runs[1].key);
+  EXPECT_EQ(g->baseline, -1);
+}
+
+TEST(GridLoader, SetOverridesTheBaseBeforeTheAxes) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    set: ["train.steps=7", "model.num_heads=4"]
+    axis { field: "model.num_heads" values: ["1", "2"] })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->cells[0].runs[0].spec.train().steps(), 7);
+  EXPECT_EQ(g->cells[0].runs[0].spec.model().num_heads(), 1);  // the axis comes after `set`
+  EXPECT_THAT(g->cells[1].overrides, ElementsAre("train.steps=7", "model.num_heads=4", "model.num_heads=2"));
+}
+
+TEST(GridLoader, TaskFilesResolveAgainstTheSpecThatNamesThem) {
+  // Every run starts from cell_spec.pbtxt inside its run directory, so a
+  // relative data path must be made absolute here, as LoadExperiment does.
+  std::string dir = TempPath("paths");
+  std::filesystem::create_directories(dir + "/specs");
+  Write("paths/specs/lm.pbtxt", R"pb(name: "lm"
+    model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }
+    task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] { path: "corpus.txt" } } } train { steps: 3 })pb");
+  Write("paths/g.pbtxt", R"pb(base_spec: "specs/lm.pbtxt")pb");
+  Write("paths/inline.pbtxt", R"pb(base { task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] { path: "data/corpus.txt" } } } })pb");
+  auto from_file = ParseGridFile(dir + "/g.pbtxt");
+  auto inline_base = ParseGridFile(dir + "/inline.pbtxt");
+  ASSERT_TRUE(from_file.ok() && inline_base.ok());
+  // The corpus files do not exist, so the cells are invalid; the reasons name
+  // the resolved paths.
+  auto g = ExpandGrid(*from_file, dir + "/g.pbtxt", dir);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g->cells[0].invalid_reason, HasSubstr(dir + "/specs/corpus.txt"));
+  auto i = ExpandGrid(*inline_base, dir + "/inline.pbtxt", dir);
+  ASSERT_TRUE(i.ok()) << i.status();
+  EXPECT_THAT(i->cells[0].invalid_reason, HasSubstr(dir + "/data/corpus.txt"));
+}
+
+TEST(GridLoader, ZippedAxesPairTheirValues) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.num_layers" values: ["1", "2"] }
+    zip {
+      axis { field: "model.d_model" values: ["16", "32"] }
+      axis { field: "model.num_heads" values: ["2", "4"] label: "heads" }
+    })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(Labels(*g), ElementsAre("num_layers=1 d_model=16 heads=2", "num_layers=1 d_model=32 heads=4",
+                                      "num_layers=2 d_model=16 heads=2", "num_layers=2 d_model=32 heads=4"));
+  EXPECT_EQ(g->cells[3].runs[0].spec.model().num_heads(), 4);
+  EXPECT_EQ(g->cells[3].runs[0].spec.model().d_model(), 32);
+  EXPECT_EQ(g->cells[3].runs[0].spec.model().num_layers(), 2);
+}
+
+TEST(GridLoader, InvalidCellsAreKeptWithTheirReason) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.num_heads" values: ["2", "3", "4"] }
+    axis { field: "model.position.plugin" values: ["sinusoidal", "sinusodial"] })pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->cells.size(), 6u);
+  EXPECT_EQ(g->num_invalid(), 4);  // heads=3 (both), and the misspelt plugin with 2 and 4 heads
+  EXPECT_TRUE(g->cells[0].valid());
+  EXPECT_FALSE(g->cells[1].valid());
+  EXPECT_TRUE(g->cells[1].runs.empty());
+  EXPECT_THAT(g->cells[1].invalid_reason, HasSubstr("unknown position encoding plugin 'sinusodial'"));
+  EXPECT_THAT(g->cells[2].invalid_reason,
+              HasSubstr("model.num_heads: d_model (16) must be divisible by num_heads (3)"));
+  std::string report = InvalidCellsReport(*g);
+  EXPECT_THAT(report, HasSubstr("4 of 6 cells are invalid:\n"));
+  EXPECT_THAT(report, HasSubstr("  num_heads=3 plugin=sinusoidal:\n    model.num_heads: d_model (16)"));
+  EXPECT_TRUE(InvalidCellsReport(*Expand(R"pb(base_spec: "base.pbtxt")pb")).empty());
+}
+
+TEST(GridLoader, ACellThatChangesNothingIsReportedAsADuplicate) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.d_ff" values: ["0", "64"] })pb");  // relu's default width is 4 * 16 = 64
+  ASSERT_TRUE(g.ok()) << g.status();
+  // d_ff 0 resolves to the width it means (64), so both cells are one spec.
+  EXPECT_EQ(g->num_invalid(), 1);
+  EXPECT_THAT(g->cells[1].invalid_reason, HasSubstr("same spec as cell 'd_ff=0'"));
+  auto same = Expand(R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.dropout" values: ["0.1", "0.10"] })pb");
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_THAT(same->cells[1].invalid_reason, HasSubstr("same spec as cell 'dropout=0.1'"));
+}
+
+TEST(GridLoader, BaselineSelectsExactlyOneCell) {
+  const std::string axes = R"pb(base_spec: "base.pbtxt"
+    axis { field: "model.position.plugin" values: ["none", "sinusoidal"] }
+    axis { field: "model.norm.placement" values: ["pre_ln", "post_ln"] label: "norm" })pb";
+  auto g = Expand(axes + R"pb( baseline: ["model.position.plugin=sinusoidal", "norm=post_ln"])pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->baseline, 3);
+  EXPECT_THAT(std::string(Expand(axes + R"pb( baseline: "norm=post_ln")pb").status().message()),
+              HasSubstr("selects 2 cells (plugin=none norm=post_ln; plugin=sinusoidal norm=post_ln); "
+                        "it must select exactly one"));
+  EXPECT_THAT(std::string(Expand(axes + R"pb( baseline: "model.d_model=16")pb").status().message()),
+              HasSubstr("no axis varies 'model.d_model'"));
+}
+
+TEST(GridLoader, GridMistakesAreErrorsWithWhereAndHow) {
+  EXPECT_THAT(std::string(Expand(R"pb(axis { field: "seed" values: "1" })pb").status().message()),
+              HasSubstr("the grid has no base experiment"));
+  EXPECT_THAT(std::string(Expand(R"pb(base_spec: "missing.pbtxt")pb").status().message()),
+              HasSubstr("base_spec: cannot read spec file"));
+  EXPECT_THAT(std::string(Expand(R"pb(base_spec: "base.pbtxt" axis { field: "model.d_model" })pb")
+                              .status()
+                              .message()),
+              HasSubstr("axis[0] (model.d_model): values is empty"));
+  EXPECT_THAT(std::string(Expand(R"pb(base_spec: "base.pbtxt"
+                                     zip { axis { field: "model.d_model" values: ["16", "32"] }
+                                           axis { field: "model.num_heads" values: ["2"] } })pb")
+                              .status()
+                              .message()),
+              HasSubstr("zip[0]: model.num_heads has 1 values but model.d_model has 2"));
+  absl::Status typo = Expand("base_spec: \"base.pbtxt\"\naxis { feild: \"x\" }\n").status();
+  EXPECT_THAT(std::string(typo.message()), HasSubstr("g.grid.pbtxt:2:"));
+  EXPECT_THAT(std::string(typo.message()), HasSubstr("did you mean \"field\"?"));
+}
+
+TEST(GridLoader, InlineBaseAndDefaultSeed) {
+  auto g = Expand(std::string("base {") + kBase + "} axis { field: \"seed\" values: [\"5\"] }");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->cells.size(), 1u);
+  ASSERT_EQ(g->cells[0].runs.size(), 1u);
+  EXPECT_EQ(g->cells[0].runs[0].seed, 5u);  // no seeds list: the spec's own seed
+  EXPECT_THAT(std::string(Expand(std::string("base {") + kBase +
+                                 "} axis { field: \"seed\" values: [\"5\"] } seeds: [1, 2]")
+                              .status()
+                              .message()),
+              HasSubstr("list the seeds in `seeds` only"));
+}
+
+TEST(RunKey, FnvMatchesPublishedVectors) {
+  // Test vectors of the FNV-1a 64-bit hash (Fowler, Noll, Vo).
+  EXPECT_EQ(Fnv1a64Hex(""), "cbf29ce484222325");
+  EXPECT_EQ(Fnv1a64Hex("a"), "af63dc4c8601ec8c");
+  EXPECT_EQ(Fnv1a64Hex("foobar"), "85944171f73967e8");
+}
+
+TEST(RunKey, FollowsTheResolvedSpecButNotItsName) {
+  std::string path = Write("key.pbtxt", kBase);
+  auto a = LoadExperiment(path, {});
+  auto b = LoadExperiment(path, {"name=renamed"});
+  auto c = LoadExperiment(path, {"seed=1"});
+  auto d = LoadExperiment(path, {"model.dropout=0.1"});  // the default, written out
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && d.ok());
+  EXPECT_EQ(RunKey(*a).size(), 16u);
+  EXPECT_EQ(RunKey(*a), RunKey(*b));
+  EXPECT_NE(RunKey(*a), RunKey(*c));
+  EXPECT_EQ(RunKey(*a), RunKey(*d));
+  // Resolving a resolved spec again (what the spawned run binary does) keeps
+  // the key.
+  auto again = ResolveExperiment(*a, {}, "again", "x");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(RunKey(*again), RunKey(*a));
+}
+
+// Fields added to the schema later (train.divergence_loss,
+// train.fail_on_divergence, eval.context_length, runtime.attention,
+// runtime.precision, eval.decode_speed_tokens, eval.context_lengths) are
+// written out in the
+// resolved spec but leave the key as it was before they existed while at
+// their defaults, so finished runs are found again; other values count.
+TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
+  auto a = LoadExperiment(Write("later.pbtxt", kBase), {});
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(a->train().has_divergence_loss());  // resolved: every default written out
+  Experiment before = *a;  // what a binary without these fields resolved
+  before.clear_name();
+  before.mutable_train()->clear_divergence_loss();
+  before.mutable_train()->clear_fail_on_divergence();
+  before.mutable_eval()->clear_context_length();
+  before.mutable_eval()->clear_decode_speed_tokens();
+  before.mutable_runtime()->clear_attention();
+  before.mutable_runtime()->clear_precision();
+  EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
+  Experiment threshold = *a, fail = *a, longer = *a, unfused = *a, bf16 = *a;
+  unfused.mutable_runtime()->set_attention("unfused");
+  EXPECT_NE(RunKey(unfused), RunKey(*a));
+  bf16.mutable_runtime()->set_precision("bf16");
+  EXPECT_NE(RunKey(bf16), RunKey(*a));
+  threshold.mutable_train()->set_divergence_loss(10);
+  fail.mutable_train()->set_fail_on_divergence(true);
+  longer.mutable_eval()->set_context_length(1024);
+  EXPECT_NE(RunKey(threshold), RunKey(*a));
+  EXPECT_NE(RunKey(fail), RunKey(*a));
+  EXPECT_NE(RunKey(longer), RunKey(*a));
+  // eval.decode_speed_tokens and eval.context_lengths (added with the
+  // reproductions): at their defaults (0, empty) they are in `before` above
+  // neither written nor keyed; set, they change the key.
+  ASSERT_TRUE(a->eval().has_decode_speed_tokens());
+  Experiment timed = *a, contexts = *a;
+  timed.mutable_eval()->set_decode_speed_tokens(64);
+  contexts.mutable_eval()->add_context_lengths(256);
+  EXPECT_NE(RunKey(timed), RunKey(*a));
+  EXPECT_NE(RunKey(contexts), RunKey(*a));
+}
+
+// A text task's tokenizer option (added later; bytes by default) is written
+// into the resolved task options; at its default it leaves the key alone
+// (the scaling_positions runs were trained before it existed).
+TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
+  const std::string spec =
+      "name: \"lm\"\nmodel { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
+      "task { plugin: \"text_lm\" options { [type.googleapis.com/tvlab.TextLmOptions] { "
+      "path: \"/usr/share/common-licenses/GPL-3\" context_length: 16 } } }\n"
+      "train { steps: 2 }\neval { examples: 2 }\n";
+  auto bytes = LoadExperiment(Write("lm.pbtxt", spec), {});
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  ASSERT_NE(SpecToText(*bytes).find("tokenizer"), std::string::npos);  // written out
+  Experiment before = *bytes;  // what a binary without the option resolved
+  before.clear_name();
+  before.mutable_train()->clear_divergence_loss();
+  before.mutable_train()->clear_fail_on_divergence();
+  before.mutable_eval()->clear_context_length();
+  before.mutable_eval()->clear_decode_speed_tokens();
+  before.mutable_runtime()->clear_attention();
+  before.mutable_runtime()->clear_precision();
+  TextLmOptions options;
+  ASSERT_TRUE(before.task().options().UnpackTo(&options));
+  options.clear_tokenizer();
+  before.mutable_task()->mutable_options()->PackFrom(options);
+  EXPECT_EQ(RunKey(*bytes), Fnv1a64Hex(SpecToText(before)));
+  auto sentencepiece = LoadExperiment(
+      Write("lm.pbtxt", spec), {"task.options.tokenizer.kind=SENTENCEPIECE",
+                                "task.options.tokenizer.vocab_size=500"});
+  ASSERT_TRUE(sentencepiece.ok()) << sentencepiece.status();
+  EXPECT_NE(RunKey(*sentencepiece), RunKey(*bytes));
+}
+
+TEST(LooksLikeGridSpec, TellsGridsFromExperiments) {
+  EXPECT_FALSE(LooksLikeGridSpec(kBase));
+  EXPECT_TRUE(LooksLikeGridSpec("# a grid\nbase_spec: \"x\"\n"));
+  EXPECT_TRUE(LooksLikeGridSpec("name: \"g\"\nbase { name: \"t\" }\naxis { field: \"seed\" }"));
+  // Grid field names nested inside an experiment or in comments do not count.
+  EXPECT_FALSE(LooksLikeGridSpec("# axis { }\nmodel { family: ENCODER_ONLY }\n"));
+  EXPECT_FALSE(LooksLikeGridSpec("model { base_spec: 1 }"));
+  std::string text;
+  ASSERT_TRUE(ReadTextFile(std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs/sort_digits.pbtxt",
+                           "spec", &text)
+                  .ok());
+  EXPECT_FALSE(LooksLikeGridSpec(text));
+}
+
+}  // namespace
+}  // namespace tvlab

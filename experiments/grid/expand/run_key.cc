@@ -1,0 +1,70 @@
+#include "experiments/grid/expand/run_key.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "framework/interfaces/plugin_kinds.h"
+#include "framework/schema/spec_text.h"
+#include "google/protobuf/any.pb.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace tvlab {
+
+std::string Fnv1a64Hex(const std::string& bytes) {
+  uint64_t hash = 14695981039346656037ull;  // offset basis
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;  // FNV prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+namespace {
+
+// Fields added to the schema after run keys existed. At their default they
+// are left out of the key, so run directories trained before the field
+// existed keep their keys (a grid does not train them again, --report_only
+// finds them); set to anything else, they change the key like any field.
+// Add a field here when you add one to experiment.proto.
+void ClearLaterFieldsAtDefault(Experiment* spec) {
+  if (spec->has_train()) {
+    TrainSpec* train = spec->mutable_train();
+    if (train->divergence_loss() == 0) train->clear_divergence_loss();
+    if (!train->fail_on_divergence()) train->clear_fail_on_divergence();
+  }
+  if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
+  // eval.context_lengths is a list: empty (its default) it is not written.
+  if (spec->has_eval() && spec->eval().decode_speed_tokens() == 0)
+    spec->mutable_eval()->clear_decode_speed_tokens();
+  if (spec->has_runtime() && spec->runtime().attention() == "auto") spec->mutable_runtime()->clear_attention();
+  if (spec->has_runtime() && spec->runtime().precision() == "fp32") spec->mutable_runtime()->clear_precision();
+  // Task options: text tasks' `tokenizer` (bytes by default).
+  const PluginKind& task = PluginKindById("task");
+  auto options = UnpackPluginOptions(*spec, task);
+  if (!options.ok()) return;
+  const auto* tokenizer = (*options)->GetDescriptor()->FindFieldByName("tokenizer");
+  const auto* reflection = (*options)->GetReflection();
+  if (tokenizer == nullptr || !reflection->HasField(**options, tokenizer)) return;
+  const google::protobuf::Message& value = reflection->GetMessage(**options, tokenizer);
+  std::unique_ptr<google::protobuf::Message> defaults(value.New());
+  if (!google::protobuf::util::MessageDifferencer::Equivalent(value, *defaults)) return;
+  reflection->ClearField(options->get(), tokenizer);
+  auto* any = static_cast<google::protobuf::Any*>(
+      MutableParentIn(spec, task)->GetReflection()->MutableMessage(
+          MutableParentIn(spec, task),
+          MutableParentIn(spec, task)->GetDescriptor()->FindFieldByName(task.options_field)));
+  any->PackFrom(**options);
+}
+
+}  // namespace
+
+std::string RunKey(const Experiment& resolved) {
+  Experiment unnamed = resolved;
+  unnamed.clear_name();
+  ClearLaterFieldsAtDefault(&unnamed);
+  return Fnv1a64Hex(SpecToText(unnamed));
+}
+
+}  // namespace tvlab

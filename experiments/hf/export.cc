@@ -1,0 +1,93 @@
+// bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT
+//
+// Writes a finished run as a Hugging Face `transformers` model directory:
+// OUT/config.json and OUT/model.safetensors, loadable with
+// AutoModelForCausalLM.from_pretrained(OUT). Llama and GPT-2 shaped runs
+// only (experiments/hf/hf_export.h lists the exact combinations); any other is
+// an error naming the component with no HF equivalent. A run with a
+// SentencePiece tokenizer gets its tokenizer.model copied beside the model
+// (no transformers tokenizer files: load it with the sentencepiece package;
+// its ids are the model's). The run directory is only read. Exit codes: 0 ok, 2 bad input or a model with no HF equivalent.
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "experiments/cli/command_line.h"
+#include "experiments/hf/hf_export.h"
+#include "experiments/spec/spec_loader.h"
+#include "framework/io/atomic_file.h"
+#include "framework/train/safetensors.h"
+
+ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");
+ABSL_FLAG(std::string, format, "", "hf: a Hugging Face transformers directory (required)");
+ABSL_FLAG(std::string, out, "", "OUT: the directory to write (created if missing; required)");
+
+namespace {
+
+constexpr char kUsage[] = "usage: bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT\n";
+
+int Fail(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto line = tvlab::ParseFlags(argc, argv, kUsage);
+  if (!line.ok()) {
+    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
+    return 2;
+  }
+  if (line->help) {
+    tvlab::PrintHelp(std::cout, kUsage);
+    return 0;
+  }
+  if (!line->positional.empty()) {
+    tvlab::PrintUsageError(
+        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"), kUsage);
+    return 2;
+  }
+  const std::string run_dir = tvlab::UserPath(absl::GetFlag(FLAGS_run_dir));
+  const std::string out = tvlab::UserPath(absl::GetFlag(FLAGS_out));
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (run_dir.empty() || out.empty() || format.empty()) {
+    tvlab::PrintUsageError(std::cerr, absl::InvalidArgumentError("--run_dir, --format and --out are required"),
+                           kUsage);
+    return 2;
+  }
+  if (format != "hf") return Fail(absl::StrCat("--format '", format, "' is not known; the one format is 'hf'"));
+  auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", {});
+  if (!spec.ok()) return Fail(std::string(spec.status().message()));
+  auto weights = tvlab::ReadSafetensors(run_dir + "/model.safetensors");
+  if (!weights.ok()) {
+    return Fail(absl::StrCat(weights.status().message(),
+                             " (export reads the weights a finished run writes)"));
+  }
+  auto model = tvlab::ToHuggingFace(*spec, *weights);
+  if (!model.ok()) return Fail(absl::StrCat(run_dir, ": ", model.status().message()));
+  // A SentencePiece run: its ids are not bytes, so no byte-level tokenizer.
+  std::ifstream sentencepiece(run_dir + "/tokenizer.model", std::ios::binary);
+  std::stringstream sentencepiece_model;
+  if (sentencepiece) {
+    sentencepiece_model << sentencepiece.rdbuf();
+    model->tokenizer_json.clear();
+    model->tokenizer_config_json.clear();
+  }
+  absl::Status written = tvlab::WriteHuggingFace(*model, out);
+  if (written.ok() && sentencepiece)
+    written = tvlab::WriteFileAtomically(out + "/tokenizer.model", sentencepiece_model.str());
+  if (!written.ok()) return Fail(std::string(written.message()));
+  if (sentencepiece)
+    std::cout << "tokenizer: SentencePiece, copied to " << out
+              << "/tokenizer.model (sentencepiece.SentencePieceProcessor(model_file=...) gives the "
+                 "model's ids; no transformers tokenizer files are written for it)\n";
+  std::cout << "wrote " << out << " (" << model->architecture << ", " << model->tensors.size()
+            << " tensors): load it with transformers.AutoModelForCausalLM.from_pretrained(\"" << out
+            << "\")\n";
+  return 0;
+}
