@@ -21,6 +21,12 @@
 #   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
 #              (default 60) of libFuzzer (one case)
 #   main       bazel test //...
+#   plugin_copy tools/plugin_copy_check.sh: a plugin folder copied under a
+#              new name into a scratch copy of the tree is registered,
+#              conformance- and parity-tested with no other edit, and a
+#              copy registered under a wrong name fails (one case)
+# Every Bazel leg shares one disk cache ($TVLAB_DISK_CACHE, default
+# ~/.cache/tvlab/disk_cache), so the scratch tree reuses the main build's work.
 # Exit status: non-zero when any leg failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +46,7 @@ full=0
 query="tests(${patterns[0]})"
 for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
 
+disk_cache=(--disk_cache="${TVLAB_DISK_CACHE:-$HOME/.cache/tvlab/disk_cache}")
 status=0
 extra_passed=0
 extra_failed=0
@@ -73,7 +80,7 @@ asan_targets=(//framework/...)
 # Tests tagged "noasan" (the slowest of the CUDA emulator's, which the
 # emulated conformance suite covers under ASan too) stay out of this leg.
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
-  bazel test --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
+  bazel test "${disk_cache[@]}" --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
   [ $? -eq 0 ] || status=1
   record_leg --config=asan "tests(${asan_targets[0]}) except attr(tags, noasan, tests(${asan_targets[0]}))"
 fi
@@ -82,7 +89,8 @@ cuda_targets=(//framework/tensor/... //framework/backend/... //framework/distrib
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/bin/nvcc ]; then
   # The CUDA emulator's tests (tag "emulated") do not depend on
   # --config=cuda: the main leg runs them, this one neither builds nor runs them.
-  bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated "${cuda_targets[@]}"
+  bazel test "${disk_cache[@]}" --config=cuda --build_tests_only --test_tag_filters=-emulated \
+    "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
   cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
   record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
@@ -92,9 +100,14 @@ if [ $full -eq 1 ]; then
   count_leg fuzz $?
 fi
 
-bazel test "$@"
+bazel test "${disk_cache[@]}" "$@"
 [ $? -eq 0 ] || status=1
 record_leg ${flags[@]+"${flags[@]}"} "$query"
+if [ $full -eq 1 ]; then
+  TVLAB_BAZEL_FLAGS="${disk_cache[*]}" bash tools/plugin_copy_check.sh &&
+    ! TVLAB_BAZEL_FLAGS="${disk_cache[*]}" bash tools/plugin_copy_check.sh --break
+  count_leg plugin_copy $?
+fi
 
 export TVLAB_EXTRA_PASSED=$extra_passed TVLAB_EXTRA_FAILED=$extra_failed
 printf '%s\n' "${counts[@]}" > bazel-testlogs-legs.txt
