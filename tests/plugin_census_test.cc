@@ -96,7 +96,7 @@ TEST(PluginCensus, EveryFoldersPluginIsRegisteredUnderItsKindAndName) {
     ASSERT_NE(kind, nullptr) << p.folder << ": kind '" << p.kind << "'";
     EXPECT_EQ(p.folder, kind->folder + "/" + p.name) << "a plugin's folder is named as the plugin";
     EXPECT_TRUE(Contains(kind->names(), p.name))
-        << p.folder << "/ is a " << kind->display << " plugin folder, but no " << kind->display
+        << p.folder << "/ is a plugin folder of kind " << kind->id << ", but no " << kind->display
         << " plugin '" << p.name << "' is registered in //plugins:all; registered: "
         << absl::StrJoin(kind->names(), ", ") << ". Its " << p.name
         << ".cc must register it under the folder's name (TVLAB_REGISTER_*(\"" << p.name

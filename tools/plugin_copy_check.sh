@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Proves that a plugin is one folder: copies the tracked tree (git ls-files)
 # into a scratch folder, copies one plugin folder there under a new name
-# (renaming inside the copy only: the name and its CamelCase form in file
-# names and contents, so the registration name, the options message and the
-# files), builds in the scratch tree with no other edit, and checks that the
-# copy is
+# (renaming inside the copy only: the name, also as the start of a longer
+# name such as <name>_parity.py, and its CamelCase form, in file names and
+# contents: so the registration name, the options message and the files),
+# builds in the scratch tree with no other edit, and checks that the copy is
 #   registered         `run --list_plugins` shows it; //tests:plugin_census_test passes
 #   conformance-tested its <name>_conformance_test passes
 #   parity-tested      its <name>_parity_test passes (and, for a score, the
@@ -48,8 +48,8 @@ cp -r "$scratch/$source_folder" "$scratch/$new_folder"
 for f in "$scratch/$new_folder"/*"$old_name"*; do
   mv "$f" "$(dirname "$f")/$(basename "$f" | sed "s/$old_name/$new_name/")"
 done
-sed -i -E -e "s/\\b$old_name\\b/$new_name/g" -e "s/\\b$(camel "$old_name")/$(camel "$new_name")/g" \
-  "$scratch/$new_folder"/*
+sed -i -E -e "s/\\b$old_name(\\b|_)/$new_name\\1/g" \
+  -e "s/\\b$(camel "$old_name")/$(camel "$new_name")/g" "$scratch/$new_folder"/*
 if [ $break_it -eq 1 ]; then  # a registration under the wrong name
   sed -i -E "s/(TVLAB_REGISTER_[A-Z_]+\\(\")$new_name\"/\\1${new_name}_typo\"/" \
     "$scratch/$new_folder/$new_name.cc"
@@ -57,23 +57,27 @@ if [ $break_it -eq 1 ]; then  # a registration under the wrong name
 fi
 echo "plugin_copy_check: $source_folder copied as $new_folder in $scratch"
 
-# 3. Build and check in the scratch tree (its tools/bazel lists the folders).
+# 3. Build and check in the scratch tree (its tools/bazel lists the folders):
+# every check runs, and each failure is reported.
 cd "$scratch"
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
 package="//$new_folder"
-bazel build ${flags[@]+"${flags[@]}"} //experiments:run || fail "the scratch tree does not build"
-bazel-bin/experiments/run --list_plugins | grep -Eq "(: |, )$new_name(,|$)" \
-  || fail "run --list_plugins does not show '$new_name'"
-echo "plugin_copy_check: registered: run --list_plugins shows $new_name"
 tests=(//tests:plugin_census_test "$package:${new_name}_conformance_test")
 if [ -f "$new_folder/${new_name}_parity.py" ]; then
   tests+=("$package:${new_name}_parity_test")
   # A score is also checked by every layout's parity test: the default's.
   [ "$kind_folder" = plugins/score ] && tests+=(//plugins/attention/mha:mha_parity_test)
 fi
-bazel test ${flags[@]+"${flags[@]}"} "${tests[@]}" || fail "tests of the copy failed: ${tests[*]}"
-if [ "$kind_folder" = plugins/score ]; then
-  grep -q "_${new_name}_self" bazel-testlogs/plugins/attention/mha/mha_parity_test/test.log \
-    || fail "mha's parity test did not check '$new_name'"
+failures=()
+bazel test ${flags[@]+"${flags[@]}"} --keep_going //experiments:run "${tests[@]}" ||
+  failures+=("bazel test of ${tests[*]} (see above)")
+if ! bazel-bin/experiments/run --list_plugins | grep -Eq "(: |, )$new_name(,|$)"; then
+  failures+=("run --list_plugins does not show '$new_name'")
 fi
-echo "plugin_copy_check: passed (${tests[*]}) in $((SECONDS - started)) s"
+if [ "$kind_folder" = plugins/score ] &&
+  ! grep -q "_${new_name}_self" bazel-testlogs/plugins/attention/mha/mha_parity_test/test.log; then
+  failures+=("mha's parity test did not check '$new_name'")
+fi
+[ ${#failures[@]} -eq 0 ] || fail "$(printf '\n  %s' "${failures[@]}")"
+echo "plugin_copy_check: $new_name is registered (run --list_plugins), and passed" \
+  "${tests[*]} in $((SECONDS - started)) s"
