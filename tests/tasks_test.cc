@@ -2,6 +2,7 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "framework/data/eval_train_overlap.h"
 #include "framework/data/heldout_split.h"
 #include "framework/data/load_task.h"
@@ -68,9 +69,9 @@ TEST(SortDigits, BatchesArePureFunctionsOfSeedAndStep) {
 TEST(TaskRegistry, UnknownTaskListsKnownOnes) {
   auto miss = TaskRegistry().Get("sorting");
   ASSERT_FALSE(miss.ok());
-  EXPECT_NE(miss.status().message().find("registered: addition, classify_max, copy, parallel_text, "
-                                         "reverse, sort, sort_digits, text_lm"),
+  EXPECT_NE(miss.status().message().find("registered: " + absl::StrJoin(TaskRegistry().Names(), ", ")),
             std::string::npos) << miss.status();
+  EXPECT_GE(TaskRegistry().Names().size(), 2u);
 }
 
 std::shared_ptr<const SequencePairTask> ReverseTask(ModelSpec::Family family) {

@@ -23,6 +23,12 @@
 #   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
 #              (default 60) of libFuzzer (one case)
 #   main       bazel test //...
+#   plugin_copy tools/plugin_copy_check.sh: a plugin folder copied under a
+#              new name into a scratch copy of the tree is registered,
+#              conformance- and parity-tested with no other edit, and a
+#              copy registered under a wrong name fails (one case)
+# Every Bazel leg shares one disk cache ($TVLAB_DISK_CACHE, default
+# ~/.cache/tvlab/disk_cache), so the scratch tree reuses the main build's work.
 # Exit status: non-zero when any leg failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +48,7 @@ full=0
 query="tests(${patterns[0]})"
 for p in "${patterns[@]:1}"; do query="$query + tests($p)"; done
 
+disk_cache=(--disk_cache="${TVLAB_DISK_CACHE:-$HOME/.cache/tvlab/disk_cache}")
 status=0
 # Wall time of each leg, printed as it ends and again in a summary before
 # the closing line.
@@ -94,7 +101,7 @@ asan_targets=(//framework/...)
 # emulated conformance suite covers under ASan too) stay out of this leg.
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
   leg_begin
-  bazel test --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
+  bazel test "${disk_cache[@]}" --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
   [ $? -eq 0 ] || status=1
   record_leg --config=asan "tests(${asan_targets[0]}) except attr(tags, noasan, tests(${asan_targets[0]}))"
   leg_end asan
@@ -105,7 +112,8 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/b
   # The CUDA emulator's tests (tag "emulated") do not depend on
   # --config=cuda: the main leg runs them, this one neither builds nor runs them.
   leg_begin
-  bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated "${cuda_targets[@]}"
+  bazel test "${disk_cache[@]}" --config=cuda --build_tests_only --test_tag_filters=-emulated \
+    "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
   cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
   record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
@@ -119,10 +127,17 @@ if [ $full -eq 1 ]; then
 fi
 
 leg_begin
-bazel test "$@"
+bazel test "${disk_cache[@]}" "$@"
 [ $? -eq 0 ] || status=1
 record_leg ${flags[@]+"${flags[@]}"} "$query"
 leg_end main
+if [ $full -eq 1 ]; then
+  leg_begin
+  TVLAB_BAZEL_FLAGS="${disk_cache[*]}" bash tools/plugin_copy_check.sh &&
+    ! TVLAB_BAZEL_FLAGS="${disk_cache[*]}" bash tools/plugin_copy_check.sh --break
+  count_leg plugin_copy $?
+  leg_end plugin_copy
+fi
 
 echo "wall time per leg (total ${SECONDS}s, setup included):"
 for l in "${legs_timed[@]}"; do

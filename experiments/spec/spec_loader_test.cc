@@ -9,7 +9,9 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "framework/interfaces/attention_layout.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "google/protobuf/empty.pb.h"
 #include "gmock/gmock.h"
@@ -108,7 +110,10 @@ TEST(SpecLoader, ZeroAndNegativeSizesAreRejectedWithTheFieldPath) {
 
 TEST(SpecLoader, MissingTaskAndFamilyAreRequired) {
   absl::Status s = Load(Replace(Replace(kGood, "task { plugin: \"sort_digits\" }\n", ""), "family: ENCODER_ONLY\n", ""));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("task.plugin is required; e.g. task { plugin: \"sort_digits\" } (registered tasks: addition, classify_max, copy"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(absl::StrCat("task.plugin is required; e.g. task { plugin: \"sort_digits\" } "
+                                     "(registered tasks: ",
+                                     absl::StrJoin(PluginKindById("task").names(), ", "), ")")));
   EXPECT_THAT(std::string(s.message()), HasSubstr("model.family is required"));
 }
 
@@ -230,13 +235,22 @@ TEST(SpecLoader, PositionsALayoutCannotApplyAreRejectedWithTheReason) {
   alibi.push_back("model.position.plugin=alibi");
   EXPECT_THAT(std::string(Load(kGood, alibi).message()),
               HasSubstr("'alibi' adds a bias to attention logits, but attention layout 'test_plain_layout'"));
-  // The shipped layouts apply both.
-  for (const char* l : {"mha", "gqa", "mqa", "mla"})
-    for (const char* p : {"rope", "alibi"})
-      EXPECT_TRUE(LoadExperiment(WriteTemp(kGood), {std::string("model.attention.layout=") + l,
-                                                    std::string("model.position.plugin=") + p})
-                      .ok())
+  // Every registered layout gets rope and alibi exactly when it declares
+  // that it applies them.
+  const PluginKind& layouts = PluginKindById("attention_layout");
+  int applying = 0;
+  for (const std::string& l : layouts.names())
+    for (const auto& [p, capability] : std::vector<std::pair<std::string, uint32_t>>{
+             {"rope", kAppliesRotaryPositions}, {"alibi", kAppliesLogitBias}}) {
+      const bool declared = (layouts.capabilities(l) & capability) != 0;
+      applying += declared;
+      EXPECT_EQ(LoadExperiment(WriteTemp(kGood), {"model.attention.layout=" + l,
+                                                  "model.position.plugin=" + p})
+                    .ok(),
+                declared)
           << l << " + " << p;
+    }
+  EXPECT_GT(applying, 0) << "no registered layout applies rope or alibi";
 }
 
 TEST(SpecLoader, NamesThatWouldLeaveTheRunsDirectoryAreRefused) {

@@ -21,11 +21,25 @@ namespace tvlab {
 // Levenshtein distance, for "did you mean" hints on unknown names.
 int EditDistance(const std::string& a, const std::string& b);
 
+// The message for a `kind` plugin `name` that is not registered. If the
+// plugin's folder, `folder`/`name`/, exists (relative to
+// $BUILD_WORKSPACE_DIRECTORY under `bazel run`, else to the working
+// directory; not looked for in a test, which runs in its runfiles), the
+// plugin was written but is not in this binary, and the
+// message says how to rebuild it in; otherwise it lists `registered` with
+// the closest name as a "did you mean" for a typo.
+std::string UnknownPluginMessage(const std::string& kind, const std::string& folder,
+                                 const std::string& name,
+                                 const std::vector<std::string>& registered);
+
 template <typename Entry>
 class Registry {
  public:
-  // `kind` names the plugin kind in messages ("attention score").
-  explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+  // `kind` names the plugin kind in messages ("attention score"); `folder`
+  // is where its plugins live ("plugins/score"; "" for none), one folder per
+  // plugin, named as the plugin.
+  explicit Registry(std::string kind, std::string folder = "")
+      : kind_(std::move(kind)), folder_(std::move(folder)) {}
 
   // Adds an entry. A duplicate name is a programming error caught at start-up.
   bool Register(const std::string& name, Entry entry) {
@@ -38,20 +52,11 @@ class Registry {
   }
 
   // On success returns the entry. On failure returns NotFound listing the
-  // registered names and the closest one.
+  // registered names, with UnknownPluginMessage's advice.
   absl::StatusOr<const Entry*> Get(const std::string& name) const {
     auto it = entries_.find(name);
     if (it != entries_.end()) return &it->second;
-    std::string hint;
-    int best = 1 << 30;
-    for (const auto& [known, unused] : entries_) {
-      int d = EditDistance(name, known);
-      if (d < best) best = d, hint = known;
-    }
-    std::string message = absl::StrCat("unknown ", kind_, " plugin '", name,
-                                       "'; registered: ", absl::StrJoin(Names(), ", "));
-    if (!hint.empty() && best <= 3) absl::StrAppend(&message, " (did you mean '", hint, "'?)");
-    return absl::NotFoundError(message);
+    return absl::NotFoundError(UnknownPluginMessage(kind_, folder_, name, Names()));
   }
 
   bool Contains(const std::string& name) const { return entries_.count(name) > 0; }
@@ -63,9 +68,11 @@ class Registry {
   }
 
   const std::string& kind() const { return kind_; }
+  const std::string& folder() const { return folder_; }
 
  private:
   std::string kind_;
+  std::string folder_;
   std::map<std::string, Entry> entries_;
 };
 

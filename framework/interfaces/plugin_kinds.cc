@@ -60,7 +60,7 @@ struct ArgsTypeOf<TaskEntry> {
 
 template <typename Entry>
 PluginKind Kind(std::string id, std::string display, std::string parent, std::string name_field,
-                std::string options_field, std::string default_plugin, std::string folder,
+                std::string options_field, std::string default_plugin,
                 Registry<Entry>& (*registry)()) {
   PluginKind k;
   k.id = std::move(id);
@@ -69,7 +69,7 @@ PluginKind Kind(std::string id, std::string display, std::string parent, std::st
   k.name_field = std::move(name_field);
   k.options_field = std::move(options_field);
   k.default_plugin = std::move(default_plugin);
-  k.folder = std::move(folder);
+  k.folder = registry().folder();
   k.names = [registry] { return registry().Names(); };
   k.prototype = [registry](const std::string& name)
       -> absl::StatusOr<const google::protobuf::Message*> {
@@ -101,21 +101,21 @@ PluginKind Kind(std::string id, std::string display, std::string parent, std::st
 }  // namespace
 
 const std::vector<PluginKind>& PluginKinds() {
-  // id, display, parent path, name field, options field, default, folder
+  // id, display, parent path, name field, options field, default, registry
+  // (which knows the kind's folder: registries.cc, task.cc)
   static const auto* kinds = new std::vector<PluginKind>{
       Kind("attention_score", "attention score", "model.attention", "score", "score_options",
-           "scaled_dot_product", "plugins/score", &AttentionScoreRegistry),
+           "scaled_dot_product", &AttentionScoreRegistry),
       Kind("attention_layout", "attention layout", "model.attention", "layout",
-           "layout_options", "mha", "plugins/attention", &AttentionLayoutRegistry),
+           "layout_options", "mha", &AttentionLayoutRegistry),
       Kind("position", "position encoding", "model.position", "plugin", "options", "sinusoidal",
-           "plugins/position", &PositionEncodingRegistry),
+           &PositionEncodingRegistry),
       Kind("normalization", "normalization", "model.norm", "plugin", "options", "layernorm",
-           "plugins/norm", &NormalizationRegistry),
+           &NormalizationRegistry),
       Kind("placement", "norm placement", "model.norm", "placement", "placement_options",
-           "pre_ln", "plugins/placement", &NormPlacementRegistry),
-      Kind("ffn", "ffn", "model.ffn", "plugin", "options", "relu", "plugins/ffn", &FfnRegistry),
-      Kind("task", "task", "task", "plugin", "options", /*default_plugin=*/"", "plugins/task",
-           &TaskRegistry),
+           "pre_ln", &NormPlacementRegistry),
+      Kind("ffn", "ffn", "model.ffn", "plugin", "options", "relu", &FfnRegistry),
+      Kind("task", "task", "task", "plugin", "options", /*default_plugin=*/"", &TaskRegistry),
   };
   return *kinds;
 }

@@ -36,7 +36,7 @@ struct PluginKind {
   std::string options_field;  // "layout_options" (a google.protobuf.Any)
   // The plugin a spec gets when it names none; "" = the spec must name one.
   std::string default_plugin;
-  std::string folder;         // "plugins/attention": one sub-folder per plugin
+  std::string folder;         // "plugins/attention" (its registry's): a sub-folder per plugin
 
   // Registered names, sorted.
   std::function<std::vector<std::string>()> names;

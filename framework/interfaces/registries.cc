@@ -10,18 +10,24 @@
 
 namespace tvlab {
 
-#define TVLAB_DEFINE_REGISTRY(Fn, Entry, kind) \
-  Registry<Entry>& Fn() {                      \
-    static auto* registry = new Registry<Entry>(kind); \
-    return *registry;                          \
+// Each kind's name in messages and its plugins' folder (one sub-folder per
+// plugin, named as the plugin; the kind table reads the folder from here).
+#define TVLAB_DEFINE_REGISTRY(Fn, Entry, kind, folder)         \
+  Registry<Entry>& Fn() {                                      \
+    static auto* registry = new Registry<Entry>(kind, folder); \
+    return *registry;                                          \
   }
 
-TVLAB_DEFINE_REGISTRY(AttentionScoreRegistry, AttentionScoreEntry, "attention score")
-TVLAB_DEFINE_REGISTRY(AttentionLayoutRegistry, AttentionLayoutEntry, "attention layout")
-TVLAB_DEFINE_REGISTRY(PositionEncodingRegistry, PositionEncodingEntry, "position encoding")
-TVLAB_DEFINE_REGISTRY(NormalizationRegistry, NormalizationEntry, "normalization")
-TVLAB_DEFINE_REGISTRY(NormPlacementRegistry, NormPlacementEntry, "norm placement")
-TVLAB_DEFINE_REGISTRY(FfnRegistry, FfnEntry, "ffn")
+TVLAB_DEFINE_REGISTRY(AttentionScoreRegistry, AttentionScoreEntry, "attention score",
+                      "plugins/score")
+TVLAB_DEFINE_REGISTRY(AttentionLayoutRegistry, AttentionLayoutEntry, "attention layout",
+                      "plugins/attention")
+TVLAB_DEFINE_REGISTRY(PositionEncodingRegistry, PositionEncodingEntry, "position encoding",
+                      "plugins/position")
+TVLAB_DEFINE_REGISTRY(NormalizationRegistry, NormalizationEntry, "normalization", "plugins/norm")
+TVLAB_DEFINE_REGISTRY(NormPlacementRegistry, NormPlacementEntry, "norm placement",
+                      "plugins/placement")
+TVLAB_DEFINE_REGISTRY(FfnRegistry, FfnEntry, "ffn", "plugins/ffn")
 
 #undef TVLAB_DEFINE_REGISTRY
 

@@ -3,7 +3,7 @@
 namespace tvlab {
 
 Registry<TaskEntry>& TaskRegistry() {
-  static auto* registry = new Registry<TaskEntry>("task");
+  static auto* registry = new Registry<TaskEntry>("task", "plugins/task");
   return *registry;
 }
 

@@ -13,9 +13,12 @@ output and every gradient:
     check_grads(d, y, {"dx": x, "grad/w_1.weight": w1})
     finish()
 
-Run by the sh_test that tvlab_plugin(parity = ...) makes.
+Run by the sh_test that tvlab_plugin(parity = ...) makes. Scores and
+layouts use attention_parity.py on top of this.
 """
 
+import functools
+import importlib.util
 import os
 import subprocess
 import sys
@@ -47,6 +50,40 @@ def dump(**args):
     return tensors
 
 
+@functools.lru_cache(maxsize=None)
+def registered(kind):
+    """(folder, default plugin or None, [registered names]) of a kind id
+    ("attention_score"), from the kind table of the dump tool's binary."""
+    done = subprocess.run([sys.argv[1], f"list={kind}"], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"parity_dump list={kind} failed ({done.returncode}): {done.stderr}")
+    folder, default, *names = done.stdout.split()
+    return folder, (None if default == "-" else default), names
+
+
+@functools.lru_cache(maxsize=None)
+def formula(kind, name):
+    """The module of plugin `name`'s parity script, <folder>/<name>/<name>_parity.py
+    (in the test's runfiles), imported without running its checks."""
+    folder, _, _ = registered(kind)
+    root = os.path.join(os.environ.get("TEST_SRCDIR", "."), os.environ.get("TEST_WORKSPACE", "tvlab"))
+    path = os.path.join(root, folder, name, name + "_parity.py")
+    if not os.path.exists(path):
+        raise SystemExit(f"no PyTorch formula for {kind} plugin '{name}': {folder}/{name}/{name}_parity.py "
+                         "is missing (every score and layout has one; docs/writing-a-plugin.md)")
+    spec = importlib.util.spec_from_file_location(f"{name}_parity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def options_of(text):
+    """A plugin's options in text format ("base: 500 pairing: HALVES") as
+    {field: value string}; fields left out are absent."""
+    fields = text.replace(":", " ").split()
+    return dict(zip(fields[0::2], fields[1::2]))
+
+
 def leaf(t):
     """A float64 copy of `t` that collects a gradient."""
     return t.clone().requires_grad_(True)
@@ -74,6 +111,15 @@ def check_grads(d, y, leaves):
     (y * d["g"]).sum().backward()
     for name, t in leaves.items():
         check(name, d[name], t.grad if t.grad is not None else torch.zeros_like(t))
+
+
+def record(ok, line):
+    """Counts one comparison the caller judged by its own rule; prints `line`
+    and keeps it as a failure unless ok."""
+    _count[0] += 1
+    print(f"{'ok  ' if ok else 'FAIL'} {line}")
+    if not ok:
+        _failures.append(line)
 
 
 def finish():

@@ -1,6 +1,8 @@
 #include "framework/testing/plugin_test_util.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
@@ -10,13 +12,28 @@
 namespace tvlab {
 namespace {
 
+// The entry of `name`, or, when that plugin is not linked into this test,
+// an abort that names the Bazel target to add to the test's dependencies
+// (a test's mistake, not a tvlab bug).
+template <typename Entry>
+const Entry& LinkedEntry(const Registry<Entry>& registry, const std::string& name) {
+  auto entry = registry.Get(name);
+  if (!entry.ok()) {
+    std::cerr << "this test uses the " << registry.kind() << " plugin '" << name
+              << "', which is not linked into it: add \"//" << registry.folder() << "/" << name
+              << "\" to the test's deps (in a plugin folder: test_deps of its tvlab_plugin() in "
+              << "BUILD.bazel)\n(" << entry.status().message() << ")" << std::endl;
+    std::abort();
+  }
+  return **entry;
+}
+
 template <typename Entry, typename Args>
 auto Make(const Registry<Entry>& registry, const std::string& name, const Args& args) {
-  auto entry = registry.Get(name);
-  TVLAB_CHECK(entry.ok()) << entry.status().message();
-  absl::Status valid = (*entry)->validate(*(*entry)->default_options, args);
+  const Entry* entry = &LinkedEntry(registry, name);
+  absl::Status valid = entry->validate(*entry->default_options, args);
   TVLAB_CHECK(valid.ok()) << name << ": " << valid.message();
-  auto made = (*entry)->create(*(*entry)->default_options, args);
+  auto made = entry->create(*entry->default_options, args);
   InitializeParameters(*made, 1);
   return made;
 }
@@ -24,9 +41,8 @@ auto Make(const Registry<Entry>& registry, const std::string& name, const Args& 
 // Placements are not Modules; their wrappers are.
 template <typename Args>
 auto MakePlacement(const std::string& name, const Args& args) {
-  auto entry = NormPlacementRegistry().Get(name);
-  TVLAB_CHECK(entry.ok()) << entry.status().message();
-  return (*entry)->create(*(*entry)->default_options, args);
+  const NormPlacementEntry& entry = LinkedEntry(NormPlacementRegistry(), name);
+  return entry.create(*entry.default_options, args);
 }
 
 }  // namespace

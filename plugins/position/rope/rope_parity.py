@@ -29,16 +29,31 @@ def rope_rotate_half(x, offset, base):
     return x * torch.cos(a) + torch.cat([-x2, x1], dim=-1) * torch.sin(a)
 
 
-cases = [("INTERLEAVED", 10000.0, 0, "2,2,5,8"), ("INTERLEAVED", 100.0, 7, "1,3,4,6"),
-         ("HALVES", 10000.0, 3, "2,2,5,8"), ("INTERLEAVED", 10000.0, 1000, "1,2,3,16"),
-         ("HALVES", 500000.0, 11, "2,6,4")]  # a rank-3 input, as MLA's shared rope key
-for pairing, base, offset, shape in cases:
-    d = dump(kind="position", plugin="rope", hook="rotate", options=f"base: {base} pairing: {pairing}",
-             d_model=16, num_heads=2, offset=offset, shape=shape)
-    print(pairing, "base", base, "offset", offset, "shape", shape)
-    x = leaf(d["x"])
-    rope = rope_complex if pairing == "INTERLEAVED" else rope_rotate_half
-    y = rope(x, offset, base)
-    check("y", d["y"], y)
-    check_grads(d, y, {"dx": x})
-finish()
+def rotate(x, offset, options):
+    """The formula the attention parity scripts apply to q and k (see
+    framework/testing/attention_parity.py): x (..., T, D) at positions
+    offset, offset + 1, ..., with options {"base": ..., "pairing": ...}."""
+    base = float(options.get("base", 10000.0))
+    if options.get("pairing", "INTERLEAVED") == "HALVES":
+        return rope_rotate_half(x, offset, base)
+    return rope_complex(x, offset, base)
+
+
+def main():
+    cases = [("INTERLEAVED", 10000.0, 0, "2,2,5,8"), ("INTERLEAVED", 100.0, 7, "1,3,4,6"),
+             ("HALVES", 10000.0, 3, "2,2,5,8"), ("INTERLEAVED", 10000.0, 1000, "1,2,3,16"),
+             ("HALVES", 500000.0, 11, "2,6,4")]  # a rank-3 input, as MLA's shared rope key
+    for pairing, base, offset, shape in cases:
+        d = dump(kind="position", plugin="rope", hook="rotate",
+                 options=f"base: {base} pairing: {pairing}", d_model=16, num_heads=2,
+                 offset=offset, shape=shape)
+        print(pairing, "base", base, "offset", offset, "shape", shape)
+        x = leaf(d["x"])
+        y = rotate(x, offset, {"base": base, "pairing": pairing})
+        check("y", d["y"], y)
+        check_grads(d, y, {"dx": x})
+    finish()
+
+
+if __name__ == "__main__":
+    main()

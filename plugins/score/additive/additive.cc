@@ -7,7 +7,9 @@
 //
 // Parameters: w_q.weight (hidden, hs), w_k.weight (hidden, hs), v (hidden).
 //
-// Example config (configs/sort_digits_additive.pbtxt):
+// Example config: plugins/score/additive/example.pbtxt (in the folder, so a
+// copy of the folder brings its own; the sort experiment with this score is
+// configs/sort_digits_additive.pbtxt):
 //   attention {
 //     score: "additive"
 //     score_options { [type.googleapis.com/tvlab.AdditiveOptions] { hidden_size: 16 } }
