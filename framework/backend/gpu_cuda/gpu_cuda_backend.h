@@ -9,7 +9,7 @@
 // gpu_cuda/*_kernels.cu (docs/architecture.md, "The GPU backend's kernels"),
 // the dropout mask (Philox on the device, philox.cuh: the CPU backends' mask
 // bit for bit) and fused attention forward and backward (flash-attention
-// style, fused_attention_device.cuh; docs/gpu.md). All run on the default
+// style, fused_attention_*.cuh; docs/gpu.md). All run on the default
 // stream, the one stream of this backend (cuBLAS and the copies use it too),
 // with the launch status checked. No kernel reads a value back to the host;
 // reductions that need scratch take it from the caching allocator.

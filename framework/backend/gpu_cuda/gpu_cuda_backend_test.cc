@@ -1,5 +1,7 @@
-// The GPU backend against the reference backend. Built only with
-// --config=cuda; skips when the machine has no usable GPU.
+// The GPU backend against the reference backend, and its descriptor against
+// its GPU. Built with --config=cuda (skips when the machine has no usable
+// GPU) and, in every build, on the CPU emulator
+// (gpu_cuda_backend_emulated_test).
 
 #include <cuda_runtime.h>
 
