@@ -7,7 +7,7 @@
 // functions. `reference` is plain loops and is the oracle every other
 // backend is tested against (backend_conformance_test.cc).
 //
-// No silent fallback: a backend's descriptor (backend_descriptor.h) says
+// No silent fallback: a backend's descriptor (describe_backend.h) says
 // which kernels its class implements, derived from the class itself at
 // compile time; validation refuses a backend that lacks a required one,
 // naming it. A kernel that is not implemented stops the process if it is
@@ -111,7 +111,7 @@ namespace kernel_signature {
 // Declares, inside a backend class, that it implements kernel `name` (e.g.
 // TVLAB_OVERRIDE_KERNEL(Gemm);) with kernels.def's signature; the .cc
 // defines it with the same parameters. The class's descriptor finds the
-// kernels it declares this way (backend_descriptor.h). Put it in a public
+// kernels it declares this way (describe_backend.h). Put it in a public
 // section. (No `override` keyword: C++ does not allow it on a declaration
 // through a function type; the signature cannot drift from the base's,
 // since both come from kernels.def.)
