@@ -19,14 +19,12 @@ void ListPlugins(std::ostream& out) {
     out << "): " << absl::StrJoin(kind.names(), ", ") << "\n";
   }
   out << "backend (runtime.backend): " << absl::StrJoin(RegisteredBackends(), ", ") << "\n";
-  // The GEMM precisions each backend runs (runtime.precision).
+  // The GEMM precisions each usable backend runs (runtime.precision), from
+  // the descriptors: no backend is constructed.
   std::vector<std::string> precisions;
-  for (const std::string& name : RegisteredBackends()) {
-    auto backend = MakeBackend(name);
-    if (backend.ok())
-      precisions.push_back(
-          absl::StrCat(name, " ", absl::StrJoin(SupportedPrecisionNames(**backend), "|")));
-  }
+  for (const std::string& name : UsableBackends())
+    precisions.push_back(
+        absl::StrCat(name, " ", absl::StrJoin((*FindBackend(name))->PrecisionNames(), "|")));
   out << "precision (runtime.precision, default fp32): " << absl::StrJoin(precisions, "; ")
       << "\n";
   // Which plugins the fused attention kernel serves (runtime.attention).
@@ -39,10 +37,8 @@ void ListPlugins(std::ostream& out) {
                         unfused.empty() ? "" : absl::StrCat(" (not ", absl::StrJoin(unfused, ", "), ")"));
   };
   std::vector<std::string> backends;
-  for (const std::string& name : RegisteredBackends()) {
-    auto backend = MakeBackend(name);
-    if (backend.ok() && (*backend)->Implements(Kernel::kFusedAttention)) backends.push_back(name);
-  }
+  for (const std::string& name : UsableBackends())
+    if ((*FindBackend(name))->Implements(Kernel::kFusedAttention)) backends.push_back(name);
   out << "fused attention (runtime.attention auto|fused|unfused): "
       << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition)
       << "; backends " << absl::StrJoin(backends, ", ") << "\n";

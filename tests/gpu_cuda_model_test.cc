@@ -60,9 +60,11 @@ struct Case {
 class GpuSameTrainingAsReference : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    auto gpu = MakeBackend("gpu_cuda");
+    auto gpu = FindBackend("gpu_cuda");
     if (!gpu.ok()) GTEST_SKIP() << "gpu_cuda not usable here: " << gpu.status().message();
-    const std::vector<std::string> missing = MissingKernels(**gpu);
+    std::string why;
+    if (!(*gpu)->device_present(&why)) GTEST_SKIP() << "gpu_cuda not usable here: " << why;
+    const std::vector<std::string> missing = (*gpu)->MissingKernels();
     if (!missing.empty())
       GTEST_SKIP() << "gpu_cuda does not implement " << absl::StrJoin(missing, ", ") << " yet";
   }

@@ -95,10 +95,10 @@ void TrainsInBf16LikeFp32(const std::string& backend) {
 TEST(PrecisionEndToEnd, ReferenceTrainsInBf16) { TrainsInBf16LikeFp32("reference"); }
 
 TEST(PrecisionEndToEnd, OnednnTrainsInBf16WhereTheCpuAllows) {
-  auto backend = MakeBackend("cpu_onednn");
+  auto backend = FindBackend("cpu_onednn");
   ASSERT_TRUE(backend.ok());
-  if (!(*backend)->SupportsPrecision(Precision::kBf16))
-    GTEST_SKIP() << (*backend)->PrecisionNote(Precision::kBf16);
+  const PrecisionSupport bf16 = (*backend)->precision(Precision::kBf16);
+  if (!bf16.supported) GTEST_SKIP() << bf16.why_not;
   TrainsInBf16LikeFp32("cpu_onednn");
 }
 

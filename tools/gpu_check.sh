@@ -47,9 +47,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-TESTS=(//framework/backend:backend_conformance_test //framework/backend:gpu_cuda_backend_test
-       //framework/backend:gpu_cuda_kernels_test //framework/backend:precision_conformance_test
-       //framework/backend:philox_host_test //framework/backend:fused_attention_emulated_test
+TESTS=(//framework/backend:backend_conformance_test //framework/backend/gpu_cuda:gpu_cuda_backend_test
+       //framework/backend/gpu_cuda:gpu_cuda_kernels_test //framework/backend:precision_conformance_test
+       //framework/backend/gpu_cuda:philox_host_test //framework/backend/gpu_cuda:fused_attention_emulated_test
        //framework/autograd:ops_test)
 if [ "${1:-}" = --targets ]; then
   printf '%s\n' //experiments:run "${TESTS[@]}"

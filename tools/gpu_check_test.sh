@@ -43,11 +43,12 @@ expect_loud_failure no_device "$STUB" "nvidia-smi lists no usable GPU: No device
 
 # --- the plumbing on a pretend GPU -------------------------------------------
 FAKE=$TMP/fake
-mkdir -p "$FAKE/bin/experiments" "$FAKE/bin/framework/backend" "$FAKE/bin/framework/autograd"
+mkdir -p "$FAKE/bin/experiments"
 printf '#!/bin/sh\ncase "$*" in *compute_cap*) echo "9.0" ;; *) echo "NVIDIA H200, 143771 MiB, 580.159.03" ;; esac\n' > "$FAKE/nvidia-smi"
 # A passing stand-in for every test binary the check runs.
 for t in $(bash tools/gpu_check.sh --targets | grep -v '^//experiments:run$'); do
   path=${t#//}
+  mkdir -p "$(dirname "$FAKE/bin/${path/://}")"
   printf '#!/bin/sh\necho "[  PASSED  ] 1 test."\n' > "$FAKE/bin/${path/://}"
 done
 # A stand-in for experiments/run: writes train_log.csv and metrics.json like
@@ -67,7 +68,8 @@ with open(out + "/train_log.csv", "w") as f:
         f.write(f"{s},{2.0 - 0.001 * s + offset},0.001,1.0,100,{0.25 * s},,\n")
 json.dump({"token_accuracy": 0.95, "parameters": 86000000}, open(out + "/metrics.json", "w"))
 PY
-chmod +x "$FAKE/nvidia-smi" "$FAKE"/bin/experiments/run "$FAKE"/bin/framework/*/*
+chmod +x "$FAKE/nvidia-smi" "$FAKE"/bin/experiments/run
+find "$FAKE/bin/framework" -type f -exec chmod +x {} +
 
 output=$(NVIDIA_SMI=$FAKE/nvidia-smi PREBUILT=1 BIN_DIR=$FAKE/bin BENCH_STEPS=3 MODEL_CONFIGS="configs/sort_digits.pbtxt configs/lm_copy.pbtxt" bash "$SCRIPT" "$TMP/pretend" 2>&1)
 rc=$?
@@ -138,7 +140,7 @@ cp -r "$FAKE/bin" "$NOLIB/bin"
 if printf 'int tvlab_absent(void) { return 1; }\n' > "$NOLIB/src/absent.c" &&
    cc -shared -fPIC -o "$NOLIB/src/libtvlab_absent.so" "$NOLIB/src/absent.c" &&
    printf 'int tvlab_absent(void);\nint main(void) { return tvlab_absent(); }\n' > "$NOLIB/src/main.c" &&
-   cc -o "$NOLIB/bin/framework/backend/philox_host_test" "$NOLIB/src/main.c" -L"$NOLIB/src" -ltvlab_absent &&
+   cc -o "$NOLIB/bin/framework/backend/gpu_cuda/philox_host_test" "$NOLIB/src/main.c" -L"$NOLIB/src" -ltvlab_absent &&
    rm "$NOLIB/src/libtvlab_absent.so"; then
   output=$(NVIDIA_SMI=$FAKE/nvidia-smi PREBUILT=1 BIN_DIR=$NOLIB/bin bash "$SCRIPT" "$TMP/nolib_out" 2>&1)
   rc=$?

@@ -182,7 +182,7 @@ void SetQueryChunkRowsForTesting(int64_t rows) { ChunkRowsOverride() = rows; }
 bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t s) {
   if (Policy() == AttentionKernel::kUnfused) return false;
   if (Policy() == AttentionKernel::kAuto && t * s < kFusedAttentionMinPairs) return false;
-  const Backend& backend = CurrentBackend();
+  const BackendDescriptor& backend = CurrentBackendDescriptor();
   if (!backend.Implements(Kernel::kFusedAttention) ||
       !backend.Implements(Kernel::kFusedAttentionBackward))
     return false;

@@ -13,6 +13,7 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/describe_backend.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
@@ -47,8 +48,9 @@ class PrecisionRecordingBackend : public ReferenceBackend {
     ReferenceBackend::FusedAttention(d, q, k, v, out, lse);
   }
 };
-const bool kRecorderRegistered = RegisterBackend(
-    "precision_recording_reference", [] { return std::unique_ptr<Backend>(new PrecisionRecordingBackend); });
+const bool kRecorderRegistered =
+    RegisterBackend(DescribeBackend<PrecisionRecordingBackend>("precision_recording_reference")
+                        .WithPrecisions(&EveryPrecision));
 
 Var Random(const Shape& shape, uint64_t salt) {
   RngStream rng(7, RngPurpose::kInit, salt);

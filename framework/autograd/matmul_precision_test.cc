@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/autograd/ops.h"
+#include "framework/backend/describe_backend.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "gtest/gtest.h"
 
@@ -28,7 +29,7 @@ class RecordingBackend : public ReferenceBackend {
   }
 };
 const bool registered = RegisterBackend(
-    "recording_for_test", []() -> std::unique_ptr<Backend> { return std::make_unique<RecordingBackend>(); });
+    DescribeBackend<RecordingBackend>("recording_for_test").WithPrecisions(&EveryPrecision));
 
 Var Values(const Shape& shape, float phase, bool requires_grad) {
   std::vector<float> v(NumElements(shape));

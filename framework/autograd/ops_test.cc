@@ -38,13 +38,13 @@ void ExpectGradOk(const std::function<Var(const std::vector<Var>&)>& f,
 class OpsTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    auto made = MakeBackend(GetParam());
-    if (made.status().code() == absl::StatusCode::kFailedPrecondition)
-      GTEST_SKIP() << made.status().message();  // e.g. gpu_cuda on a machine without a GPU
-    scoped_ = std::make_unique<ScopedBackend>(GetParam());
+    const BackendDescriptor& backend = **FindBackend(GetParam());
+    if (!backend.DevicePresent())  // e.g. gpu_cuda on a machine without a GPU
+      GTEST_SKIP() << "backend '" << GetParam() << "' has no usable device here";
     // A backend that lacks kernels is refused by validation; nothing to test.
-    if (!MissingKernels(CurrentBackend()).empty())
+    if (!backend.MissingKernels().empty())
       GTEST_SKIP() << GetParam() << " does not implement every kernel yet";
+    scoped_ = std::make_unique<ScopedBackend>(GetParam());
   }
   std::unique_ptr<ScopedBackend> scoped_;
 };

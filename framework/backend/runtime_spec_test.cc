@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/backend/backend.h"
+#include "framework/backend/describe_backend.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -17,12 +18,11 @@ namespace {
 class GemmOnlyBackend : public Backend {
  public:
   std::string name() const override { return "gemm_only_for_test"; }
-  bool Implements(Kernel kernel) const override { return kernel == Kernel::kGemm; }
-  void Gemm(const GemmDesc&, const float*, const float*, float*) override {}
+  TVLAB_OVERRIDE_KERNEL(Gemm);
 };
+void GemmOnlyBackend::Gemm(const GemmDesc&, const float*, const float*, float*) {}
 
-const bool registered = RegisterBackend(
-    "gemm_only_for_test", []() -> std::unique_ptr<Backend> { return std::make_unique<GemmOnlyBackend>(); });
+const bool registered = RegisterBackend(DescribeBackend<GemmOnlyBackend>("gemm_only_for_test"));
 
 std::string Problem(const std::string& backend) {
   RuntimeSpec runtime;

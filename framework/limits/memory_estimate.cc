@@ -130,7 +130,7 @@ bool FusedAttentionApplies(const Experiment& spec) {
   };
   if (!(score.capabilities(named(score)) & kFusableScore)) return false;
   if (!(position.capabilities(named(position)) & kFusablePosition)) return false;
-  auto backend = MakeBackend(spec.runtime().backend());
+  auto backend = FindBackend(spec.runtime().backend());  // a descriptor: nothing is built
   return backend.ok() && (*backend)->Implements(Kernel::kFusedAttention) &&
          (*backend)->Implements(Kernel::kFusedAttentionBackward);
 }

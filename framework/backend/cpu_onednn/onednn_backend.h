@@ -26,44 +26,28 @@ class OnednnBackend : public ReferenceBackend {
   OnednnBackend();
   std::string name() const override { return "cpu_onednn"; }
 
-  // fp32; bf16 where oneDNN can create a bf16 matmul on this CPU (natively
-  // with AVX512_BF16/AMX, emulated on AVX512_CORE); never tf32 (a GPU format).
-  bool SupportsPrecision(Precision precision) const override;
-  std::string PrecisionNote(Precision precision) const override;
-  // bf16: both operands are rounded into reused scratch buffers (a16_, b16_)
-  // and multiplied by a oneDNN matmul with bf16 source and weights and an
-  // f32 destination (fp32 accumulation).
-  void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
-  void GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
-                float* c) override;
-  void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
+  // One oneDNN primitive per shape, cached: matmul (GEMM; bf16 operands
+  // rounded into reused scratch buffers a16_, b16_ and multiplied with an
+  // f32 destination), eltwise, layer normalization (onednn_gemm.cc,
+  // onednn_elementwise.cc, onednn_rows.cc); tuned loops for the rest
+  // (onednn_rows.cc, onednn_adamw.cc); tiled fused attention
+  // (tiled_attention.h). The other kernels are the reference's.
+  TVLAB_OVERRIDE_KERNEL(Gemm);
+  TVLAB_OVERRIDE_KERNEL(GemmBias);
+  TVLAB_OVERRIDE_KERNEL(Unary);
   // GELU, SiLU and ReLU on oneDNN's eltwise backward; the rest as reference.
-  void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
-                     int64_t n) override;
-  void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
-              const Shape& b_shape, float* out, const Shape& out_shape) override;
-  void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
-                   const Shape& out_shape) override;
-  void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
-  void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
-                       int64_t cols) override;
-  void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                 float* rstd, int64_t rows, int64_t cols, float eps,
-                 bool subtract_mean) override;
-  void NormalizeBackward(const float* x, const float* gamma, const float* mean,
-                         const float* rstd, const float* dy, float* dx, float* dgamma,
-                         float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
-  void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
-               float* y) override;
-  void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
-             const AdamWHyper& h) override;
-  void AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) override;
-  // tiled_attention.h
-  void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
-                      const float* v, float* out, float* lse) override;
-  void FusedAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
-                              const float* v, const float* out, const float* lse,
-                              const float* dout, float* dq, float* dk, float* dv) override;
+  TVLAB_OVERRIDE_KERNEL(UnaryBackward);
+  TVLAB_OVERRIDE_KERNEL(Binary);
+  TVLAB_OVERRIDE_KERNEL(ReduceSumTo);
+  TVLAB_OVERRIDE_KERNEL(Softmax);
+  TVLAB_OVERRIDE_KERNEL(SoftmaxBackward);
+  TVLAB_OVERRIDE_KERNEL(Normalize);
+  TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
+  TVLAB_OVERRIDE_KERNEL(Permute);
+  TVLAB_OVERRIDE_KERNEL(AdamW);
+  TVLAB_OVERRIDE_KERNEL(AdamWMany);
+  TVLAB_OVERRIDE_KERNEL(FusedAttention);
+  TVLAB_OVERRIDE_KERNEL(FusedAttentionBackward);
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,
@@ -81,6 +65,11 @@ class OnednnBackend : public ReferenceBackend {
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
   std::map<NormKey, dnnl::layer_normalization_forward> norms_;
 };
+
+// fp32; bf16 where oneDNN can create a bf16 matmul on this CPU (natively
+// with AVX512_BF16/AMX, emulated on AVX512_CORE), decided from the CPU
+// without an engine; never tf32 (a GPU format).
+PrecisionSupport OnednnPrecisionSupport(Precision precision);
 
 }  // namespace tvlab
 

@@ -39,8 +39,12 @@
 // kernel) instead of FA2's atomicAdd on dQ; for MQA, atomics on one shared
 // dK/dV head would also contend across all H heads.
 
-//
-// This file holds the kernels only; fused_attention_kernel.cu launches them.
+// This file holds what the kernels share: the work split's constants, warp
+// reductions, the mask, ALiBi and dropout of one weight, staging rows into
+// shared memory, and the two products every kernel makes (owned rows against
+// the lane's row of a tile; shuffled coefficients times a tile's columns).
+// The kernels are in fused_attention_forward.cuh and
+// fused_attention_backward.cuh; fused_attention_kernel.cu launches them.
 // They use nothing but CUDA's built-ins (threadIdx, blockIdx,
 // __syncthreads, __shfl_sync, __shfl_xor_sync, expf, logf, fmaxf) and the
 // dynamic shared memory named through TVLAB_DYNAMIC_SHARED_FLOATS, so that
@@ -127,370 +131,38 @@ __device__ __forceinline__ void StageRows(const float* src, int64_t first, int64
   }
 }
 
-// ---------------------------------------------------------------------------
-// Forward. Grid: B * H * ceil(T / 16) blocks, the query tiles of one (b, h)
-// adjacent (they read the same K/V, which stays in L2).
-// Shared memory (floats):
-//   sQ (16, hs)       this block's query rows, broadcast reads
-//   sK (32, hs + 1)   the current key tile, lane j reads row j
-//   sV (32, hs_v)     the current value tile, lane reads its columns
-template <int kDimsPerLane>
-__global__ void __launch_bounds__(kThreads)
-    ForwardKernel(FusedAttentionParams p, const float* __restrict__ q,
-                  const float* __restrict__ k, const float* __restrict__ v,
-                  float* __restrict__ out, float* __restrict__ lse, int col0) {
-  TVLAB_DYNAMIC_SHARED_FLOATS(smem);
-  const int hs = static_cast<int>(p.head_dim), hv = static_cast<int>(p.value_dim);
-  const int64_t T = p.queries, S = p.keys;
-  float* sQ = smem;                        // (16, hs)
-  float* sK = sQ + kRowsPerBlock * hs;     // (32, hs + 1)
-  float* sV = sK + kTile * (hs + 1);       // (32, hs_v)
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t q_tiles = (T + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int64_t bh = blockIdx.x / q_tiles;                    // b * H + h
-  const int64_t i0 = (blockIdx.x % q_tiles) * kRowsPerBlock;  // first query of the block
-  const int64_t b = bh / p.heads, h = bh % p.heads;
-  const int64_t g = h / (p.heads / p.kv_heads);
-  const float* qbh = q + bh * T * hs;                  // (T, hs) of (b, h)
-  const float* kbg = k + (b * p.kv_heads + g) * S * hs;  // (S, hs) of (b, g)
-  const float* vbg = v + (b * p.kv_heads + g) * S * hv;  // (S, hs_v) of (b, g)
-
-  StageRows(qbh, i0, T, kRowsPerBlock, hs, sQ, hs);
-  // Keys at or past the last row's VisibleEnd are hidden from every row of
-  // the block (causal: the tiles above the diagonal are skipped).
-  const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
-
-  // Per owned row r (warp-uniform values): query i, its visible end, the
-  // running max m and sum l, and the lane's output columns acc.
-  int64_t row_end[kRowsPerWarp];
-  float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kDimsPerLane];
+// dot[r] += own row r . tile row `lane` over `depth` columns, for the warp's
+// kRowsPerWarp owned rows (own: broadcast reads, pitch own_pitch; tile: the
+// lane's own row, pitch tile_pitch). Columns in order, as every kernel sums.
+__device__ __forceinline__ void OwnedRowDots(const float* own, int own_pitch, const float* tile,
+                                             int tile_pitch, int depth, int warp, int lane,
+                                             float (&dot)[kRowsPerWarp]) {
+  for (int c = 0; c < depth; ++c) {
+    const float t = tile[lane * tile_pitch + c];
 #pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int64_t i = i0 + warp * kRowsPerWarp + r;
-    row_end[r] = i < T ? VisibleEnd(p, b, i) : 0;
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] = 0.0f;
+    for (int r = 0; r < kRowsPerWarp; ++r) dot[r] += own[(warp * kRowsPerWarp + r) * own_pitch + c] * t;
   }
+}
 
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
-    __syncthreads();  // the previous tile is consumed
-    StageRows(kbg, j0, S, kTile, hs, sK, hs + 1);
-    StageRows(vbg, j0, S, kTile, hv, sV, hv);
-    __syncthreads();
-
-    // (rows, hs) x (hs, 32) -> this lane's column j of the (4, 32) logits.
-    const int64_t j = j0 + lane;
-    float dot[kRowsPerWarp] = {};
-    for (int c = 0; c < hs; ++c) {
-      const float kc = sK[lane * (hs + 1) + c];
+// acc[r][x] += sum over tile rows jj of coef[r] of lane jj (a shuffle) times
+// tile[jj][col], col = col0 + lane + 32 x (0 past `cols`): the (4, 32) x
+// (32, cols) product of a row's per-lane coefficients with the tile.
+template <int kDimsPerLane>
+__device__ __forceinline__ void AccumulateShuffledTimesTile(
+    const float (&coef)[kRowsPerWarp], const float* tile, int pitch, int cols, int col0,
+    int lane, float (&acc)[kRowsPerWarp][kDimsPerLane]) {
+  for (int jj = 0; jj < kTile; ++jj) {
+    float tcol[kDimsPerLane];
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r)
-        dot[r] += sQ[(warp * kRowsPerWarp + r) * hs + c] * kc;
+    for (int x = 0; x < kDimsPerLane; ++x) {
+      const int col = col0 + lane + 32 * x;
+      tcol[x] = col < cols ? tile[jj * pitch + col] : 0.0f;
     }
-    // Online softmax per row: rescale what was accumulated by
-    // exp(m_old - m_new), add this tile's exp(s - m_new).
-    float weight[kRowsPerWarp];  // p_ij * keep_ij of this lane's key
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int64_t i = i0 + warp * kRowsPerWarp + r;
-      const float s = j < row_end[r] ? Logit(p, dot[r], h, i, j) : -INFINITY;
-      const float m_new = fmaxf(m[r], WarpMax(s));
-      float alpha = 1.0f, e = 0.0f;
-      if (m_new != -INFINITY) {  // else nothing visible yet: nothing to add
-        alpha = expf(m[r] - m_new);  // 0 when m[r] is still -inf
-        e = s == -INFINITY ? 0.0f : expf(s - m_new);
-      }
-      l[r] = l[r] * alpha + WarpSum(e);
-      m[r] = m_new;
-      weight[r] = e == 0.0f ? 0.0f : e * Keep(p, bh * T + i, j);
+      const float w = __shfl_sync(kFullMask, coef[r], jj);
 #pragma unroll
-      for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] *= alpha;
-    }
-    // acc[r][col] += sum_jj weight[r](jj) * V[jj][col]: (4, 32) x (32, hs_v).
-    for (int jj = 0; jj < kTile; ++jj) {
-      float vcol[kDimsPerLane];
-#pragma unroll
-      for (int x = 0; x < kDimsPerLane; ++x) {
-        const int col = col0 + lane + 32 * x;
-        vcol[x] = col < hv ? sV[jj * hv + col] : 0.0f;
-      }
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        const float w = __shfl_sync(kFullMask, weight[r], jj);
-#pragma unroll
-        for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] += w * vcol[x];
-      }
-    }
-  }
-
-  // out = acc / l; lse = m + log(l). A row with no visible key: 0 and -inf.
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int64_t i = i0 + warp * kRowsPerWarp + r;
-    if (i >= T) continue;
-    const int64_t row = bh * T + i;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) {
-      const int col = col0 + lane + 32 * x;
-      if (col < hv) out[row * hv + col] = l[r] > 0.0f ? acc[r][x] * inv : 0.0f;
-    }
-    if (col0 == 0 && lane == 0) lse[row] = l[r] > 0.0f ? m[r] + logf(l[r]) : -INFINITY;
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Backward, step 1: row_dot[row] = D_i = dout_i . out_i (B * H * T rows),
-// one warp per row.
-__global__ void __launch_bounds__(kThreads)
-    RowDotKernel(const float* __restrict__ dout, const float* __restrict__ out, int64_t rows,
-                 int64_t hv, float* __restrict__ row_dot) {
-  const int64_t row = blockIdx.x * static_cast<int64_t>(kWarps) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (row >= rows) return;  // whole warps leave together
-  float sum = 0.0f;
-  for (int64_t c = lane; c < hv; c += 32) sum += dout[row * hv + c] * out[row * hv + c];
-  sum = WarpSum(sum);
-  if (lane == 0) row_dot[row] = sum;
-}
-
-// With P the softmax weights (recomputed as exp(logit - lse)), M the dropout
-// factors and W = P * M (the reference backend's comment):
-//   dv_j += W_ij dout_i;  dW_ij = dout_i . v_j;
-//   ds_ij = P_ij (M_ij dW_ij - D_i) scale;  dq_i += ds_ij k_j;  dk_j += ds_ij q_i.
-
-// Backward, step 2: dq. Grid and rows as the forward.
-// Shared memory (floats):
-//   sQ  (16, hs)        query rows, broadcast
-//   sdO (16, hs_v)      their output gradients, broadcast
-//   sK  (32, hs + 1)    key tile: lane j reads row j; accumulation reads columns
-//   sV  (32, hs_v + 1)  value tile: lane j reads row j
-template <int kDimsPerLane>
-__global__ void __launch_bounds__(kThreads)
-    BackwardQueryKernel(FusedAttentionParams p, const float* __restrict__ q,
-                        const float* __restrict__ k, const float* __restrict__ v,
-                        const float* __restrict__ lse, const float* __restrict__ dout,
-                        const float* __restrict__ row_dot, float* __restrict__ dq,
-                        int col0) {
-  TVLAB_DYNAMIC_SHARED_FLOATS(smem);
-  const int hs = static_cast<int>(p.head_dim), hv = static_cast<int>(p.value_dim);
-  const int64_t T = p.queries, S = p.keys;
-  float* sQ = smem;                          // (16, hs)
-  float* sdO = sQ + kRowsPerBlock * hs;      // (16, hs_v)
-  float* sK = sdO + kRowsPerBlock * hv;      // (32, hs + 1)
-  float* sV = sK + kTile * (hs + 1);         // (32, hs_v + 1)
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t q_tiles = (T + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int64_t bh = blockIdx.x / q_tiles;
-  const int64_t i0 = (blockIdx.x % q_tiles) * kRowsPerBlock;
-  const int64_t b = bh / p.heads, h = bh % p.heads;
-  const int64_t g = h / (p.heads / p.kv_heads);
-  const float* kbg = k + (b * p.kv_heads + g) * S * hs;  // (S, hs)
-  const float* vbg = v + (b * p.kv_heads + g) * S * hv;  // (S, hs_v)
-
-  StageRows(q + bh * T * hs, i0, T, kRowsPerBlock, hs, sQ, hs);
-  StageRows(dout + bh * T * hv, i0, T, kRowsPerBlock, hv, sdO, hv);
-  const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
-
-  // Per owned row: visible end (0 for a row that saw no key: lse = -inf, no
-  // gradient), lse, D, and the lane's dq columns.
-  int64_t row_end[kRowsPerWarp];
-  float row_lse[kRowsPerWarp], row_d[kRowsPerWarp], acc[kRowsPerWarp][kDimsPerLane];
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int64_t i = i0 + warp * kRowsPerWarp + r;
-    row_lse[r] = i < T ? lse[bh * T + i] : -INFINITY;
-    row_d[r] = i < T ? row_dot[bh * T + i] : 0.0f;
-    row_end[r] = row_lse[r] == -INFINITY ? 0 : VisibleEnd(p, b, i);
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] = 0.0f;
-  }
-
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
-    __syncthreads();
-    StageRows(kbg, j0, S, kTile, hs, sK, hs + 1);
-    StageRows(vbg, j0, S, kTile, hv, sV, hv + 1);
-    __syncthreads();
-
-    const int64_t j = j0 + lane;
-    // Logits q_r . k_j and dW = dout_r . v_j for this lane's key j.
-    float dot[kRowsPerWarp] = {}, dw[kRowsPerWarp] = {};
-    for (int c = 0; c < hs; ++c) {
-      const float kc = sK[lane * (hs + 1) + c];
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) dot[r] += sQ[(warp * kRowsPerWarp + r) * hs + c] * kc;
-    }
-    for (int c = 0; c < hv; ++c) {
-      const float vc = sV[lane * (hv + 1) + c];
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) dw[r] += sdO[(warp * kRowsPerWarp + r) * hv + c] * vc;
-    }
-    float ds[kRowsPerWarp];
-#pragma unroll
-    for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int64_t i = i0 + warp * kRowsPerWarp + r;
-      ds[r] = 0.0f;
-      if (j < row_end[r]) {
-        const float prob = expf(Logit(p, dot[r], h, i, j) - row_lse[r]);
-        ds[r] = prob * (Keep(p, bh * T + i, j) * dw[r] - row_d[r]) * p.scale;
-      }
-    }
-    // dq[r][col] += sum_jj ds[r](jj) * K[jj][col]: (4, 32) x (32, hs).
-    for (int jj = 0; jj < kTile; ++jj) {
-      float kcol[kDimsPerLane];
-#pragma unroll
-      for (int x = 0; x < kDimsPerLane; ++x) {
-        const int col = col0 + lane + 32 * x;
-        kcol[x] = col < hs ? sK[jj * (hs + 1) + col] : 0.0f;
-      }
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        const float w = __shfl_sync(kFullMask, ds[r], jj);
-#pragma unroll
-        for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] += w * kcol[x];
-      }
-    }
-  }
-
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int64_t i = i0 + warp * kRowsPerWarp + r;
-    if (i >= T) continue;
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) {
-      const int col = col0 + lane + 32 * x;
-      if (col < hs) dq[(bh * T + i) * hs + col] = acc[r][x];
-    }
-  }
-}
-
-// Backward, step 3: dk and dv. Grid: B * G * ceil(S / 16) blocks; a block
-// owns 16 keys of one (b, g) and sweeps the queries of every query head of
-// the group in tiles of 32 (lane = query), so it alone writes those rows of
-// dk and dv.
-// Shared memory (floats):
-//   sK   (16, hs)        owned key rows, broadcast
-//   sV   (16, hs_v)      owned value rows, broadcast
-//   sQ   (32, hs + 1)    query tile: lane i reads row i; accumulation reads columns
-//   sdO  (32, hs_v + 1)  output-gradient tile, likewise
-//   sLse (32), sD (32)   the tile's lse and D
-template <int kDimsPerLane>
-__global__ void __launch_bounds__(kThreads)
-    BackwardKeyValueKernel(FusedAttentionParams p, const float* __restrict__ q,
-                           const float* __restrict__ k, const float* __restrict__ v,
-                           const float* __restrict__ lse, const float* __restrict__ dout,
-                           const float* __restrict__ row_dot, float* __restrict__ dk,
-                           float* __restrict__ dv, int col0) {
-  TVLAB_DYNAMIC_SHARED_FLOATS(smem);
-  const int hs = static_cast<int>(p.head_dim), hv = static_cast<int>(p.value_dim);
-  const int64_t T = p.queries, S = p.keys;
-  float* sK = smem;                        // (16, hs)
-  float* sV = sK + kRowsPerBlock * hs;     // (16, hs_v)
-  float* sQ = sV + kRowsPerBlock * hv;     // (32, hs + 1)
-  float* sdO = sQ + kTile * (hs + 1);      // (32, hs_v + 1)
-  float* sLse = sdO + kTile * (hv + 1);    // (32)
-  float* sD = sLse + kTile;                // (32)
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t k_tiles = (S + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int64_t bg = blockIdx.x / k_tiles;                    // b * G + g
-  const int64_t j0 = (blockIdx.x % k_tiles) * kRowsPerBlock;  // first owned key
-  const int64_t b = bg / p.kv_heads, g = bg % p.kv_heads;
-  const int64_t group = p.heads / p.kv_heads;
-
-  StageRows(k + bg * S * hs, j0, S, kRowsPerBlock, hs, sK, hs);
-  StageRows(v + bg * S * hv, j0, S, kRowsPerBlock, hv, sV, hv);
-
-  float dk_acc[kRowsPerWarp][kDimsPerLane], dv_acc[kRowsPerWarp][kDimsPerLane];
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r)
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) dk_acc[r][x] = dv_acc[r][x] = 0.0f;
-
-  // Queries before q_begin see none of the owned keys (causal: query i sees
-  // key j iff i >= j - causal_offset); with key lengths, keys past the
-  // row's length are seen by no query at all.
-  int64_t q_begin = p.causal ? Max64(0, j0 - p.causal_offset) : 0;
-  if (p.key_lengths != nullptr && j0 >= p.key_lengths[b]) q_begin = T;
-
-  for (int64_t h = g * group; h < (g + 1) * group; ++h) {
-    const int64_t bh = b * p.heads + h;
-    for (int64_t i0 = q_begin; i0 < T; i0 += kTile) {
-      __syncthreads();
-      StageRows(q + bh * T * hs, i0, T, kTile, hs, sQ, hs + 1);
-      StageRows(dout + bh * T * hv, i0, T, kTile, hv, sdO, hv + 1);
-      if (threadIdx.x < kTile) {
-        const int64_t i = i0 + threadIdx.x;
-        sLse[threadIdx.x] = i < T ? lse[bh * T + i] : -INFINITY;
-        sD[threadIdx.x] = i < T ? row_dot[bh * T + i] : 0.0f;
-      }
-      __syncthreads();
-
-      const int64_t i = i0 + lane;  // this lane's query
-      const float row_lse = sLse[lane];
-      const int64_t row_end = row_lse == -INFINITY ? 0 : VisibleEnd(p, b, i);
-      // Logits q_i . k_r and dW = dout_i . v_r for the warp's keys r.
-      float dot[kRowsPerWarp] = {}, dw[kRowsPerWarp] = {};
-      for (int c = 0; c < hs; ++c) {
-        const float qc = sQ[lane * (hs + 1) + c];
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) dot[r] += sK[(warp * kRowsPerWarp + r) * hs + c] * qc;
-      }
-      for (int c = 0; c < hv; ++c) {
-        const float oc = sdO[lane * (hv + 1) + c];
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) dw[r] += sV[(warp * kRowsPerWarp + r) * hv + c] * oc;
-      }
-      float weight[kRowsPerWarp], ds[kRowsPerWarp];  // W_ir and ds_ir of this lane's query
-#pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) {
-        const int64_t j = j0 + warp * kRowsPerWarp + r;
-        weight[r] = ds[r] = 0.0f;
-        if (j < row_end) {  // also i < T (row_end is 0 past T: lse -inf)
-          const float prob = expf(Logit(p, dot[r], h, i, j) - row_lse);
-          const float keep = Keep(p, bh * T + i, j);
-          weight[r] = prob * keep;
-          ds[r] = prob * (keep * dw[r] - sD[lane]) * p.scale;
-        }
-      }
-      // dv[r][col] += sum_ii W[r](ii) dout[ii][col];
-      // dk[r][col] += sum_ii ds[r](ii) q[ii][col]: (4, 32) x (32, hs[_v]).
-      for (int ii = 0; ii < kTile; ++ii) {
-        float qcol[kDimsPerLane], ocol[kDimsPerLane];
-#pragma unroll
-        for (int x = 0; x < kDimsPerLane; ++x) {
-          const int col = col0 + lane + 32 * x;
-          qcol[x] = col < hs ? sQ[ii * (hs + 1) + col] : 0.0f;
-          ocol[x] = col < hv ? sdO[ii * (hv + 1) + col] : 0.0f;
-        }
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r) {
-          const float w = __shfl_sync(kFullMask, weight[r], ii);
-          const float s = __shfl_sync(kFullMask, ds[r], ii);
-#pragma unroll
-          for (int x = 0; x < kDimsPerLane; ++x) {
-            dv_acc[r][x] += w * ocol[x];
-            dk_acc[r][x] += s * qcol[x];
-          }
-        }
-      }
-    }
-  }
-
-  // Every owned key row is written (zeros where no query saw it).
-#pragma unroll
-  for (int r = 0; r < kRowsPerWarp; ++r) {
-    const int64_t j = j0 + warp * kRowsPerWarp + r;
-    if (j >= S) continue;
-#pragma unroll
-    for (int x = 0; x < kDimsPerLane; ++x) {
-      const int col = col0 + lane + 32 * x;
-      if (col < hs) dk[(bg * S + j) * hs + col] = dk_acc[r][x];
-      if (col < hv) dv[(bg * S + j) * hv + col] = dv_acc[r][x];
+      for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] += w * tcol[x];
     }
   }
 }

@@ -1,5 +1,6 @@
-// The CUDA fused attention kernels (fused_attention_device.cuh, and the
-// tensor-core ones of fused_attention_tensor_core.cuh) through their real
+// The CUDA fused attention kernels (fp32: fused_attention_forward.cuh and
+// fused_attention_backward.cuh; the tensor-core ones of
+// fused_attention_tensor_core_*.cuh) through their real
 // launchers (fused_attention_kernel.cu), on the CPU emulator
 // (emulator/cuda_emulator.h), against the reference backend. The shapes are
 // smaller than the conformance suite's (the emulator runs a fiber per

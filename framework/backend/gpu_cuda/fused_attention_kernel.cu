@@ -1,15 +1,20 @@
-// Launchers of the fused attention kernels (fused_attention_device.cuh has
-// the kernels and the description of how they split the work). Compiled by
-// nvcc (BUILD.bazel).
+// Launchers of the fused attention kernels: fp32 (fused_attention_device.cuh
+// describes how they split the work; fused_attention_forward.cuh and
+// fused_attention_backward.cuh hold them) and tensor-core
+// (fused_attention_tensor_core.cuh). Compiled by nvcc (BUILD.bazel).
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <string>
 
+#include "framework/backend/gpu_cuda/fused_attention_backward.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_forward.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
 #include "framework/backend/gpu_cuda/fused_attention_tensor_core.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_tensor_core_backward.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_tensor_core_forward.cuh"
 #include "framework/backend/gpu_cuda/launch.cuh"
 
 namespace tvlab {

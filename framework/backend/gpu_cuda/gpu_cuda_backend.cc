@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "framework/backend/describe_backend.h"
 #include "framework/backend/gpu_cuda/adamw_kernel.h"
 #include "framework/backend/gpu_cuda/fill_kernel.h"
 #include "framework/core/check.h"
@@ -92,22 +93,20 @@ GpuCudaBackend::GpuCudaBackend() {
   cublasHandle_t handle;
   TVLAB_CHECK(cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS) << "cublasCreate failed";
   cublas_ = handle;
-  int device = 0;
-  TVLAB_CUDA_CHECK(cudaGetDevice(&device));
-  TVLAB_CUDA_CHECK(cudaDeviceGetAttribute(&compute_capability_major_,
-                                          cudaDevAttrComputeCapabilityMajor, device));
 }
 
 GpuCudaBackend::~GpuCudaBackend() { cublasDestroy(static_cast<cublasHandle_t>(cublas_)); }
 
-bool GpuCudaBackend::SupportsPrecision(Precision precision) const {
-  return precision == Precision::kFp32 || compute_capability_major_ >= 8;
-}
-
-std::string GpuCudaBackend::PrecisionNote(Precision precision) const {
-  if (SupportsPrecision(precision)) return "";
-  return absl::StrCat("this GPU has compute capability ", compute_capability_major_,
-                      ".x; TF32 and bf16 tensor-core GEMMs need 8.0 (Ampere) or later");
+PrecisionSupport GpuCudaPrecisionSupport(Precision precision) {
+  if (precision == Precision::kFp32) return {true, ""};
+  std::string why;
+  if (!CudaDeviceAvailable(&why)) return {false, why};
+  int major = 0;
+  TVLAB_CUDA_CHECK(
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, LocalCudaDevice()));
+  if (major >= 8) return {true, ""};
+  return {false, absl::StrCat("this GPU has compute capability ", major,
+                              ".x; TF32 and bf16 tensor-core GEMMs need 8.0 (Ampere) or later")};
 }
 
 void GpuCudaBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
@@ -135,11 +134,9 @@ void GpuCudaBackend::AdamW(float* param, const float* grad, float* m, float* v, 
 }
 
 namespace {
-std::unique_ptr<Backend> MakeGpuCuda() {
-  if (!CudaDeviceAvailable(nullptr)) return nullptr;  // MakeBackend reports why
-  return std::make_unique<GpuCudaBackend>();
-}
-const bool kRegistered = RegisterBackend("gpu_cuda", &MakeGpuCuda);
+const bool kRegistered = RegisterBackend(DescribeBackend<GpuCudaBackend>("gpu_cuda")
+                                             .OnDevice(Device::kCuda, &CudaDeviceAvailable)
+                                             .WithPrecisions(&GpuCudaPrecisionSupport));
 }  // namespace
 
 }  // namespace tvlab

@@ -9,7 +9,7 @@
 // gpu_cuda/*_kernels.cu (docs/architecture.md, "The GPU backend's kernels"),
 // the dropout mask (Philox on the device, philox.cuh: the CPU backends' mask
 // bit for bit) and fused attention forward and backward (flash-attention
-// style, fused_attention_device.cuh; docs/gpu.md). All run on the default
+// style, fused_attention_*.cuh; docs/gpu.md). All run on the default
 // stream, the one stream of this backend (cuBLAS and the copies use it too),
 // with the launch status checked. No kernel reads a value back to the host;
 // reductions that need scratch take it from the caching allocator.
@@ -40,74 +40,28 @@ class GpuCudaBackend : public Backend {
   ~GpuCudaBackend() override;
   std::string name() const override { return "gpu_cuda"; }
   Device device() const override { return Device::kCuda; }
-  bool Implements(Kernel kernel) const override;
-  // fp32, tf32 and bf16 on GPUs of compute capability 8.0 or later (tensor
-  // cores with TF32 and bf16); fp32 only before (cublas_gemm.h).
-  bool SupportsPrecision(Precision precision) const override;
-  std::string PrecisionNote(Precision precision) const override;
-  void Gemm(const GemmDesc& d, const float* a, const float* b, float* c) override;
+
+  // Every kernel of kernels.def: GEMM on cuBLAS (gpu_cuda_backend.cc), the
+  // dropout mask by Philox on the device (gpu_cuda_dropout.cc: the CPU
+  // backends' mask bit for bit), the flash-attention-style fused attention
+  // (gpu_cuda_attention.cc), and the host side of the other kernels
+  // (gpu_cuda_ops.cc: shapes, scratch, one launch each of the kernels in
+  // gpu_cuda/*_kernels.cu).
+#include "framework/backend/implement_every_kernel.inc"
   // The bias written into every row of c, then the GEMM with beta 1: the
   // bias enters in cuBLAS's epilogue (which reads c anyway) instead of a
   // second kernel's pass over c.
-  void GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
-                float* c) override;
-  void AdamW(float* param, const float* grad, float* m, float* v, int64_t n,
-             const AdamWHyper& h) override;
-  // Philox on the device (philox.cuh): the CPU backends' mask bit for bit.
-  void DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) override;
-  // Flash-attention-style kernels (fused_attention_kernel.cu).
-  void FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
-                      const float* v, float* out, float* lse) override;
-  void FusedAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
-                              const float* v, const float* out, const float* lse,
-                              const float* dout, float* dq, float* dk, float* dv) override;
-
-  // gpu_cuda_ops.cc: host-side shape handling and launches of the kernels
-  // in gpu_cuda/*_kernels.cu.
-  void Unary(UnaryOp op, const float* x, float* y, int64_t n) override;
-  void UnaryBackward(UnaryOp op, const float* x, const float* y, const float* dy, float* dx,
-                     int64_t n) override;
-  void Binary(BinaryOp op, const float* a, const Shape& a_shape, const float* b,
-              const Shape& b_shape, float* out, const Shape& out_shape) override;
-  void ReduceSumTo(const float* x, const Shape& x_shape, float* out,
-                   const Shape& out_shape) override;
-  void Softmax(const float* x, float* y, int64_t rows, int64_t cols) override;
-  void SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
-                       int64_t cols) override;
-  void AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s, float* out) override;
-  void RotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
-                    float* sin) override;
-  void SinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out) override;
-  void AlibiBias(const std::vector<double>& slopes, int64_t q_offset, int64_t t, int64_t s,
-                 float* out) override;
-  void Normalize(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                 float* rstd, int64_t rows, int64_t cols, float eps,
-                 bool subtract_mean) override;
-  void NormalizeBackward(const float* x, const float* gamma, const float* mean,
-                         const float* rstd, const float* dy, float* dx, float* dgamma,
-                         float* dbeta, int64_t rows, int64_t cols, bool subtract_mean) override;
-  void Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
-               float* y) override;
-  void Copy2D(const float* src, int64_t src_stride, float* dst, int64_t dst_stride, int64_t rows,
-              int64_t cols) override;
-  void Gather(const float* table, int64_t cols, const int32_t* ids, int64_t n,
-              float* out) override;
-  void ScatterAdd(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
-                  float* d_table) override;
-  void CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
-                    int32_t ignore_index, float label_smoothing, float* loss, float* probs,
-                    float* mean_loss) override;
-  void CrossEntropyBackward(const float* probs, const int32_t* targets, int64_t rows,
-                            int64_t cols, int32_t ignore_index, float label_smoothing,
-                            const float* dloss, float* dlogits) override;
-  void ArgMaxRows(const float* x, int64_t rows, int64_t cols, int32_t* out) override;
-  void SumSquares(const float* x, int64_t n, double* acc) override;
+  TVLAB_OVERRIDE_KERNEL(GemmBias);
 
  private:
   void* cublas_ = nullptr;  // cublasHandle_t
-  int compute_capability_major_ = 0;
   Bf16Scratch bf16_scratch_;  // bf16 copies of GEMM operands (cublas_gemm.h)
 };
+
+// fp32, tf32 and bf16 on GPUs of compute capability 8.0 or later (tensor
+// cores with TF32 and bf16); fp32 only before (cublas_gemm.h). Asks the
+// driver for this process's GPU (no context, no cuBLAS handle).
+PrecisionSupport GpuCudaPrecisionSupport(Precision precision);
 
 }  // namespace tvlab
 

@@ -1,5 +1,9 @@
-// The GPU backend against the reference backend. Built only with
-// --config=cuda; skips when the machine has no usable GPU.
+// The GPU backend against the reference backend, and its descriptor against
+// its GPU. Built with --config=cuda (skips when the machine has no usable
+// GPU) and, in every build, on the CPU emulator
+// (gpu_cuda_backend_emulated_test).
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <string>
@@ -66,12 +70,24 @@ TEST_F(GpuCuda, AdamWMatchesReference) {
   for (int i = 0; i < 1000; ++i) ASSERT_NEAR(p0[i], p1[i], 1e-6) << i;
 }
 
-TEST_F(GpuCuda, DeclaresEveryKernel) {
+TEST_F(GpuCuda, ImplementsEveryKernel) {
   // Complete: validation accepts gpu_cuda for every model, and the fused
   // attention pair (optional) runs on the GPU too.
-  EXPECT_TRUE(MissingKernels(*gpu_).empty());
-  for (int k = 0; k < static_cast<int>(Kernel::kNumKernels); ++k)
-    EXPECT_TRUE(gpu_->Implements(static_cast<Kernel>(k))) << KernelName(static_cast<Kernel>(k));
+  const BackendDescriptor& described = **FindBackend("gpu_cuda");
+  EXPECT_TRUE(described.MissingKernels().empty());
+  for (Kernel k : AllKernels()) EXPECT_TRUE(described.Implements(k)) << KernelName(k);
+}
+
+// The descriptor asks the driver about this process's GPU without a
+// backend; the backend made here runs on the device it selected.
+TEST_F(GpuCuda, DescriptorPrecisionsAreThoseOfTheBackendsGpu) {
+  int device = -1, major = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  const BackendDescriptor& described = **FindBackend("gpu_cuda");
+  for (Precision p : {Precision::kTf32, Precision::kBf16})
+    EXPECT_EQ(described.Supports(p), major >= 8) << PrecisionName(p);
+  EXPECT_TRUE(described.Supports(Precision::kFp32));
 }
 
 TEST_F(GpuCuda, CachingAllocatorReusesDeviceBlocks) {

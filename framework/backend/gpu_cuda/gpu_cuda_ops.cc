@@ -118,12 +118,6 @@ Shape BroadcastStrides(const Shape& shape, size_t rank) {
 
 }  // namespace
 
-bool GpuCudaBackend::Implements(Kernel kernel) const {
-  // Every kernel: the required ones, and the optional fused attention pair
-  // (gpu_cuda_attention.cc) and the dropout mask (gpu_cuda_dropout.cc).
-  return kernel != Kernel::kNumKernels;
-}
-
 void GpuCudaBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
   CheckLaunch(LaunchUnary(ToGpu(op), x, y, n), "Unary");
 }

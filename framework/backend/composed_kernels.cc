@@ -1,0 +1,32 @@
+// The bodies of kernels.def's Composed kernels: each computed from other
+// kernels of the same backend. A backend may override one with a fused
+// kernel that gives the same results.
+
+#include "framework/backend/backend.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+
+void CheckGemmBiasDesc(const GemmDesc& d) {
+  TVLAB_CHECK(d.alpha == 1.0f && d.beta == 0.0f && (d.batch == 1 || d.stride_c == d.m * d.n))
+      << "GemmBias takes alpha 1, beta 0 and a contiguous c (alpha " << d.alpha << ", beta "
+      << d.beta << ", stride_c " << d.stride_c << " for " << d.m << " x " << d.n << ")";
+}
+
+void Backend::GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                       float* c) {
+  CheckGemmBiasDesc(d);
+  Gemm(d, a, b, c);
+  const Shape rows_n = {d.batch * d.m, d.n};
+  Binary(BinaryOp::kAdd, c, rows_n, bias, {d.n}, c, rows_n);  // (rows, n) + (n)
+}
+
+void Backend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) {
+  for (const AdamWTensor& t : tensors) {
+    AdamWHyper own = h;
+    own.weight_decay = t.weight_decay;
+    AdamW(t.param, t.grad, t.m, t.v, t.n, own);
+  }
+}
+
+}  // namespace tvlab

@@ -1,0 +1,105 @@
+// cpu_onednn's GEMMs: one cached oneDNN matmul primitive per shape, with
+// the bias of GemmBias as the primitive's own argument and bf16 operands
+// rounded into reused scratch buffers.
+
+#include <unordered_map>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/backend/precision.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using onednn::kParallelElements;
+using onednn::kParallelGemmMacs;
+using onednn::SingleThreaded;
+
+// The elements an operand of `batch` matrices of `size` elements spans at
+// `stride` (0: one matrix shared by the batch).
+int64_t OperandSpan(int64_t batch, int64_t stride, int64_t size) {
+  return stride == 0 || batch == 0 ? size : (batch - 1) * stride + size;
+}
+
+// dst[i] = the bf16 bits of src[i] (precision.h: nearest, ties to even), into
+// a buffer that grows only.
+void ToBf16(const float* src, int64_t n, std::vector<uint16_t>* dst) {
+  if (static_cast<int64_t>(dst->size()) < n) dst->resize(n);
+  uint16_t* out = dst->data();
+  const bool parallel = n >= kParallelElements;
+#pragma omp parallel for simd if (parallel : parallel) schedule(static)
+  for (int64_t i = 0; i < n; ++i) out[i] = Bf16Bits(src[i]);
+}
+
+}  // namespace
+
+void OnednnBackend::Gemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  Matmul(d, a, b, /*bias=*/nullptr, c);
+}
+
+// The bias is the matmul primitive's own argument: added as the products are
+// written, not in a second pass over c.
+void OnednnBackend::GemmBias(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                             float* c) {
+  CheckGemmBiasDesc(d);
+  Matmul(d, a, b, bias, c);
+}
+
+void OnednnBackend::Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias,
+                           float* c) {
+  TVLAB_CHECK(OnednnPrecisionSupport(d.precision).supported)
+      << "cpu_onednn Gemm called with precision " << PrecisionName(d.precision)
+      << " (validation should have refused it)";
+  SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
+  const bool bf16 = d.precision == Precision::kBf16;
+  const dt in_type = bf16 ? dt::bf16 : dt::f32;
+  GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
+              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision), bias != nullptr};
+  // A as (batch|1, m, k) with strides that express the transpose.
+  memory::dims a_dims = {d.stride_a == 0 ? 1 : d.batch, d.m, d.k};
+  memory::dims a_strides = {d.stride_a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1};
+  memory::dims b_dims = {d.stride_b == 0 ? 1 : d.batch, d.k, d.n};
+  memory::dims b_strides = {d.stride_b, d.trans_b ? 1 : d.n, d.trans_b ? d.k : 1};
+  memory::dims c_dims = {d.batch, d.m, d.n};
+  memory::dims c_strides = {d.stride_c == 0 ? d.m * d.n : d.stride_c, d.n, 1};
+  if (a_dims[0] == 1) a_strides[0] = d.m * d.k;
+  if (b_dims[0] == 1) b_strides[0] = d.k * d.n;
+  memory::desc a_md(a_dims, in_type, a_strides), b_md(b_dims, in_type, b_strides),
+      c_md(c_dims, dt::f32, c_strides);
+  memory::desc bias_md({1, 1, d.n}, dt::f32, memory::dims{d.n, d.n, 1});  // (n), every row
+  auto it = matmuls_.find(key);
+  if (it == matmuls_.end()) {
+    dnnl::primitive_attr attr;
+    if (d.alpha != 1.0f) attr.set_output_scales(0, {d.alpha});
+    if (d.beta != 0.0f) {
+      dnnl::post_ops ops;
+      ops.append_sum(d.beta);
+      attr.set_post_ops(ops);
+    }
+    dnnl::matmul::primitive_desc pd(
+        bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md) : dnnl::matmul::desc(a_md, b_md, c_md),
+        attr, engine_);
+    it = matmuls_.emplace(key, dnnl::matmul(pd)).first;
+  }
+  void* a_data = const_cast<float*>(a);
+  void* b_data = const_cast<float*>(b);
+  if (bf16) {  // (same layout and strides, 2-byte elements)
+    ToBf16(a, OperandSpan(d.batch, d.stride_a, d.m * d.k), &a16_);
+    ToBf16(b, OperandSpan(d.batch, d.stride_b, d.k * d.n), &b16_);
+    a_data = a16_.data();
+    b_data = b16_.data();
+  }
+  memory am(a_md, engine_, a_data), bm(b_md, engine_, b_data), cm(c_md, engine_, c);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, memory(bias_md, engine_, const_cast<float*>(bias)));
+  it->second.execute(stream_, args);
+  stream_.wait();
+}
+
+}  // namespace tvlab

@@ -1,0 +1,182 @@
+// cpu_onednn's row kernels: softmax (tvlab's all-masked rows give 0, where
+// oneDNN's would give NaN) and its backward, LayerNorm on oneDNN's primitive
+// (RMSNorm on the reference loops), the normalizations' backward, and
+// Permute by contiguous rows; rows split over OpenMP threads above
+// kParallelElements.
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/cpu_onednn/parallel.h"
+
+namespace tvlab {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+using onednn::kParallelElements;
+using onednn::SingleThreaded;
+
+}  // namespace
+
+void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
+  // oneDNN's softmax returns NaN for all-masked rows; tvlab defines them as 0.
+#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < cols; ++c) max = xr[c] > max ? xr[c] : max;
+    if (max == -std::numeric_limits<float>::infinity()) {
+      for (int64_t c = 0; c < cols; ++c) yr[c] = 0.0f;
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
+    float inv = 1.0f / sum;
+    for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
+  }
+}
+
+void OnednnBackend::SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
+                                    int64_t cols) {
+  // dx = y * (dy - sum(dy * y)) per row, the dot in double as the reference.
+#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* yr = y + r * cols;
+    const float* dyr = dy + r * cols;
+    double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t c = 0; c < cols; ++c) dot += static_cast<double>(yr[c]) * dyr[c];
+    const float d = static_cast<float>(dot);
+    float* dxr = dx + r * cols;
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) dxr[c] = yr[c] * (dyr[c] - d);
+  }
+}
+
+void OnednnBackend::Normalize(const float* x, const float* gamma, const float* beta, float* y,
+                              float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
+                              bool subtract_mean) {
+  // oneDNN 2.6 has no RMSNorm; that case stays on the reference loops.
+  if (!subtract_mean || rows == 0) {
+    return ReferenceBackend::Normalize(x, gamma, beta, y, mean, rstd, rows, cols, eps,
+                                       subtract_mean);
+  }
+  SingleThreaded small(rows * cols < kParallelElements);
+  NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
+  memory::desc data_md({rows, cols}, dt::f32, tag::ab);
+  memory::desc stat_md({rows}, dt::f32, tag::a);
+  memory::desc param_md({cols}, dt::f32, tag::a);
+  auto it = norms_.find(key);
+  if (it == norms_.end()) {
+    auto flags = dnnl::normalization_flags::none;
+    if (gamma) flags |= dnnl::normalization_flags::use_scale;
+    if (beta) flags |= dnnl::normalization_flags::use_shift;
+    dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_md,
+                                                 stat_md, eps, flags);
+    it = norms_.emplace(key, dnnl::layer_normalization_forward({desc, engine_})).first;
+  }
+  std::vector<float> variance(rows);
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory(data_md, engine_, const_cast<float*>(x))},
+      {DNNL_ARG_DST, memory(data_md, engine_, y)},
+      {DNNL_ARG_MEAN, memory(stat_md, engine_, mean)},
+      {DNNL_ARG_VARIANCE, memory(stat_md, engine_, variance.data())}};
+  if (gamma) args.emplace(DNNL_ARG_SCALE, memory(param_md, engine_, const_cast<float*>(gamma)));
+  if (beta) args.emplace(DNNL_ARG_SHIFT, memory(param_md, engine_, const_cast<float*>(beta)));
+  it->second.execute(stream_, args);
+  stream_.wait();
+  for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
+}
+
+void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                                      const float* rstd, const float* dy, float* dx,
+                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                      bool subtract_mean) {
+  // The reference's math (LayerNorm, or RMSNorm without subtract_mean):
+  //   xhat = (x - mean) * rstd; g = dy * gamma
+  //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+  // with rows split over threads; dgamma/dbeta are summed per thread and the
+  // partial sums added in thread order.
+  const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
+  std::vector<float> partial_g(dgamma ? threads * cols : 0, 0.0f);
+  std::vector<float> partial_b(dbeta ? threads * cols : 0, 0.0f);
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    float* pg = dgamma ? partial_g.data() + t * cols : nullptr;
+    float* pb = dbeta ? partial_b.data() + t * cols : nullptr;
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * cols;
+      const float* dyr = dy + r * cols;
+      float* dxr = dx + r * cols;
+      const float mu = mean[r], rs = rstd[r];
+      double mean_g = 0.0, mean_gx = 0.0;
+#pragma omp simd reduction(+ : mean_g, mean_gx)
+      for (int64_t c = 0; c < cols; ++c) {
+        const float xhat = (xr[c] - mu) * rs;
+        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+        mean_g += g;
+        mean_gx += static_cast<double>(g) * xhat;
+      }
+      if (pg) {
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c) pg[c] += dyr[c] * ((xr[c] - mu) * rs);
+      }
+      if (pb) {
+#pragma omp simd
+        for (int64_t c = 0; c < cols; ++c) pb[c] += dyr[c];
+      }
+      const float mg = subtract_mean ? static_cast<float>(mean_g / cols) : 0.0f;
+      const float mgx = static_cast<float>(mean_gx / cols);
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) {
+        const float xhat = (xr[c] - mu) * rs;
+        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+        dxr[c] = rs * (g - mg - xhat * mgx);
+      }
+    }
+  }
+  for (int t = 0; t < threads; ++t) {
+    for (int64_t c = 0; c < cols; ++c) {
+      if (dgamma) dgamma[c] += partial_g[t * cols + c];
+      if (dbeta) dbeta[c] += partial_b[t * cols + c];
+    }
+  }
+}
+
+void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
+                            float* y) {
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0 || perm[rank - 1] != rank - 1) {
+    return ReferenceBackend::Permute(x, shape, perm, y);
+  }
+  // The last dimension stays last: copy contiguous rows of it.
+  const int64_t row = shape[rank - 1];
+  Shape in_strides = ContiguousStrides(shape);
+  Shape out_shape(rank - 1);
+  for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
+  const int64_t rows = NumElements(out_shape);
+  // Each output row's source offset from its own index, so rows can be
+  // split over threads.
+#pragma omp parallel for if (rows * row >= kParallelElements) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t src = 0, rest = r;
+    for (int d = rank - 2; d >= 0; --d) {
+      src += (rest % out_shape[d]) * in_strides[perm[d]];
+      rest /= out_shape[d];
+    }
+    std::copy(x + src, x + src + row, y + r * row);
+  }
+}
+
+}  // namespace tvlab

@@ -1,0 +1,70 @@
+// Validating a spec asks the backends' static descriptors (kernels,
+// precisions, device) and constructs no backend: no oneDNN engine, no cuBLAS
+// handle. Counted through the real loader (LoadExperiment: parse, --set,
+// defaults, every subsystem's validation, the memory estimate) on every
+// shipped config, and on every registered backend in every precision
+// (accepted or refused).
+
+#include <dirent.h>
+
+#include <string>
+#include <vector>
+
+#include "experiments/spec/spec_loader.h"
+#include "framework/backend/backend.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+std::string ConfigDir() { return std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs"; }
+
+std::vector<std::string> ShippedConfigs() {
+  std::vector<std::string> paths;
+  DIR* listing = opendir(ConfigDir().c_str());
+  if (listing == nullptr) return paths;
+  while (const dirent* entry = readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".pbtxt")
+      paths.push_back(ConfigDir() + "/" + name);
+  }
+  closedir(listing);
+  return paths;
+}
+
+TEST(Validation, EveryShippedConfigValidatesWithoutConstructingABackend) {
+  const std::vector<std::string> configs = ShippedConfigs();
+  ASSERT_GT(configs.size(), 10u) << ConfigDir();
+  for (const std::string& path : configs) {
+    const int64_t before = BackendsConstructed();
+    auto spec = LoadExperiment(path, {});
+    EXPECT_TRUE(spec.ok()) << path << ": " << spec.status();
+    EXPECT_EQ(BackendsConstructed(), before) << path;
+  }
+}
+
+TEST(Validation, EveryBackendAndPrecisionIsJudgedWithoutConstructingABackend) {
+  const std::string path = ConfigDir() + "/sort_digits.pbtxt";
+  int accepted = 0, refused = 0;
+  for (const std::string& backend : RegisteredBackends()) {
+    for (Precision precision : AllPrecisions()) {
+      const int64_t before = BackendsConstructed();
+      auto spec = LoadExperiment(path, {"runtime.backend=" + backend,
+                                        std::string("runtime.precision=") + PrecisionName(precision)});
+      (spec.ok() ? accepted : refused) += 1;
+      EXPECT_EQ(BackendsConstructed(), before) << backend << " " << PrecisionName(precision);
+    }
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(refused, 0);  // cpu_onednn refuses tf32
+}
+
+// The count is real: making a backend is counted.
+TEST(Validation, MakingABackendIsCounted) {
+  const int64_t before = BackendsConstructed();
+  ASSERT_TRUE(MakeBackend("reference").ok());
+  EXPECT_EQ(BackendsConstructed(), before + 1);
+}
+
+}  // namespace
+}  // namespace tvlab
