@@ -1,5 +1,5 @@
-// Every op: forward values on small known inputs, and a finite-difference
-// gradient check, on every registered backend.
+// Every op's finite-difference gradient check, on every registered backend
+// (their forward values: ops_forward_test.cc).
 
 #include "framework/autograd/ops.h"
 
