@@ -24,9 +24,9 @@
 #include "experiments/cli/command_line.h"
 #include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/load_task.h"
 #include "framework/io/atomic_file.h"
 #include "framework/model/model.h"
+#include "framework/runtime/apply_runtime.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
 
@@ -166,12 +166,10 @@ int Main(int argc, char** argv) {
     return fail(absl::NotFoundError(absl::StrCat(
         run_dir, " is not a run directory (no spec.resolved.pbtxt); give the directory "
                  "//experiments:run wrote")));
-  auto spec = LoadExperiment(spec_path, {});
+  std::shared_ptr<const Task> task;  // built once, by validation
+  auto spec = LoadExperiment(spec_path, {}, &task);
   if (!spec.ok()) return fail(spec.status());
-  if (absl::Status s = SetBackend(spec->runtime().backend()); !s.ok()) return fail(s);
-  auto loaded_task = LoadTask(*spec);
-  if (!loaded_task.ok()) return fail(loaded_task.status());
-  std::shared_ptr<const Task> task = *loaded_task;
+  if (absl::Status s = ApplyRuntime(spec->runtime()); !s.ok()) return fail(s);
   auto model = BuildModel(*spec, task->vocab_size(), HeadOutputs(*task));
   if (!model.ok()) return fail(model.status());
   const std::string weights_path = run_dir + "/model.safetensors";

@@ -20,13 +20,10 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
-#include "framework/attention/attend.h"
-#include "framework/autograd/matmul_precision.h"
-#include "framework/backend/backend.h"
-#include "framework/data/load_task.h"
+#include "experiments/spec/spec_loader.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/runtime/apply_runtime.h"
 #include "framework/train/checkpoint.h"
 
 ABSL_FLAG(std::string, run_dir, "", "DIR: the run to generate with (required)");
@@ -100,20 +97,16 @@ int main(int argc, char** argv) {
   run_dir = tvlab::UserPath(run_dir);
   std::vector<std::string> overrides;
   for (const auto& [field, val] : sets) overrides.push_back("eval.decoding." + field + "=" + val);
-  auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", overrides);
+  std::shared_ptr<const tvlab::Task> loaded_task;  // built once, by validation
+  auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", overrides, &loaded_task);
   if (!spec.ok()) return Fail(std::string(spec.status().message()));
   if (spec->model().family() == tvlab::ModelSpec::ENCODER_ONLY)
     return Fail("this run is an ENCODER_ONLY model, which does not generate; use a DECODER_ONLY or "
                 "ENCODER_DECODER run");
-  if (!tvlab::SetBackend(spec->runtime().backend()).ok()) return Fail("backend unavailable");
-  tvlab::SetAttentionKernel(tvlab::ParseAttentionKernel(spec->runtime().attention())
-                                .value_or(tvlab::AttentionKernel::kAuto));  // validated
-  tvlab::SetMatMulPrecision(tvlab::ParsePrecision(spec->runtime().precision())
-                                .value_or(tvlab::Precision::kFp32));  // validated
-  auto loaded_task = tvlab::LoadTask(*spec);
-  if (!loaded_task.ok()) return Fail(std::string(loaded_task.status().message()));
+  if (absl::Status applied = tvlab::ApplyRuntime(spec->runtime()); !applied.ok())
+    return Fail(std::string(applied.message()));
   // Encoder-only runs were refused above: the task generates text.
-  auto task = std::static_pointer_cast<const tvlab::GenerativeTask>(*loaded_task);
+  auto task = std::static_pointer_cast<const tvlab::GenerativeTask>(loaded_task);
   if (absl::GetFlag(FLAGS_tokenize)) {
     for (int32_t id : task->Tokenize(prompt)) std::cout << id << " ";
     std::cout << "\n";

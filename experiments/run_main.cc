@@ -50,12 +50,13 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
                  const std::string& who, bool* every_rank) {
   const bool resume = !flags.resume_dir.empty();
   const std::string spec_path = resume ? flags.resume_dir + "/spec.resolved.pbtxt" : flags.spec_path;
-  auto spec = LoadExperiment(spec_path, flags.overrides);
+  std::shared_ptr<const Task> task;  // built once, by validation
+  auto spec = LoadExperiment(spec_path, flags.overrides, &task);
   if (!spec.ok()) {
     std::cerr << absl::StrCat(who, "error: ", spec.status().message(), "\n");
     return 2;
   }
-  if (absl::Status split = ValidateDataParallel(*spec, world.size()); !split.ok()) {
+  if (absl::Status split = ValidateDataParallel(spec->train(), world.size()); !split.ok()) {
     std::cerr << absl::StrCat(who, "error: ", split.message(), "\n");
     return 2;
   }
@@ -89,7 +90,7 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
   options.file_system = fs;
   options.world = &world;
   NullStream quiet;  // rank 0 alone reports progress
-  auto metrics = RunExperiment(*spec, run_dir, world.rank() == 0 ? std::cerr : quiet, options);
+  auto metrics = RunExperiment(*spec, *task, run_dir, world.rank() == 0 ? std::cerr : quiet, options);
   if (options.init_from == imported) std::filesystem::remove(imported);
   if (!metrics.ok()) {
     // One write per line: ranks share the terminal.

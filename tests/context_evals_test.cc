@@ -1,9 +1,13 @@
 // eval.context_lengths and eval.decode_speed_tokens on a tiny trained-from-
 // init byte LM: one evaluation per context (the training context's equal to
-// the run's own evaluation), and timed greedy decoding with the KV cache that
-// feeds exactly the tokens a full forward pass would choose.
+// the run's own evaluation), a failed evaluation at one of them an error
+// naming it (the run fails, writing no metrics.json), and timed greedy
+// decoding with the KV cache that feeds exactly the tokens a full forward
+// pass would choose.
 
 #include <cmath>
+#include <filesystem>
+#include <sstream>
 
 #include "experiments/spec/spec_loader.h"
 #include "framework/autograd/var.h"
@@ -13,6 +17,7 @@
 #include "framework/train/context_evals.h"
 #include "framework/train/decode_speed.h"
 #include "framework/train/evaluate.h"
+#include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -40,8 +45,8 @@ TEST(ContextEvals, OneEvaluationPerContextTheTrainingOneEqualToTheRunsOwn) {
   auto model = BuildModel(spec, (*task)->vocab_size());
   ASSERT_TRUE(model.ok()) << model.status();
   RunMetrics metrics;
-  Evaluate(**model, **task, spec, /*full=*/false, &metrics);
-  ASSERT_TRUE(EvaluateAtContexts(**model, spec, &metrics).ok());
+  ASSERT_TRUE(Evaluate(**model, **task, spec.eval(), spec.model(), /*full=*/false, &metrics).ok());
+  ASSERT_TRUE(EvaluateAtContexts(**model, **task, spec.eval(), spec.model(), &metrics).ok());
   ASSERT_EQ(metrics.context_evals_size(), 3);
   // At the training context: the same 20 windows as the run's evaluation.
   EXPECT_EQ(metrics.context_evals(0).context_length(), 16);
@@ -60,6 +65,63 @@ TEST(ContextEvals, OneEvaluationPerContextTheTrainingOneEqualToTheRunsOwn) {
   }
   // A different context is a different evaluation.
   EXPECT_NE(metrics.context_evals(2).eval_loss(), metrics.context_evals(0).eval_loss());
+}
+
+// The language-model task `inner` (text_lm), except that its evaluation at
+// `failing` tokens fails, as one whose held-out data became unreadable
+// would.
+class FailsAtOneLength : public LanguageModelTask {
+ public:
+  FailsAtOneLength(std::shared_ptr<const Task> inner, int64_t failing)
+      : inner_(std::move(inner)), lm_(static_cast<const LanguageModelTask&>(*inner_)), failing_(failing) {}
+  absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
+    if (length == failing_) return absl::DataLossError("the held-out split cannot be read");
+    return lm_.EvaluatedAt(length);
+  }
+  int64_t vocab_size() const override { return lm_.vocab_size(); }
+  int64_t max_length() const override { return lm_.max_length(); }
+  int64_t eval_length() const override { return lm_.eval_length(); }
+  Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
+    return lm_.TrainBatch(seed, step, batch_size);
+  }
+  Batch EvalBatch(uint64_t seed, int64_t first, int64_t count) const override {
+    return lm_.EvalBatch(seed, first, count);
+  }
+  int64_t NumEvalExamples(int64_t requested) const override { return lm_.NumEvalExamples(requested); }
+  std::vector<int32_t> Tokenize(const std::string& text) const override { return lm_.Tokenize(text); }
+  std::string Detokenize(const std::vector<int32_t>& tokens) const override { return lm_.Detokenize(tokens); }
+  double UnigramPerplexity() const override { return lm_.UnigramPerplexity(); }
+  double EvalTargetBytes(int64_t examples) const override { return lm_.EvalTargetBytes(examples); }
+
+ private:
+  std::shared_ptr<const Task> inner_;
+  const LanguageModelTask& lm_;
+  int64_t failing_;
+};
+
+// A failed evaluation used to be recorded as a loss of 0 and the run to end
+// well; now the run fails, naming the length, and writes no metrics.json.
+TEST(ContextEvals, AFailedEvaluationAtOneLengthFailsTheRunNamingIt) {
+  const Experiment spec = TinyLm("alibi");
+  auto task = LoadTask(spec);
+  ASSERT_TRUE(task.ok()) << task.status();
+  const FailsAtOneLength failing(*task, 64);
+  auto model = BuildModel(spec, failing.vocab_size());
+  ASSERT_TRUE(model.ok()) << model.status();
+  RunMetrics metrics;
+  absl::Status s = EvaluateAtContexts(**model, failing, spec.eval(), spec.model(), &metrics);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("eval.context_lengths[1] (64)"), absl::string_view::npos) << s;
+  EXPECT_NE(s.message().find("the held-out split cannot be read"), absl::string_view::npos) << s;
+  ASSERT_EQ(metrics.context_evals_size(), 1);  // 16 only: nothing recorded for 64 or after
+  EXPECT_EQ(metrics.context_evals(0).context_length(), 16);
+
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/failing_run";
+  std::ostringstream sink;
+  auto run = RunExperiment(spec, failing, dir, sink);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("eval.context_lengths[1] (64)"), absl::string_view::npos) << run.status();
+  EXPECT_FALSE(std::filesystem::exists(dir + "/metrics.json"));
 }
 
 TEST(DecodeSpeed, FeedsTheGreedyTokensOfAFullForwardPass) {

@@ -63,17 +63,19 @@ TEST(SizeLimits, EveryHugeValueIsAValidationErrorNamingTheField) {
 }
 
 TEST(SizeLimits, MemoryMessageGivesEstimateDriverAndLimit) {
-  auto spec = LoadExperiment(WriteSpec(kSpec), {});
+  std::shared_ptr<const Task> task;
+  auto spec = LoadExperiment(WriteSpec(kSpec), {}, &task);
   ASSERT_TRUE(spec.ok()) << spec.status();
-  EXPECT_TRUE(CheckFitsInMemory(*spec, int64_t{1} << 30).ok());
-  absl::Status s = CheckFitsInMemory(*spec, 1 << 20);
+  const TaskSizes sizes = SizesOf(*task);
+  EXPECT_TRUE(CheckFitsInMemory(*spec, sizes, int64_t{1} << 30).ok());
+  absl::Status s = CheckFitsInMemory(*spec, sizes, 1 << 20);
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(std::string(s.message()), HasSubstr("more than the 1.0 MiB available"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("driven by train.batch_size = 64"));
   Experiment big = *spec;
   big.mutable_model()->set_d_model(8192);
   big.mutable_model()->set_num_layers(200);
-  s = CheckFitsInMemory(big, int64_t{16} << 30);
+  s = CheckFitsInMemory(big, sizes, int64_t{16} << 30);
   EXPECT_THAT(std::string(s.message()), HasSubstr("more than the 16.0 GiB available"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("driven by model.d_model = 8192"));
 }
@@ -82,9 +84,9 @@ TEST(SizeLimits, ThreadsAreBoundedByTheHardware) {
   auto spec = LoadExperiment(WriteSpec(kSpec), {});
   ASSERT_TRUE(spec.ok());
   spec->mutable_runtime()->set_threads(9);
-  EXPECT_THAT(std::string(CheckSizeLimits(*spec, int64_t{1} << 40, 2).message()),
+  EXPECT_THAT(std::string(CheckSizeLimits(*spec, std::nullopt, int64_t{1} << 40, 2).message()),
               HasSubstr("runtime.threads (9) is above 8 (4 x the 2 hardware threads"));
-  EXPECT_TRUE(CheckSizeLimits(*spec, int64_t{1} << 40, 4).ok());
+  EXPECT_TRUE(CheckSizeLimits(*spec, std::nullopt, int64_t{1} << 40, 4).ok());
 }
 
 // With the fused attention kernel no (T, T) scores exist, so the estimate
@@ -177,9 +179,10 @@ TEST(SizeLimits, EveryConfigStillValidates) {
   int n = 0;
   for (const auto& f : std::filesystem::directory_iterator(dir)) {
     if (f.path().extension() != ".pbtxt") continue;
-    auto spec = LoadExperiment(f.path().string(), {});
+    std::shared_ptr<const Task> task;
+    auto spec = LoadExperiment(f.path().string(), {}, &task);
     EXPECT_TRUE(spec.ok()) << f.path() << ": " << spec.status();
-    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec).ok()) << f.path();
+    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec, SizesOf(*task)).ok()) << f.path();
     ++n;
   }
   EXPECT_GE(n, 10);

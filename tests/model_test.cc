@@ -50,8 +50,8 @@ TEST(Model, TrainingIsBitwiseDeterministic) {
   Experiment spec = TinySpec();
   std::string a = std::string(getenv("TEST_TMPDIR")) + "/a", b = std::string(getenv("TEST_TMPDIR")) + "/b";
   std::ostringstream sink;
-  ASSERT_TRUE(RunExperiment(spec, a, sink).ok());
-  ASSERT_TRUE(RunExperiment(spec, b, sink).ok());
+  ASSERT_TRUE(RunExperiment(spec, *LoadTask(spec).value(), a, sink).ok());
+  ASSERT_TRUE(RunExperiment(spec, *LoadTask(spec).value(), b, sink).ok());
   auto losses = [](const std::string& dir) {
     std::ifstream in(dir + "/train_log.csv");
     std::string line, out;
@@ -62,7 +62,7 @@ TEST(Model, TrainingIsBitwiseDeterministic) {
   EXPECT_GT(losses(a).size(), 30u * 8);
   spec.set_seed(1);
   std::string c = std::string(getenv("TEST_TMPDIR")) + "/c";
-  ASSERT_TRUE(RunExperiment(spec, c, sink).ok());
+  ASSERT_TRUE(RunExperiment(spec, *LoadTask(spec).value(), c, sink).ok());
   EXPECT_NE(losses(a), losses(c));
 }
 
@@ -82,7 +82,7 @@ TEST(Model, SavesWeightsUnderStableNames) {
   Experiment spec = TinySpec({"train.steps=1"});
   std::string dir = std::string(getenv("TEST_TMPDIR")) + "/w";
   std::ostringstream sink;
-  ASSERT_TRUE(RunExperiment(spec, dir, sink).ok());
+  ASSERT_TRUE(RunExperiment(spec, *LoadTask(spec).value(), dir, sink).ok());
   std::ifstream in(dir + "/model.safetensors", std::ios::binary);
   uint64_t header_len = 0;
   in.read(reinterpret_cast<char*>(&header_len), 8);

@@ -7,6 +7,7 @@
 
 #include "framework/model/model.h"
 #include "experiments/spec/spec_loader.h"
+#include "framework/data/load_task.h"
 #include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"
@@ -66,7 +67,7 @@ double ReportedParameters(const Experiment& spec) {
   std::string dir = TempDir() + "/run_" + std::to_string(spec.model().d_model()) + "_" +
                     spec.model().norm().placement() + spec.model().position().plugin();
   std::ostringstream sink;
-  auto metrics = RunExperiment(spec, dir, sink);
+  auto metrics = RunExperiment(spec, *LoadTask(spec).value(), dir, sink);
   EXPECT_TRUE(metrics.ok()) << metrics.status();
   return JsonNumber(ReadFile(dir + "/metrics.json"), "parameters");
 }

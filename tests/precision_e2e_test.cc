@@ -13,6 +13,7 @@
 
 #include "experiments/spec/spec_loader.h"
 #include "framework/backend/backend.h"
+#include "framework/data/load_task.h"
 #include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 
@@ -68,9 +69,10 @@ void TrainsInBf16LikeFp32(const std::string& backend) {
   std::ostringstream sink;
   const std::string fp32_dir = TmpDir() + "/" + backend + "_fp32";
   const std::string bf16_dir = TmpDir() + "/" + backend + "_bf16";
-  auto fp32 = RunExperiment(TinySort(backend, "fp32"), fp32_dir, sink);
+  const Experiment fp32_spec = TinySort(backend, "fp32"), bf16_spec = TinySort(backend, "bf16");
+  auto fp32 = RunExperiment(fp32_spec, *LoadTask(fp32_spec).value(), fp32_dir, sink);
   ASSERT_TRUE(fp32.ok()) << fp32.status();
-  auto bf16 = RunExperiment(TinySort(backend, "bf16"), bf16_dir, sink);
+  auto bf16 = RunExperiment(bf16_spec, *LoadTask(bf16_spec).value(), bf16_dir, sink);
   ASSERT_TRUE(bf16.ok()) << bf16.status();
 
   const std::vector<double> losses = Losses(bf16_dir);

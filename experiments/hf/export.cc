@@ -20,6 +20,7 @@
 #include "experiments/hf/hf_export.h"
 #include "experiments/spec/spec_loader.h"
 #include "framework/io/atomic_file.h"
+#include "framework/runtime/apply_runtime.h"
 #include "framework/train/safetensors.h"
 
 ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
   if (format != "hf") return Fail(absl::StrCat("--format '", format, "' is not known; the one format is 'hf'"));
   auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", {});
   if (!spec.ok()) return Fail(std::string(spec.status().message()));
+  if (absl::Status applied = tvlab::ApplyRuntime(spec->runtime()); !applied.ok())
+    return Fail(std::string(applied.message()));
   auto weights = tvlab::ReadSafetensors(run_dir + "/model.safetensors");
   if (!weights.ok()) {
     return Fail(absl::StrCat(weights.status().message(),

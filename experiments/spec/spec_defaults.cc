@@ -78,7 +78,7 @@ void ResolvePluginOptions(Experiment* spec) {
 
 void ResolveAutomaticSizes(Experiment* spec) {
   PluginValidationArgs args;
-  args.dims = ModelDimsFromSpec(*spec);
+  args.dims = ModelDimsFromSpec(spec->model());
   args.family = spec->model().family();
   for (const PluginKind& kind : PluginKinds()) {
     if (kind.id == "task") continue;

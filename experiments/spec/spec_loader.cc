@@ -10,6 +10,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/limits/memory_estimate.h"
 #include "framework/limits/size_limits.h"
 #include "framework/model/model_spec.h"
 #include "framework/train/train_spec.h"
@@ -51,8 +52,8 @@ absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
 
 namespace {
 
-// eval.context_lengths (each one the task loaded at that length, as
-// eval.context_length would) and eval.decode_speed_tokens (a model that
+// eval.context_lengths (each one the task evaluated at that length, as
+// eval.context_length would be) and eval.decode_speed_tokens (a model that
 // generates, within its positions).
 void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems* p) {
   const EvalSpec& eval = spec.eval();
@@ -60,17 +61,15 @@ void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems
     const int32_t length = eval.context_lengths(i);
     const std::string field = absl::StrCat("eval.context_lengths[", i, "]");
     if (length < 2) continue;  // ValidateEvalSpec says so
-    Experiment at = spec;
-    at.mutable_eval()->set_context_length(length);
-    at.mutable_eval()->set_examples(1);  // as many windows as fit: EvaluateAtContexts
-    auto at_task = LoadTask(at);
-    if (!at_task.ok()) {
+    auto at = task.EvaluatedAt(length);  // as many windows as fit: EvaluateAtContexts
+    if (!at.ok()) {
       // The task's message is about eval.context_length, which here is this entry.
-      p->Add(absl::StrCat(field, " (", length, "): ",
-                          absl::StrReplaceAll(at_task.status().message(), {{"eval.context_length", field}})));
+      p->Add(absl::StrCat(field, " (", length, "): task (", spec.task().plugin(), "): ",
+                          absl::StrReplaceAll(at.status().message(), {{"eval.context_length", field}})));
       continue;
     }
-    ValidateEvalContextAt(at, field, length, task.max_length(), (*at_task)->eval_length(), p);
+    const int64_t eval_length = *at != nullptr ? (*at)->eval_length() : task.eval_length();
+    ValidateEvalContextAt(spec, field, length, task.max_length(), eval_length, p);
   }
   if (eval.decode_speed_tokens() > 0) {
     const ModelSpec::Family family = spec.model().family();
@@ -90,7 +89,7 @@ void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems
 
 }  // namespace
 
-absl::Status ValidateExperiment(const Experiment& spec) {
+absl::Status ValidateExperiment(const Experiment& spec, std::shared_ptr<const Task>* built) {
   Problems p;
   if (spec.name().empty()) p.Add("name must not be empty; e.g. name: \"sort_digits\"");
   // The name becomes a directory (runs/<name>/...): no path separators, no
@@ -110,38 +109,41 @@ absl::Status ValidateExperiment(const Experiment& spec) {
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);
-  p.Add(CheckSizeLimits(spec));  // upper bounds and the memory estimate
-  return p.ToStatus();
+  // Upper bounds and the memory estimate.
+  p.Add(CheckSizeLimits(spec, task.ok() ? std::optional<TaskSizes>(SizesOf(**task)) : std::nullopt));
+  absl::Status valid = p.ToStatus();
+  if (valid.ok() && built != nullptr) *built = *task;
+  return valid;
 }
 
 absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
                                              const std::vector<std::string>& overrides,
                                              const std::string& source,
-                                             const std::string& default_name) {
+                                             const std::string& default_name,
+                                             std::shared_ptr<const Task>* built) {
   for (const std::string& o : overrides) TVLAB_RETURN_IF_ERROR(ApplyOverride(&spec, o));
   if (spec.name().empty()) spec.set_name(default_name);
   ResolveDefaults(&spec);
-  absl::Status valid = ValidateExperiment(spec);
+  std::shared_ptr<const Task> task;
+  absl::Status valid = ValidateExperiment(spec, &task);
   if (!valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         source, ": invalid spec:\n  ", absl::StrJoin(absl::StrSplit(valid.message(), '\n'), "\n  ")));
   }
-  // Record the sequence length the model is built for (the task is cached:
-  // this does not read its files again).
-  if (spec.model().max_seq_len() == 0) {
-    TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
-    spec.mutable_model()->set_max_seq_len(static_cast<int32_t>(task->max_length()));
-  }
+  // Record the sequence length the model is built for.
+  if (spec.model().max_seq_len() == 0) spec.mutable_model()->set_max_seq_len(static_cast<int32_t>(task->max_length()));
   ResolveAutomaticSizes(&spec);
+  if (built != nullptr) *built = std::move(task);
   return spec;
 }
 
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
-                                          const std::vector<std::string>& overrides) {
+                                          const std::vector<std::string>& overrides,
+                                          std::shared_ptr<const Task>* built) {
   TVLAB_ASSIGN_OR_RETURN(Experiment spec, ParseSpecFile(path));
   ResolveTaskPaths(&spec, path);
   const std::string stem = path.substr(path.find_last_of('/') + 1);
-  return ResolveExperiment(std::move(spec), overrides, path, stem.substr(0, stem.find('.')));
+  return ResolveExperiment(std::move(spec), overrides, path, stem.substr(0, stem.find('.')), built);
 }
 
 }  // namespace tvlab

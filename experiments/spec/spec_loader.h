@@ -8,12 +8,14 @@
 // (file:line:col for syntax, the field path for values), what is wrong and
 // how to fix it.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "experiments/spec/spec_defaults.h"
 #include "experiments/spec/spec_overrides.h"
+#include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/schema/spec_text.h"
 
@@ -26,24 +28,30 @@ absl::StatusOr<Experiment> ParseSpecText(const std::string& text, const std::str
 // Reads and parses a file; an unreadable file is an error naming the path.
 absl::StatusOr<Experiment> ParseSpecFile(const std::string& path);
 
-// Checks the whole spec, every plugin's options and the task (whose data
-// files are read here, once per process: data/load_task.h) included, before
-// anything is built. Returns all problems at once, one per line.
-absl::Status ValidateExperiment(const Experiment& spec);
+// Checks the whole spec, every plugin's options and the task (which is
+// built here, its data files read: data/load_task.h) included, before
+// anything else is built. Returns all problems at once, one per line. On
+// success, `*built` (when given) is the task it built.
+absl::Status ValidateExperiment(const Experiment& spec, std::shared_ptr<const Task>* built = nullptr);
 
 // Parse, resolve task paths against the file's directory, apply overrides,
-// resolve defaults, validate. `name` defaults to the file's stem.
+// resolve defaults, validate. `name` defaults to the file's stem. On
+// success, `*built` (when given) is the task validation built: a run hands
+// it to RunExperiment, a tool uses it, and neither builds it again.
 absl::StatusOr<Experiment> LoadExperiment(const std::string& path,
-                                          const std::vector<std::string>& overrides);
+                                          const std::vector<std::string>& overrides,
+                                          std::shared_ptr<const Task>* built = nullptr);
 
 // LoadExperiment for a spec already parsed (a grid's base, possibly inline):
 // applies `overrides`, names it `default_name` if unnamed, resolves and
 // validates, and records the task's length as model.max_seq_len when it is
-// 0. Validation errors start with "<source>: invalid spec:".
+// 0. Validation errors start with "<source>: invalid spec:". On success,
+// `*built` (when given) is the task validation built.
 absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
                                              const std::vector<std::string>& overrides,
                                              const std::string& source,
-                                             const std::string& default_name);
+                                             const std::string& default_name,
+                                             std::shared_ptr<const Task>* built = nullptr);
 
 }  // namespace tvlab
 

@@ -2,10 +2,10 @@
 #define TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_
 
 // autograd-internal: how gradients are summed into a node without copies.
-// ops.cc's closures call AccumulateOwnedGrad for a gradient they have just
-// computed into a fresh tensor (dx of a matmul, a unary op, a norm ...), and
-// AccumulateGrad (var.h) for one that may be shared (the output gradient an
-// Add passes through unchanged).
+// The ops' closures (ops*.cc) call AccumulateOwnedGrad for a gradient they
+// have just computed into a fresh tensor (dx of a matmul, a unary op, a
+// norm ...), and AccumulateGrad (var.h) for one that may be shared (the
+// output gradient an Add passes through unchanged).
 
 #include "framework/autograd/var.h"
 

@@ -2,7 +2,8 @@
 #define TVLAB_FRAMEWORK_AUTOGRAD_OPS_H_
 
 // Differentiable ops. Each runs its forward on CurrentBackend() and records
-// a backward closure written next to it in ops.cc. Shapes follow the legend
+// a backward closure written next to it: ops_elementwise.cc, ops_matmul.cc,
+// ops_shape.cc, and the fused ops in ops.cc. Shapes follow the legend
 // in framework/tensor/tensor.h. Shape mismatches here are programming errors
 // (CHECK): user input is validated before any op runs.
 

@@ -5,7 +5,7 @@
 // in PyTorch). A Var is a tensor value plus, when it requires a gradient, the
 // node that knows how to push its gradient to its inputs. Plugins write only
 // forward code from the ops in ops.h; a fused op supplies its own backward
-// closure next to its forward (see ops.cc).
+// closure next to its forward (see ops*.cc).
 
 #include <functional>
 #include <memory>

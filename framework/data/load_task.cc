@@ -1,7 +1,5 @@
 #include "framework/data/load_task.h"
 
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -10,17 +8,6 @@
 
 namespace tvlab {
 namespace {
-
-// Built tasks by (plugin, serialized options, family).
-struct TaskCache {
-  std::mutex mutex;
-  std::map<std::string, std::shared_ptr<const Task>> tasks;
-};
-
-TaskCache& Cache() {
-  static auto* cache = new TaskCache();
-  return *cache;
-}
 
 bool IsPathField(const google::protobuf::FieldDescriptor* f) {
   const std::string& n = f->name();
@@ -53,7 +40,7 @@ absl::Status CheckEvalFits(const Task& task, const std::string& name, const Eval
     return absl::InvalidArgumentError(absl::StrCat(
         "eval.examples: ", eval.examples(), " evaluation examples requested, but task '", name, "' holds only ", available,
         " held-out examples; set eval.examples to at most ", available));
-  if (task.kind() == TaskKind::kSequencePair &&
+  if ((TaskKindRowOf(task.kind()).evaluations & kEvaluateGeneration) &&
       task.NumEvalExamples(eval.decode_examples()) < eval.decode_examples())
     return absl::InvalidArgumentError(absl::StrCat(
         "eval.decode_examples: ", eval.decode_examples(), " examples to decode requested, but task '", name, "' holds only ", available,
@@ -104,7 +91,7 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
         "task.plugin: '", name, "' is a ", TaskKindName((*entry)->kind), " task and needs a ",
         FamiliesFor((*entry)->kind), " model, but model.family is ", ModelSpec::Family_Name(family)));
   }
-  if ((*entry)->kind == TaskKind::kClassification && spec.model().pooling() == ModelSpec::NONE) {
+  if (TaskKindRowOf((*entry)->kind).labels_sequences && spec.model().pooling() == ModelSpec::NONE) {
     return absl::InvalidArgumentError(absl::StrCat(
         "task.plugin: '", name, "' labels whole sequences: set model.pooling to MEAN or FIRST_TOKEN"));
   }
@@ -112,31 +99,21 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
   if (!options.ok()) return options.status();
   TaskArgs args;
   args.family = family;
-  args.eval_context_length = spec.eval().context_length();
   absl::Status valid = (*entry)->validate(**options, args);
   if (!valid.ok()) return absl::InvalidArgumentError(absl::StrCat("task (", name, "): ", valid.message()));
-
-  const std::string key = absl::StrCat(name, "\n", ModelSpec::Family_Name(family), "\n",
-                                       args.eval_context_length, "\n",
-                                       (*options)->SerializeAsString());
-  std::shared_ptr<const Task> shared;
-  {
-    TaskCache& cache = Cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.tasks.find(key);
-    if (it != cache.tasks.end()) {
-      shared = it->second;
-    } else {
-      auto task = (*entry)->create(**options, args);
-      if (!task.ok())
-        return absl::Status(task.status().code(),
-                            absl::StrCat("task (", name, "): ", task.status().message()));
-      shared = std::shared_ptr<const Task>(std::move(*task));
-      cache.tasks.emplace(key, shared);
-    }
+  auto created = (*entry)->create(**options, args);
+  if (!created.ok())
+    return absl::Status(created.status().code(), absl::StrCat("task (", name, "): ", created.status().message()));
+  std::shared_ptr<const Task> task(*std::move(created));
+  if (spec.eval().context_length() > 0) {
+    // A task that evaluates at its own length only stays as it is:
+    // ValidateEvalContext (framework/model/model_spec.h) refuses the spec.
+    auto at = task->EvaluatedAt(spec.eval().context_length());
+    if (!at.ok()) return absl::Status(at.status().code(), absl::StrCat("task (", name, "): ", at.status().message()));
+    if (*at != nullptr) task = *std::move(at);
   }
-  if (absl::Status s = CheckEvalFits(*shared, name, spec.eval()); !s.ok()) return s;
-  return shared;
+  if (absl::Status s = CheckEvalFits(*task, name, spec.eval()); !s.ok()) return s;
+  return task;
 }
 
 }  // namespace tvlab

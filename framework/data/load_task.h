@@ -1,11 +1,11 @@
 #ifndef TVLAB_FRAMEWORK_DATA_LOAD_TASK_H_
 #define TVLAB_FRAMEWORK_DATA_LOAD_TASK_H_
 
-// From a spec's `task { plugin options }` to a built Task. A task is built
-// (and its files read) once per process for a given plugin, options and
-// family: validation builds it, and the trainer, evaluation and tools get
-// the same instance back. Tasks are immutable after construction, so
-// sharing is safe.
+// From a spec's `task { plugin options }` to a built Task. Every call builds
+// the task and reads its files; a run calls it once, in validation
+// (LoadExperiment, experiments/spec/spec_loader.h), and hands that task to
+// the trainer, evaluation and tools. Tasks are immutable after
+// construction, so sharing one is safe.
 
 #include <memory>
 
@@ -16,8 +16,9 @@
 
 namespace tvlab {
 
-// On success, the task `spec` names. On failure, every problem with the
-// task part of the spec: no or an unknown plugin, a task that does not fit
+// On success, the task `spec` names, evaluated at eval.context_length when
+// that is set and the task can (Task::EvaluatedAt). On failure, every
+// problem with the task part of the spec: no or an unknown plugin, a task that does not fit
 // model.family (or a classifier without model.pooling), bad options, an
 // unreadable or malformed data file, eval.examples (or, for sequence pairs,
 // eval.decode_examples) larger than the held-out examples the task holds.

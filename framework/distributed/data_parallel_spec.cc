@@ -4,8 +4,8 @@
 
 namespace tvlab {
 
-absl::Status ValidateDataParallel(const Experiment& spec, int world_size) {
-  const int64_t batch = spec.train().batch_size();
+absl::Status ValidateDataParallel(const TrainSpec& train, int world_size) {
+  const int64_t batch = train.batch_size();
   if (world_size <= 1 || batch % world_size == 0) return absl::OkStatus();
   const int64_t up = (batch / world_size + 1) * world_size;
   return absl::InvalidArgumentError(absl::StrCat(

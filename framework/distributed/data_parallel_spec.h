@@ -10,7 +10,7 @@
 namespace tvlab {
 
 // InvalidArgument naming the field and a batch size that would work.
-absl::Status ValidateDataParallel(const Experiment& spec, int world_size);
+absl::Status ValidateDataParallel(const TrainSpec& train, int world_size);
 
 }  // namespace tvlab
 

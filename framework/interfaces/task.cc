@@ -1,5 +1,10 @@
 #include "framework/interfaces/task.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_join.h"
+#include "framework/core/check.h"
+
 namespace tvlab {
 
 Registry<TaskEntry>& TaskRegistry() {
@@ -7,50 +12,41 @@ Registry<TaskEntry>& TaskRegistry() {
   return *registry;
 }
 
-int64_t HeadOutputs(const Task& task) {
-  if (task.kind() == TaskKind::kClassification)
-    return static_cast<const ClassificationTask&>(task).num_classes();
-  return task.vocab_size();
+const std::vector<TaskKindRow>& TaskKindRows() {
+  static const auto* rows = new std::vector<TaskKindRow>{
+      // kind, name, families, labels sequences, evaluations
+      {TaskKind::kTagging, "tagging", {ModelSpec::ENCODER_ONLY}, false, 0},
+      {TaskKind::kClassification, "classification", {ModelSpec::ENCODER_ONLY}, true, kEvaluateAccuracy},
+      {TaskKind::kSequencePair,
+       "sequence pair",
+       {ModelSpec::DECODER_ONLY, ModelSpec::ENCODER_DECODER},
+       false,
+       kEvaluateGeneration},
+      {TaskKind::kLanguageModel, "language model", {ModelSpec::DECODER_ONLY}, false, kEvaluatePerplexity},
+  };
+  return *rows;
 }
 
+const TaskKindRow& TaskKindRowOf(TaskKind kind) {
+  for (const TaskKindRow& row : TaskKindRows())
+    if (row.kind == kind) return row;
+  TVLAB_CHECK(false) << "task kind " << static_cast<int>(kind) << " has no row in TaskKindRows()";
+  return TaskKindRows().front();
+}
+
+int64_t HeadOutputs(const Task& task) { return task.head_outputs(); }
+
 bool TaskFitsFamily(TaskKind kind, ModelSpec::Family family) {
-  switch (kind) {
-    case TaskKind::kTagging:
-    case TaskKind::kClassification:
-      return family == ModelSpec::ENCODER_ONLY;
-    case TaskKind::kSequencePair:
-      return family == ModelSpec::DECODER_ONLY || family == ModelSpec::ENCODER_DECODER;
-    case TaskKind::kLanguageModel:
-      return family == ModelSpec::DECODER_ONLY;
-  }
-  return false;
+  const std::vector<ModelSpec::Family>& fits = TaskKindRowOf(kind).families;
+  return std::find(fits.begin(), fits.end(), family) != fits.end();
 }
 
 std::string FamiliesFor(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kTagging:
-    case TaskKind::kClassification:
-      return "ENCODER_ONLY";
-    case TaskKind::kSequencePair:
-      return "DECODER_ONLY or ENCODER_DECODER";
-    case TaskKind::kLanguageModel:
-      return "DECODER_ONLY";
-  }
-  return "";
+  return absl::StrJoin(TaskKindRowOf(kind).families, " or ", [](std::string* out, ModelSpec::Family f) {
+    out->append(ModelSpec::Family_Name(f));
+  });
 }
 
-std::string TaskKindName(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kTagging:
-      return "tagging";
-    case TaskKind::kClassification:
-      return "classification";
-    case TaskKind::kSequencePair:
-      return "sequence pair";
-    case TaskKind::kLanguageModel:
-      return "language model";
-  }
-  return "";
-}
+std::string TaskKindName(TaskKind kind) { return TaskKindRowOf(kind).name; }
 
 }  // namespace tvlab

@@ -4,13 +4,17 @@
 // Task: a plugin kind like the others. A task supplies batches of token ids
 // and targets for training and held-out evaluation. The core interface is
 // small; what a kind of task adds lives in its kind's interface, and the
-// kind decides which model families fit and how evaluation scores it:
+// kind's row in the table of task kinds (TaskKindRows()) decides which model
+// families fit and how evaluation scores it:
 //
 //   TaggingTask         one target per input token        encoder-only
 //   ClassificationTask  one label per sequence            encoder-only, pooled
 //   SequencePairTask    source -> target, generated       decoder-only or
 //                                                          encoder-decoder
 //   LanguageModelTask   next token of a text stream       decoder-only
+//
+// A new kind is an interface class deriving from Task with a `kKind`, and
+// one row of the table (task.cc).
 //
 // A task class derives from one of the four, provides
 //
@@ -64,14 +68,35 @@ enum class TaskKind {
   kLanguageModel,   // next token of a stream (decoder-only)
 };
 
+// How a kind is evaluated beyond the teacher-forced loss and token and
+// sequence accuracies every task gets (framework/train/evaluate.h computes
+// each): the bits of TaskKindRow::evaluations.
+enum TaskEvaluation : uint32_t {
+  kEvaluateAccuracy = 1u << 0,    // accuracy: the share of sequences labelled right
+  kEvaluatePerplexity = 1u << 1,  // perplexity per token and per byte, bits per byte,
+                                  // the unigram baseline (a LanguageModelTask)
+  kEvaluateGeneration = 1u << 2,  // decoded outputs: exact match, BLEU where the task
+                                  // asks (a SequencePairTask); eval.decode_examples
+};
+
+// Everything the framework decides by a task's kind: one row per kind.
+struct TaskKindRow {
+  TaskKind kind;
+  std::string name;                         // in messages: "sequence pair"
+  std::vector<ModelSpec::Family> families;  // the model families it fits
+  bool labels_sequences = false;            // one output per sequence: needs model.pooling
+  uint32_t evaluations = 0;                 // TaskEvaluation bits
+};
+
+// The table, one row per TaskKind.
+const std::vector<TaskKindRow>& TaskKindRows();
+// The row of `kind`.
+const TaskKindRow& TaskKindRowOf(TaskKind kind);
+
 // What every task's Validate and Create see besides its options.
 struct TaskArgs {
   // Sequence-pair tasks pack rows differently per family.
   ModelSpec::Family family = ModelSpec::FAMILY_UNSPECIFIED;
-  // eval.context_length: evaluation windows of this many tokens instead of
-  // the training length (0 = the same). Only tasks whose eval_length()
-  // follows it support it; validation refuses it for the others.
-  int64_t eval_context_length = 0;
 };
 
 class Task {
@@ -79,11 +104,24 @@ class Task {
   virtual ~Task() = default;
   virtual TaskKind kind() const = 0;
   virtual int64_t vocab_size() const = 0;
+  // Outputs of a model's head for this task: the vocabulary, or the classes
+  // of a classifier.
+  virtual int64_t head_outputs() const { return vocab_size(); }
   // Longest sequence a model position sees (sizes position tables).
   virtual int64_t max_length() const = 0;
-  // Longest evaluation sequence: max_length() unless the task evaluates at
-  // TaskArgs::eval_context_length (text_lm).
+  // Longest evaluation sequence: max_length() unless this is a task
+  // EvaluatedAt another length.
   virtual int64_t eval_length() const { return max_length(); }
+  // "Train short, test long": this task evaluated on held-out windows of
+  // `length` tokens instead (eval.context_length, eval.context_lengths),
+  // sharing this task's data (nothing is read or tokenized again); training
+  // batches are unchanged. Null for a task that evaluates at its own length
+  // only (the default; validation refuses another length for it). Fails when
+  // the held-out data holds no window of `length` tokens, with a message
+  // about eval.context_length. Views may be taken of views.
+  virtual absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t /*length*/) const {
+    return std::shared_ptr<const Task>();
+  }
   // A fresh training batch; a pure function of (seed, step).
   virtual Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const = 0;
   // Held-out examples [first, first + count), from the eval seed.
@@ -95,14 +133,17 @@ class Task {
 
 class TaggingTask : public Task {
  public:
-  TaskKind kind() const final { return TaskKind::kTagging; }
+  static constexpr TaskKind kKind = TaskKind::kTagging;
+  TaskKind kind() const final { return kKind; }
 };
 
 class ClassificationTask : public Task {
  public:
-  TaskKind kind() const final { return TaskKind::kClassification; }
+  static constexpr TaskKind kKind = TaskKind::kClassification;
+  TaskKind kind() const final { return kKind; }
   // Outputs of the pooled head.
   virtual int64_t num_classes() const = 0;
+  int64_t head_outputs() const final { return num_classes(); }
 };
 
 // Tasks whose outputs are generated text: tokens <-> text for prompts and
@@ -128,7 +169,8 @@ constexpr int32_t kPad = 0, kBos = 1, kEos = 2, kSep = 3;
 
 class SequencePairTask : public GenerativeTask {
  public:
-  TaskKind kind() const final { return TaskKind::kSequencePair; }
+  static constexpr TaskKind kKind = TaskKind::kSequencePair;
+  TaskKind kind() const final { return kKind; }
   // Held-out example `index`, for generation.
   virtual Example EvalExample(uint64_t eval_seed, int64_t index) const = 0;
   // Whether corpus BLEU is meaningful for the outputs.
@@ -137,7 +179,8 @@ class SequencePairTask : public GenerativeTask {
 
 class LanguageModelTask : public GenerativeTask {
  public:
-  TaskKind kind() const final { return TaskKind::kLanguageModel; }
+  static constexpr TaskKind kKind = TaskKind::kLanguageModel;
+  TaskKind kind() const final { return kKind; }
   // Perplexity of a unigram model of the training split on the held-out
   // split: the baseline to beat.
   virtual double UnigramPerplexity() const = 0;
@@ -147,11 +190,11 @@ class LanguageModelTask : public GenerativeTask {
   virtual double EvalTargetBytes(int64_t examples) const = 0;
 };
 
-// Outputs of a model's head for `task`: the classes of a classifier, else
-// the vocabulary.
+// task.head_outputs().
 int64_t HeadOutputs(const Task& task);
 
-// The model families a task kind fits, and their names for messages.
+// From the kind's row: whether it fits `family`, the families it fits for
+// messages ("DECODER_ONLY or ENCODER_DECODER"), and its name.
 bool TaskFitsFamily(TaskKind kind, ModelSpec::Family family);
 std::string FamiliesFor(TaskKind kind);
 std::string TaskKindName(TaskKind kind);
@@ -171,14 +214,11 @@ struct TaskEntry {
 Registry<TaskEntry>& TaskRegistry();
 
 namespace internal {
+// Whether T derives from a kind interface (which declares kKind).
+template <typename T, typename = void>
+struct HasTaskKind : std::false_type {};
 template <typename T>
-constexpr TaskKind KindOfTaskClass() {
-  static_assert(std::is_base_of_v<Task, T>, "a task derives from one of the kind interfaces");
-  if constexpr (std::is_base_of_v<TaggingTask, T>) return TaskKind::kTagging;
-  else if constexpr (std::is_base_of_v<ClassificationTask, T>) return TaskKind::kClassification;
-  else if constexpr (std::is_base_of_v<SequencePairTask, T>) return TaskKind::kSequencePair;
-  else return TaskKind::kLanguageModel;
-}
+struct HasTaskKind<T, std::void_t<decltype(T::kKind)>> : std::true_type {};
 template <typename P, typename O, typename = void>
 struct HasTaskValidate : std::false_type {};
 template <typename P, typename O>
@@ -190,14 +230,11 @@ struct HasTaskValidate<P, O,
 
 template <typename Plugin, typename Options>
 TaskEntry MakeTaskEntry() {
-  static_assert(std::is_base_of_v<SequencePairTask, Plugin> ||
-                    std::is_base_of_v<LanguageModelTask, Plugin> ||
-                    std::is_base_of_v<TaggingTask, Plugin> ||
-                    std::is_base_of_v<ClassificationTask, Plugin>,
-                "a task class derives from TaggingTask, ClassificationTask, SequencePairTask "
-                "or LanguageModelTask");
+  static_assert(std::is_base_of_v<Task, Plugin> && internal::HasTaskKind<Plugin>::value,
+                "a task class derives from a kind interface: TaggingTask, ClassificationTask, "
+                "SequencePairTask or LanguageModelTask");
   TaskEntry entry;
-  entry.kind = internal::KindOfTaskClass<Plugin>();
+  entry.kind = Plugin::kKind;
   entry.default_options = &Options::default_instance();
   entry.validate = [](const google::protobuf::Message& m, const TaskArgs& a) -> absl::Status {
     if constexpr (internal::HasTaskValidate<Plugin, Options>::value) {

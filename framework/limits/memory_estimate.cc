@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/backend/backend.h"
-#include "framework/data/load_task.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "google/protobuf/descriptor.h"
@@ -135,57 +134,132 @@ bool FusedAttentionApplies(const Experiment& spec) {
          (*backend)->Implements(Kernel::kFusedAttentionBackward);
 }
 
-MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
-  const bool fused_attention = FusedAttentionApplies(spec);
-  const ModelSpec& m = spec.model();
-  const double C = m.d_model(), H = m.num_heads();
-  const double F = m.d_ff() > 0 ? m.d_ff() : 4.0 * C;
-  const double V = static_cast<double>(task.vocab), out = static_cast<double>(task.outputs);
-  const double T = static_cast<double>(task.max_length);
+namespace {
+
+// The sizes the estimate multiplies (memory_estimate.h's legend), and the
+// spec field each is named by in a message.
+struct Sizes {
+  const ModelSpec& m;
+  bool fused_attention = false;
   // Without the fused kernel, long inputs run the composition a checkpointed
   // chunk of queries at a time (framework/attention/query_chunks.h): one
   // chunk's (rows x T) tensors at a time instead of (T x T) per sublayer.
-  const bool query_chunks = !fused_attention && spec.runtime().attention() != "unfused" &&
-                            ChunksQueries(task.max_length, task.max_length);
-  const double chunk_rows = static_cast<double>(QueryChunkRows(task.max_length));
-  const double P = std::max<double>(T, m.max_seq_len());
-  const bool enc_dec = m.family() == ModelSpec::ENCODER_DECODER;
-  const double L_enc = m.num_layers();
-  const double L_dec = enc_dec ? (m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers()) : 0;
-  const double blocks = L_enc + L_dec;
-  const double attention = L_enc + 2 * L_dec;  // self-attention sublayers + cross
-  std::vector<IntegerField> widths;
+  bool query_chunks = false;
+  double chunk_rows = 0;
+  double C = 0, H = 0, F = 0, V = 0, out = 0, T = 0, P = 0;
+  double L_enc = 0, L_dec = 0, blocks = 0;
+  double attention = 0;  // self-attention sublayers + cross
   // Model plugins' integer options count as widths (MLA's latents, the
   // additive score's hidden size); a task's options (context length, vocab
-  // size) are not layer widths: the task's sizes arrive in `task`.
+  // size) are not layer widths: the task's sizes arrive in TaskSizes.
+  std::vector<IntegerField> widths;
+  std::string layers_field, width_field, length_field, vocab_field;
+};
+
+Sizes SizesFor(const Experiment& spec, const TaskSizes& task) {
+  Sizes z{spec.model()};
+  const ModelSpec& m = z.m;
+  z.fused_attention = FusedAttentionApplies(spec);
+  z.C = m.d_model(), z.H = m.num_heads();
+  z.F = m.d_ff() > 0 ? m.d_ff() : 4.0 * z.C;
+  z.V = static_cast<double>(task.vocab), z.out = static_cast<double>(task.outputs);
+  z.T = static_cast<double>(task.max_length);
+  z.query_chunks = !z.fused_attention && spec.runtime().attention() != "unfused" &&
+                   ChunksQueries(task.max_length, task.max_length);
+  z.chunk_rows = static_cast<double>(QueryChunkRows(task.max_length));
+  z.P = std::max<double>(z.T, m.max_seq_len());
+  const bool enc_dec = m.family() == ModelSpec::ENCODER_DECODER;
+  z.L_enc = m.num_layers();
+  z.L_dec = enc_dec ? (m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers()) : 0;
+  z.blocks = z.L_enc + z.L_dec;
+  z.attention = z.L_enc + 2 * z.L_dec;
   for (const IntegerField& f : IntegerFields(spec))
-    if (f.in_plugin && f.value > 0 && absl::StartsWith(f.path, "model.")) widths.push_back(f);
+    if (f.in_plugin && f.value > 0 && absl::StartsWith(f.path, "model.")) z.widths.push_back(f);
+  z.layers_field = z.L_dec > z.L_enc ? Field("model.num_decoder_layers", z.L_dec) : Field("model.num_layers", z.L_enc);
+  z.width_field = Field("model.d_model", z.C);
+  z.length_field = m.max_seq_len() > z.T ? Field("model.max_seq_len", m.max_seq_len())
+                                         : absl::StrFormat("the task's sequence length (task %s) = %.0f",
+                                                           spec.task().plugin(), z.T);
+  z.vocab_field = absl::StrFormat("the task's vocabulary (task %s) = %.0f", spec.task().plugin(), z.V);
+  return z;
+}
 
-  const std::string layers_field =
-      L_dec > L_enc ? Field("model.num_decoder_layers", L_dec) : Field("model.num_layers", L_enc);
-  const std::string width_field = Field("model.d_model", C);
-  const std::string length_field =
-      m.max_seq_len() > T ? Field("model.max_seq_len", m.max_seq_len())
-                          : absl::StrFormat("the task's sequence length (task %s) = %.0f", spec.task().plugin(), T);
-  const std::string vocab_field = absl::StrFormat("the task's vocabulary (task %s) = %.0f", spec.task().plugin(), V);
-
-  MemoryEstimate e;
-  std::vector<MemoryPart> params;  // in elements, turned into bytes below
+// The parameters, in elements.
+std::vector<MemoryPart> ParameterParts(const Sizes& z) {
+  const ModelSpec& m = z.m;
+  const double C = z.C, F = z.F, V = z.V, out = z.out, P = z.P, blocks = z.blocks, attention = z.attention;
+  std::vector<MemoryPart> params;
   auto param = [&](const std::string& what, const std::string& field, double n) {
     params.push_back({what, field, n});
   };
-  param("token embedding (V x C)", V >= C ? vocab_field : width_field, V * C);
-  param("position table (T x C)", P >= C ? length_field : width_field, P * C);
-  param("attention weights (4 x C x C per sublayer)", C >= attention ? width_field : layers_field,
+  param("token embedding (V x C)", V >= C ? z.vocab_field : z.width_field, V * C);
+  param("position table (T x C)", P >= C ? z.length_field : z.width_field, P * C);
+  param("attention weights (4 x C x C per sublayer)", C >= attention ? z.width_field : z.layers_field,
         attention * (4 * C * C + 4 * C));
   param("FFN weights (2 x C x F per block)",
-        m.d_ff() > 0 && m.d_ff() > C ? Field("model.d_ff", m.d_ff()) : (C >= blocks ? width_field : layers_field),
+        m.d_ff() > 0 && m.d_ff() > C ? Field("model.d_ff", m.d_ff()) : (C >= blocks ? z.width_field : z.layers_field),
         blocks * (2 * C * F + F + C));
-  param("norms", width_field, (2 * blocks + 2) * 2 * C);
-  param("output head (outputs x C)", out >= C ? vocab_field : width_field, out * C + (m.head_bias() ? out : 0));
-  for (const IntegerField& w : widths)
+  param("norms", z.width_field, (2 * blocks + 2) * 2 * C);
+  param("output head (outputs x C)", out >= C ? z.vocab_field : z.width_field, out * C + (m.head_bias() ? out : 0));
+  for (const IntegerField& w : z.widths)
     param(absl::StrCat("plugin width ", w.path, " (3 x C x w per sublayer)"), Field(w.path, w.value),
           attention * 3 * C * w.value);
+  return params;
+}
+
+// The attention scores (or what the fused kernel or query chunks keep
+// instead) of one forward pass over `B` sequences.
+MemoryPart ScoreActivations(const Sizes& z, double B, const std::string& batch_field, double factor,
+                            const std::string& pass) {
+  const double T = z.T, H = z.H, attention = z.attention;
+  const std::string& field = T >= B ? z.length_field : batch_field;
+  if (z.fused_attention)
+    return {pass + " attention log-sum-exps (B x H x T per sublayer; fused kernel)", field,
+            factor * kFloat * attention * B * H * T};
+  if (z.query_chunks)
+    return {pass + " attention scores of one query chunk (3 x B x H x rows x T, rows = " +
+                absl::StrFormat("%.0f", z.chunk_rows) + "; recomputed in backward)",
+            field, factor * kFloat * 3 * B * H * z.chunk_rows * T};
+  return {pass + " attention scores (3 x B x H x T x T per sublayer)", field,
+          factor * kFloat * attention * 3 * B * H * T * T};
+}
+
+// Activations of one forward pass over `B` sequences.
+std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::string& batch_field, double factor,
+                                        const std::string& pass) {
+  const ModelSpec& m = z.m;
+  const double C = z.C, H = z.H, F = z.F, out = z.out, T = z.T, blocks = z.blocks, attention = z.attention;
+  std::vector<MemoryPart> parts;
+  const std::string bt = B * T < C ? z.width_field : (T >= B ? z.length_field : batch_field);
+  parts.push_back({pass + " layer activations (12 x B x T x C per sublayer)", bt,
+                   factor * kFloat * attention * 12 * B * T * C});
+  parts.push_back(ScoreActivations(z, B, batch_field, factor, pass));
+  parts.push_back({pass + " FFN hidden (3 x B x T x F per block)",
+                   m.d_ff() > 0 && m.d_ff() > B * T ? Field("model.d_ff", m.d_ff()) : bt,
+                   factor * kFloat * blocks * 3 * B * T * F});
+  parts.push_back({pass + " output logits (3 x B x T x outputs)", out >= B * T ? z.vocab_field : batch_field,
+                   factor * kFloat * 3 * B * T * out});
+  for (const IntegerField& w : z.widths) {
+    parts.push_back({absl::StrCat(pass, " activations of ", w.path), Field(w.path, w.value),
+                     factor * kFloat * attention * 4 * B * T * w.value});
+    if (w.score && z.query_chunks)
+      parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " for one query chunk (B x H x rows x T x w)"),
+                       Field(w.path, w.value), factor * kFloat * B * H * z.chunk_rows * T * w.value});
+    else if (w.score)
+      parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
+                       Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
+  }
+  return parts;
+}
+
+}  // namespace
+
+TaskSizes SizesOf(const Task& task) { return TaskSizes{task.vocab_size(), HeadOutputs(task), task.max_length()}; }
+
+MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
+  const Sizes z = SizesFor(spec, task);
+  MemoryEstimate e;
+  const std::vector<MemoryPart> params = ParameterParts(z);  // in elements, turned into bytes below
   for (const MemoryPart& p : params) e.parameters += p.bytes;
   for (MemoryPart p : params) {
     p.bytes *= 4 * kFloat;  // weights, gradients, two AdamW moments
@@ -193,46 +267,10 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     e.static_bytes += p.bytes;
     e.parts.push_back(p);
   }
-
-  // Activations of one forward pass over `B` sequences.
-  auto activations = [&](double B, const std::string& batch_field, double factor, const std::string& pass) {
-    std::vector<MemoryPart> parts;
-    const std::string bt = B * T < C ? width_field : (T >= B ? length_field : batch_field);
-    parts.push_back({pass + " layer activations (12 x B x T x C per sublayer)", bt,
-                     factor * kFloat * attention * 12 * B * T * C});
-    if (fused_attention) {
-      parts.push_back({pass + " attention log-sum-exps (B x H x T per sublayer; fused kernel)",
-                       T >= B ? length_field : batch_field, factor * kFloat * attention * B * H * T});
-    } else if (query_chunks) {
-      parts.push_back({pass + " attention scores of one query chunk (3 x B x H x rows x T, rows = " +
-                           absl::StrFormat("%.0f", chunk_rows) + "; recomputed in backward)",
-                       T >= B ? length_field : batch_field, factor * kFloat * 3 * B * H * chunk_rows * T});
-    } else {
-      parts.push_back({pass + " attention scores (3 x B x H x T x T per sublayer)",
-                       T >= B ? length_field : batch_field, factor * kFloat * attention * 3 * B * H * T * T});
-    }
-    parts.push_back({pass + " FFN hidden (3 x B x T x F per block)",
-                     m.d_ff() > 0 && m.d_ff() > B * T ? Field("model.d_ff", m.d_ff()) : bt,
-                     factor * kFloat * blocks * 3 * B * T * F});
-    parts.push_back({pass + " output logits (3 x B x T x outputs)", out >= B * T ? vocab_field : batch_field,
-                     factor * kFloat * 3 * B * T * out});
-    for (const IntegerField& w : widths) {
-      parts.push_back({absl::StrCat(pass, " activations of ", w.path), Field(w.path, w.value),
-                       factor * kFloat * attention * 4 * B * T * w.value});
-      if (w.score && query_chunks)
-        parts.push_back({absl::StrCat(pass, " score hidden of ", w.path,
-                                      " for one query chunk (B x H x rows x T x w)"),
-                         Field(w.path, w.value), factor * kFloat * B * H * chunk_rows * T * w.value});
-      else if (w.score)
-        parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
-                         Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
-    }
-    return parts;
-  };
-  auto train = activations(spec.train().batch_size(), Field("train.batch_size", spec.train().batch_size()), 2,
-                           "training");
+  auto train = ActivationParts(z, spec.train().batch_size(), Field("train.batch_size", spec.train().batch_size()), 2,
+                               "training");
   const double eval_batch = std::min<double>(spec.eval().batch_size(), std::max(1, spec.eval().examples()));
-  auto eval = activations(eval_batch, Field("eval.batch_size", spec.eval().batch_size()), 1, "evaluation");
+  auto eval = ActivationParts(z, eval_batch, Field("eval.batch_size", spec.eval().batch_size()), 1, "evaluation");
   double train_total = 0, eval_total = 0;
   for (const auto& p : train) train_total += p.bytes;
   for (const auto& p : eval) eval_total += p.bytes;
@@ -258,15 +296,12 @@ int64_t AvailableMemoryBytes() {
   return cgroup > 0 ? std::min(available, cgroup) : available;
 }
 
-absl::Status CheckFitsInMemory(const Experiment& spec, int64_t available_bytes) {
+absl::Status CheckFitsInMemory(const Experiment& spec, const TaskSizes& task, int64_t available_bytes) {
   const ModelSpec& m = spec.model();
   if (m.d_model() <= 0 || m.num_layers() <= 0 || m.num_heads() <= 0 || spec.train().batch_size() <= 0 ||
       spec.eval().batch_size() <= 0)
     return absl::OkStatus();
-  auto task = LoadTask(spec);  // built once per process; an invalid task is reported elsewhere
-  if (!task.ok()) return absl::OkStatus();
-  TaskSizes sizes{(*task)->vocab_size(), HeadOutputs(**task), (*task)->max_length()};
-  MemoryEstimate e = EstimateMemory(spec, sizes);
+  MemoryEstimate e = EstimateMemory(spec, task);
   if (e.total_bytes <= static_cast<double>(available_bytes)) return absl::OkStatus();
   const MemoryPart* largest = &e.parts.front();
   for (const MemoryPart& p : e.parts)

@@ -34,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
@@ -60,6 +61,9 @@ struct TaskSizes {
   int64_t max_length = 0;   // T
 };
 
+// The sizes of a built task.
+TaskSizes SizesOf(const Task& task);
+
 // REQUIRES: positive model sizes (the spec passed the rest of validation).
 MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task);
 
@@ -68,12 +72,12 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task);
 // /proc/meminfo's MemAvailable and the cgroup limit, else physical memory.
 int64_t AvailableMemoryBytes();
 
-// OK if `spec`'s estimate fits in `available_bytes`; otherwise
-// ResourceExhausted naming the estimate, the part and field that drive it
-// most, and the limit. Creates the task to learn V and T (so the task must
-// have validated); returns OK without estimating when the model sizes are
-// not positive (validation reports those).
-absl::Status CheckFitsInMemory(const Experiment& spec, int64_t available_bytes);
+// OK if `spec`'s estimate, with the sizes of its (validated) task, fits in
+// `available_bytes`; otherwise ResourceExhausted naming the estimate, the
+// part and field that drive it most, and the limit. Returns OK without
+// estimating when the model sizes are not positive (validation reports
+// those).
+absl::Status CheckFitsInMemory(const Experiment& spec, const TaskSizes& task, int64_t available_bytes);
 
 // Every set integer field of `spec`, plugin options (google.protobuf.Any,
 // unpacked when the plugin is linked in) included, by field path

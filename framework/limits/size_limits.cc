@@ -38,7 +38,8 @@ constexpr Cap kCaps[] = {
 
 }  // namespace
 
-absl::Status CheckSizeLimits(const Experiment& spec, int64_t available_bytes, int64_t hardware_threads) {
+absl::Status CheckSizeLimits(const Experiment& spec, const std::optional<TaskSizes>& task,
+                             int64_t available_bytes, int64_t hardware_threads) {
   std::vector<std::string> problems;
   for (const IntegerField& f : IntegerFields(spec)) {
     int64_t max = 0;
@@ -63,16 +64,16 @@ absl::Status CheckSizeLimits(const Experiment& spec, int64_t available_bytes, in
     problems.push_back(absl::StrCat("runtime.threads (", threads, ") is above ", max_threads,
                                     " (4 x the ", hardware_threads, " hardware threads of this machine); "
                                     "use at most ", hardware_threads));
-  if (problems.empty()) {
-    absl::Status fits = CheckFitsInMemory(spec, available_bytes);
+  if (problems.empty() && task) {
+    absl::Status fits = CheckFitsInMemory(spec, *task, available_bytes);
     if (!fits.ok()) problems.emplace_back(fits.message());
   }
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
 }
 
-absl::Status CheckSizeLimits(const Experiment& spec) {
-  return CheckSizeLimits(spec, AvailableMemoryBytes(), std::thread::hardware_concurrency());
+absl::Status CheckSizeLimits(const Experiment& spec, const std::optional<TaskSizes>& task) {
+  return CheckSizeLimits(spec, task, AvailableMemoryBytes(), std::thread::hardware_concurrency());
 }
 
 }  // namespace tvlab

@@ -8,8 +8,10 @@
 // of memory_estimate.h against the memory available.
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
+#include "framework/limits/memory_estimate.h"
 #include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
@@ -18,12 +20,15 @@ namespace tvlab {
 constexpr int64_t kMaxTaskOrPluginInteger = int64_t{1} << 24;
 
 // All problems at once, one per line, each naming the field, its value and
-// the bound. The memory estimate runs only when the caps hold.
-absl::Status CheckSizeLimits(const Experiment& spec, int64_t available_bytes, int64_t hardware_threads);
+// the bound. The memory estimate runs only when the caps hold and `task`
+// (the sizes of the task validation built; nullopt when it did not build)
+// is given.
+absl::Status CheckSizeLimits(const Experiment& spec, const std::optional<TaskSizes>& task,
+                             int64_t available_bytes, int64_t hardware_threads);
 
 // The same against this machine: AvailableMemoryBytes() and
 // std::thread::hardware_concurrency().
-absl::Status CheckSizeLimits(const Experiment& spec);
+absl::Status CheckSizeLimits(const Experiment& spec, const std::optional<TaskSizes>& task);
 
 }  // namespace tvlab
 

@@ -71,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
                                                   int64_t output_size) {
   const ModelSpec& m = spec.model();
   if (output_size == 0) output_size = vocab_size;
-  const ModelDims dims = ModelDimsFromSpec(spec);
+  const ModelDims dims = ModelDimsFromSpec(m);
   TVLAB_ASSIGN_OR_RETURN(auto score, Choose(spec, "attention_score", AttentionScoreRegistry()));
   TVLAB_ASSIGN_OR_RETURN(auto layout, Choose(spec, "attention_layout", AttentionLayoutRegistry()));
   TVLAB_ASSIGN_OR_RETURN(auto position, Choose(spec, "position", PositionEncodingRegistry()));

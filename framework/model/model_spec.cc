@@ -64,8 +64,7 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
 
 }  // namespace
 
-ModelDims ModelDimsFromSpec(const Experiment& spec) {
-  const ModelSpec& m = spec.model();
+ModelDims ModelDimsFromSpec(const ModelSpec& m) {
   ModelDims d;
   d.d_model = m.d_model();
   d.num_heads = m.num_heads();
@@ -113,7 +112,7 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
   const bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
                        m.num_layers() > 0;
   if (dims_ok) {
-    ModelDims dims = ModelDimsFromSpec(spec);
+    ModelDims dims = ModelDimsFromSpec(m);
     // Plugins see the sequence length the model will be built for.
     if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
     ValidatePlugins(spec, dims, p);

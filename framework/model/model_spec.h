@@ -15,7 +15,7 @@
 namespace tvlab {
 
 // The sizes plugins are built and validated against.
-ModelDims ModelDimsFromSpec(const Experiment& spec);
+ModelDims ModelDimsFromSpec(const ModelSpec& model);
 
 // Adds every problem of spec.model() to `problems`. `task_length` is the
 // task's longest sequence (0 when the task did not validate): plugins are

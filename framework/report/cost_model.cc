@@ -29,9 +29,12 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
 
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
   TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(resolved));
-  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                         BuildModel(resolved, task->vocab_size(), HeadOutputs(*task)));
-  const ModelDims dims = ModelDimsFromSpec(resolved);
+  return CostOfExperiment(resolved, *task);
+}
+
+absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const Task& task) {
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(resolved, task.vocab_size(), HeadOutputs(task)));
+  const ModelDims dims = ModelDimsFromSpec(resolved.model());
   CostModelInputs in;
   for (const auto& [name, var] : model->NamedParameters()) in.parameters.emplace_back(name, var.value().numel());
   in.num_layers = dims.num_layers;
@@ -41,7 +44,7 @@ absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
                                 : dims.num_layers;
     in.num_layers += 2 * decoder;  // decoder self- and cross-attention
   }
-  in.seq_len = task->max_length();  // what trains, not the (possibly longer) model limit
+  in.seq_len = task.max_length();  // what trains, not the (possibly longer) model limit
   in.attention_width = dims.num_heads * dims.head_dim;
   in.causal = dims.causal;
   in.kv_cache_bytes_per_token = model->KvCacheBytesPerToken(sizeof(float));

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
@@ -58,9 +59,12 @@ bool IsLookupParameter(const std::string& name);
 
 CostEstimate EstimateTrainingCost(const CostModelInputs& inputs);
 
-// Builds the model of a resolved, validated spec (plugins must be linked
-// in) and estimates its cost at float32. Allocates the parameters; runs no
-// forward pass.
+// Builds the model of a resolved, validated spec for `task` (the task built
+// for it; plugins must be linked in) and estimates its cost at float32.
+// Allocates the parameters; runs no forward pass.
+absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const Task& task);
+// The same, building the task first (LoadTask: reads its files); for
+// callers that hold no task, such as a grid's results table.
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved);
 
 }  // namespace tvlab

@@ -71,12 +71,9 @@ void Normal(const Vec3& p, const std::vector<double>& x, const std::vector<doubl
   }
 }
 
-}  // namespace
-
-double PowerLawFit::Predict(double n) const { return a * std::pow(n, -b) + c; }
-
-absl::StatusOr<PowerLawFit> FitPowerLaw(const std::vector<double>& n, const std::vector<double>& loss,
-                                        int max_iterations) {
+// Refuses what no fit can use: mismatched counts, too few points or sizes,
+// a size that is not positive or a loss that is not finite.
+absl::Status CheckPoints(const std::vector<double>& n, const std::vector<double>& loss) {
   if (n.size() != loss.size()) return absl::InvalidArgumentError("scaling fit: sizes and losses differ in count");
   const std::set<double> distinct(n.begin(), n.end());
   if (n.size() < 4 || distinct.size() < 3) {
@@ -85,20 +82,25 @@ absl::StatusOr<PowerLawFit> FitPowerLaw(const std::vector<double>& n, const std:
         " size(s); loss = a·N^-b + c has three parameters, so it needs at least 3 sizes and 4 points "
         "(add sizes or seeds)"));
   }
-  double log_sum = 0;
   for (size_t i = 0; i < n.size(); ++i) {
     if (!(n[i] > 0) || !std::isfinite(n[i]) || !std::isfinite(loss[i])) {
       return absl::InvalidArgumentError(absl::StrCat("scaling fit: point ", i, " (N = ", n[i], ", loss = ", loss[i],
                                                      ") is not a positive size with a finite loss"));
     }
-    log_sum += std::log(n[i]);
   }
-  const double scale = std::exp(log_sum / n.size());
-  std::vector<double> x(n.size());
-  for (size_t i = 0; i < n.size(); ++i) x[i] = n[i] / scale;
+  return absl::OkStatus();
+}
 
-  // Start: c just below the smallest loss, then a and b from a line through
-  // log(loss - c) against log x.
+// The geometric mean of the sizes: the fit runs in x = N / scale.
+double GeometricMean(const std::vector<double>& n) {
+  double log_sum = 0;
+  for (double v : n) log_sum += std::log(v);
+  return std::exp(log_sum / n.size());
+}
+
+// Start: c just below the smallest loss, then a and b from a line through
+// log(loss - c) against log x.
+Vec3 StartingPoint(const std::vector<double>& x, const std::vector<double>& loss) {
   const double lo = *std::min_element(loss.begin(), loss.end());
   const double hi = *std::max_element(loss.begin(), loss.end());
   const double c0 = lo - 0.1 * std::max(hi - lo, 1e-6 * std::max(1.0, std::abs(lo)));
@@ -109,8 +111,22 @@ absl::StatusOr<PowerLawFit> FitPowerLaw(const std::vector<double>& n, const std:
   }
   const double m = static_cast<double>(x.size());
   const double slope = (m * sxy - sx * sy) / (m * sxx - sx * sx);
-  Vec3 p = {std::exp((sy - slope * sx) / m), -slope, c0};
+  return Vec3{std::exp((sy - slope * sx) / m), -slope, c0};
+}
 
+// Where Levenberg-Marquardt ended.
+struct Minimum {
+  Vec3 p;
+  double ssr = 0;
+  int iterations = 0;
+  bool converged = false;
+};
+
+// Levenberg-Marquardt from `p`: damped Gauss-Newton steps, the damping
+// lowered after a step that does not raise the squared residuals and raised
+// until one is found; converged when the reduction or the step is
+// negligible, or no downhill step exists at any damping.
+Minimum Minimize(Vec3 p, const std::vector<double>& x, const std::vector<double>& loss, int max_iterations) {
   double lambda = 1e-3;
   double ssr = Ssr(p, x, loss);
   bool converged = false;
@@ -145,32 +161,54 @@ absl::StatusOr<PowerLawFit> FitPowerLaw(const std::vector<double>& n, const std:
     }
     if (!improved) converged = true;  // no downhill step at any damping: a minimum
   }
-  if (!converged || !std::isfinite(ssr) || !(p[1] > 0) || !std::isfinite(p[0])) {
+  return Minimum{p, ssr, iteration, converged};
+}
+
+// The standard errors of a, b and c from the covariance s^2 (J^T J)^-1 at
+// the minimum `p` (scaled units); left 0 when J^T J is singular.
+void SetStandardErrors(const Vec3& p, double scale, const std::vector<double>& x, const std::vector<double>& loss,
+                       PowerLawFit* fit) {
+  Mat3 jtj, covariance;
+  Vec3 unused;
+  Normal(p, x, loss, &jtj, &unused);
+  if (x.size() > 3 && Invert3(jtj, &covariance)) {
+    const double s2 = fit->ssr / (x.size() - 3);
+    fit->b_se = std::sqrt(std::max(0.0, s2 * covariance[1][1]));
+    fit->c_se = std::sqrt(std::max(0.0, s2 * covariance[2][2]));
+    // a = a_s scale^b: var(a) by the delta method over (a_s, b).
+    const double da_das = std::pow(scale, p[1]), da_db = fit->a * std::log(scale);
+    const double var_a = s2 * (da_das * da_das * covariance[0][0] + 2 * da_das * da_db * covariance[0][1] +
+                               da_db * da_db * covariance[1][1]);
+    fit->a_se = std::sqrt(std::max(0.0, var_a));
+  }
+}
+
+}  // namespace
+
+double PowerLawFit::Predict(double n) const { return a * std::pow(n, -b) + c; }
+
+absl::StatusOr<PowerLawFit> FitPowerLaw(const std::vector<double>& n, const std::vector<double>& loss,
+                                        int max_iterations) {
+  if (absl::Status usable = CheckPoints(n, loss); !usable.ok()) return usable;
+  const double scale = GeometricMean(n);
+  std::vector<double> x(n.size());
+  for (size_t i = 0; i < n.size(); ++i) x[i] = n[i] / scale;
+  const Minimum min = Minimize(StartingPoint(x, loss), x, loss, max_iterations);
+  const Vec3& p = min.p;
+  if (!min.converged || !std::isfinite(min.ssr) || !(p[1] > 0) || !std::isfinite(p[0])) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the scaling fit did not converge (", iteration, " iterations; b = ", p[1],
+        "the scaling fit did not converge (", min.iterations, " iterations; b = ", p[1],
         "): the losses may not follow a·N^-b + c with b > 0 over these sizes; add sizes or check for failed runs"));
   }
   PowerLawFit fit;
   fit.points = static_cast<int>(n.size());
-  fit.iterations = iteration;
-  fit.ssr = ssr;
+  fit.iterations = min.iterations;
+  fit.ssr = min.ssr;
   // Back to the caller's units: a x^-b = a scale^b N^-b.
   fit.a = p[0] * std::pow(scale, p[1]);
   fit.b = p[1];
   fit.c = p[2];
-  Mat3 jtj, covariance;
-  Vec3 unused;
-  Normal(p, x, loss, &jtj, &unused);
-  if (n.size() > 3 && Invert3(jtj, &covariance)) {
-    const double s2 = ssr / (n.size() - 3);
-    fit.b_se = std::sqrt(std::max(0.0, s2 * covariance[1][1]));
-    fit.c_se = std::sqrt(std::max(0.0, s2 * covariance[2][2]));
-    // a = a_s scale^b: var(a) by the delta method over (a_s, b).
-    const double da_das = std::pow(scale, p[1]), da_db = fit.a * std::log(scale);
-    const double var_a = s2 * (da_das * da_das * covariance[0][0] + 2 * da_das * da_db * covariance[0][1] +
-                               da_db * da_db * covariance[1][1]);
-    fit.a_se = std::sqrt(std::max(0.0, var_a));
-  }
+  SetStandardErrors(p, scale, x, loss, &fit);
   return fit;
 }
 

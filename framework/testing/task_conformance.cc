@@ -115,7 +115,6 @@ TEST_P(TaskConformance, EvaluationIsDeterministicAndIndependentOfBatching) {
   ASSERT_TRUE(options.ok()) << options.status();
   TaskArgs args;
   args.family = spec_.model().family();
-  args.eval_context_length = spec_.eval().context_length();
   auto fresh = entry->create(**options, args);
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   Batch again = (*fresh)->EvalBatch(42, 0, n);

@@ -3,33 +3,44 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
-#include "framework/data/load_task.h"
 #include "framework/train/evaluate.h"
 
 namespace tvlab {
+namespace {
 
-absl::Status EvaluateAtContexts(const Model& model, const Experiment& spec, RunMetrics* metrics) {
-  for (int i = 0; i < spec.eval().context_lengths_size(); ++i) {
-    const int32_t length = spec.eval().context_lengths(i);
-    Experiment at = spec;
-    at.mutable_eval()->set_context_length(length);
-    // Loaded asking for one window (that fits whenever one does), then
-    // evaluated on as many as eval.examples that the held-out text holds.
-    at.mutable_eval()->set_examples(1);
-    absl::StatusOr<std::shared_ptr<const Task>> task = LoadTask(at);
-    if (!task.ok()) {
-      return absl::Status(task.status().code(), absl::StrCat("eval.context_lengths[", i, "] (", length,
-                                                             "): ", task.status().message()));
+// The evaluation at one context length.
+absl::StatusOr<RunMetrics> EvaluateAt(const Model& model, const Task& task, int64_t length, const EvalSpec& eval,
+                                      const ModelSpec& model_spec) {
+  absl::StatusOr<std::shared_ptr<const Task>> at = task.EvaluatedAt(length);
+  if (!at.ok()) return at.status();
+  if (*at == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this ", TaskKindName(task.kind()), " task evaluates at its own length (", task.eval_length(),
+                     ") only"));
+  }
+  RunMetrics metrics;
+  absl::Status evaluated = Evaluate(model, **at, eval, model_spec, /*full=*/false, &metrics);
+  if (!evaluated.ok()) return evaluated;
+  return metrics;
+}
+
+}  // namespace
+
+absl::Status EvaluateAtContexts(const Model& model, const Task& task, const EvalSpec& eval,
+                                const ModelSpec& model_spec, RunMetrics* metrics) {
+  for (int i = 0; i < eval.context_lengths_size(); ++i) {
+    const int32_t length = eval.context_lengths(i);
+    absl::StatusOr<RunMetrics> at = EvaluateAt(model, task, length, eval, model_spec);
+    if (!at.ok()) {
+      return absl::Status(at.status().code(), absl::StrCat("the evaluation at eval.context_lengths[", i, "] (",
+                                                           length, ") failed: ", at.status().message()));
     }
-    at.mutable_eval()->set_examples(static_cast<int32_t>((*task)->NumEvalExamples(spec.eval().examples())));
-    RunMetrics at_length;
-    Evaluate(model, **task, at, /*full=*/false, &at_length);
     ContextEval* e = metrics->add_context_evals();
     e->set_context_length(length);
-    e->set_eval_loss(at_length.eval_loss());
-    if (at_length.has_perplexity()) e->set_perplexity(at_length.perplexity());
-    if (at_length.has_bits_per_byte()) e->set_bits_per_byte(at_length.bits_per_byte());
-    e->set_eval_examples(at_length.eval_examples());
+    e->set_eval_loss(at->eval_loss());
+    if (at->has_perplexity()) e->set_perplexity(at->perplexity());
+    if (at->has_bits_per_byte()) e->set_bits_per_byte(at->bits_per_byte());
+    e->set_eval_examples(at->eval_examples());
   }
   return absl::OkStatus();
 }

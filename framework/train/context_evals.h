@@ -3,12 +3,13 @@
 
 // "Train short, test long" in one run: the trained model evaluated once per
 // entry of eval.context_lengths, each on the task's held-out windows of that
-// many tokens (the task loaded as for eval.context_length = that length;
-// as many windows as the held-out text holds, at most eval.examples),
-// recorded as RunMetrics.context_evals. The run's own eval_loss stays at
-// eval.context_length (the training context when 0).
+// many tokens (the run's task EvaluatedAt that length: its data shared,
+// nothing read again; as many windows as the held-out text holds, at most
+// eval.examples), recorded as RunMetrics.context_evals. The run's own
+// eval_loss stays at eval.context_length (the training context when 0).
 
 #include "absl/status/status.h"
+#include "framework/interfaces/task.h"
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
@@ -16,10 +17,13 @@
 namespace tvlab {
 
 // Appends one ContextEval per eval.context_lengths entry, in order, to
-// `metrics`. Requires: `spec` passed ValidateExperiment (which validates
-// every length against the task and the position plugin). An error only if
-// the task cannot be loaded at a length (a file that changed since).
-absl::Status EvaluateAtContexts(const Model& model, const Experiment& spec, RunMetrics* metrics);
+// `metrics`. Requires: the spec passed ValidateExperiment (which validates
+// every length against the task and the position plugin); `model_spec` is
+// the model's. On failure (the task cannot evaluate at a length, or that
+// evaluation fails) the error names the entry and its length, and
+// `metrics` holds the entries before it only.
+absl::Status EvaluateAtContexts(const Model& model, const Task& task, const EvalSpec& eval,
+                                const ModelSpec& model_spec, RunMetrics* metrics);
 
 }  // namespace tvlab
 

@@ -5,6 +5,7 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
+#include "framework/core/check.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/bleu.h"
 #include "framework/model/decoding.h"
@@ -67,9 +68,8 @@ absl::StatusOr<int64_t> TeacherForced(const Model& model, const Task& task, cons
 
 // Exact match (and BLEU) of generated outputs on the first decode_examples
 // (this rank's share of them; counts and BLEU statistics summed over ranks).
-absl::Status Generated(const Model& model, const SequencePairTask& task, const Experiment& spec, RunMetrics* m,
-                       Communicator& world) {
-  const EvalSpec& eval = spec.eval();
+absl::Status Generated(const Model& model, const SequencePairTask& task, const EvalSpec& eval,
+                       const ModelSpec& model_spec, RunMetrics* m, Communicator& world) {
   const int64_t n = task.NumEvalExamples(eval.decode_examples());
   if (n <= 0) return absl::OkStatus();
   const Share mine = ShareOf(n, world.rank(), world.size());
@@ -79,9 +79,8 @@ absl::Status Generated(const Model& model, const SequencePairTask& task, const E
   for (int64_t i = mine.first; i < mine.end; ++i) {
     Example e = task.EvalExample(eval.seed(), i);
     std::vector<int32_t> source, prefix;
-    PromptFor(spec.model().family(), e.source, &source, &prefix);
-    std::vector<int32_t> out =
-        Generate(model, source, prefix, eval.decoding(), spec.model().max_seq_len(), i);
+    PromptFor(model_spec.family(), e.source, &source, &prefix);
+    std::vector<int32_t> out = Generate(model, source, prefix, eval.decoding(), model_spec.max_seq_len(), i);
     sums[0] += out == e.target;
     if (task.ScoredWithBleu()) AddBleuStatistics(task.Detokenize(out), task.Detokenize(e.target), &bleu);
   }
@@ -94,6 +93,68 @@ absl::Status Generated(const Model& model, const SequencePairTask& task, const E
   return absl::OkStatus();
 }
 
+// One evaluation of the kinds' table (TaskEvaluation): what it adds to
+// the teacher-forced metrics, and the names of the fields it fills.
+struct EvaluationRun {
+  const Model& model;
+  const Task& task;
+  const EvalSpec& eval;
+  const ModelSpec& model_spec;
+  bool full;
+  int64_t target_tokens;  // the teacher-forced loss is the mean over these
+  int64_t examples;       // evaluated teacher-forced
+  Communicator& world;
+};
+struct KindEvaluation {
+  TaskEvaluation which;
+  absl::Status (*add)(const EvaluationRun& run, RunMetrics* metrics);
+  std::vector<std::string> (*names)(const Task& task, const EvalSpec& eval);
+};
+
+// The interface the kind's row promises for `which`.
+template <typename KindTask>
+const KindTask& As(const Task& task, const char* which) {
+  const auto* t = dynamic_cast<const KindTask*>(&task);
+  TVLAB_CHECK(t != nullptr) << TaskKindName(task.kind()) << " task: its row asks for " << which
+                            << ", which needs another task interface";
+  return *t;
+}
+
+absl::Status AddAccuracy(const EvaluationRun&, RunMetrics* m) {
+  m->set_accuracy(m->token_accuracy());
+  return absl::OkStatus();
+}
+
+absl::Status AddPerplexity(const EvaluationRun& run, RunMetrics* m) {
+  const auto& lm = As<LanguageModelTask>(run.task, "kEvaluatePerplexity");
+  const double nll_per_byte = NllPerByte(m->eval_loss(), run.target_tokens, lm.EvalTargetBytes(run.examples));
+  m->set_perplexity(std::exp(m->eval_loss()));
+  m->set_perplexity_per_byte(std::exp(nll_per_byte));
+  m->set_bits_per_byte(nll_per_byte / std::log(2.0));
+  if (run.full) m->set_unigram_perplexity(lm.UnigramPerplexity());
+  return absl::OkStatus();
+}
+
+absl::Status AddGenerated(const EvaluationRun& run, RunMetrics* m) {
+  if (!run.full) return absl::OkStatus();
+  return Generated(run.model, As<SequencePairTask>(run.task, "kEvaluateGeneration"), run.eval, run.model_spec, m,
+                   run.world);
+}
+
+const KindEvaluation kKindEvaluations[] = {
+    {kEvaluateAccuracy, AddAccuracy, [](const Task&, const EvalSpec&) -> std::vector<std::string> {
+       return {"accuracy"};
+     }},
+    {kEvaluatePerplexity, AddPerplexity, [](const Task&, const EvalSpec&) -> std::vector<std::string> {
+       return {"perplexity", "perplexity_per_byte", "bits_per_byte", "unigram_perplexity"};
+     }},
+    {kEvaluateGeneration, AddGenerated, [](const Task& task, const EvalSpec& eval) -> std::vector<std::string> {
+       if (task.NumEvalExamples(eval.decode_examples()) <= 0) return {};
+       if (As<SequencePairTask>(task, "kEvaluateGeneration").ScoredWithBleu()) return {"exact_match", "bleu"};
+       return {"exact_match"};
+     }},
+};
+
 }  // namespace
 
 double NllPerByte(double mean_nll_per_token, int64_t tokens, double bytes) {
@@ -104,56 +165,27 @@ Share ShareOf(int64_t count, int rank, int ranks) {
   return Share{count * rank / ranks, count * (rank + 1) / ranks};
 }
 
-absl::Status Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
-                      RunMetrics* metrics, Communicator* world) {
+absl::Status Evaluate(const Model& model, const Task& task, const EvalSpec& eval, const ModelSpec& model_spec,
+                      bool full, RunMetrics* metrics, Communicator* world) {
   SingleProcess one_process;
   Communicator& ranks = world != nullptr ? *world : one_process;
-  TVLAB_ASSIGN_OR_RETURN(const int64_t target_tokens, TeacherForced(model, task, spec.eval(), metrics, ranks));
-  const int64_t examples = task.NumEvalExamples(spec.eval().examples());
+  TVLAB_ASSIGN_OR_RETURN(const int64_t target_tokens, TeacherForced(model, task, eval, metrics, ranks));
+  const int64_t examples = task.NumEvalExamples(eval.examples());
   metrics->set_eval_examples(static_cast<int32_t>(examples));
-  switch (task.kind()) {
-    case TaskKind::kClassification:
-      metrics->set_accuracy(metrics->token_accuracy());
-      break;
-    case TaskKind::kLanguageModel: {
-      const auto& lm = static_cast<const LanguageModelTask&>(task);
-      const double nll_per_byte =
-          NllPerByte(metrics->eval_loss(), target_tokens, lm.EvalTargetBytes(examples));
-      metrics->set_perplexity(std::exp(metrics->eval_loss()));
-      metrics->set_perplexity_per_byte(std::exp(nll_per_byte));
-      metrics->set_bits_per_byte(nll_per_byte / std::log(2.0));
-      if (full) metrics->set_unigram_perplexity(lm.UnigramPerplexity());
-      break;
-    }
-    case TaskKind::kSequencePair:
-      if (full) {
-        TVLAB_RETURN_IF_ERROR(Generated(model, static_cast<const SequencePairTask&>(task), spec, metrics, ranks));
-      }
-      break;
-    case TaskKind::kTagging:
-      break;
-  }
+  const EvaluationRun run{model, task, eval, model_spec, full, target_tokens, examples, ranks};
+  const uint32_t asked = TaskKindRowOf(task.kind()).evaluations;
+  for (const KindEvaluation& e : kKindEvaluations)
+    if (asked & e.which) TVLAB_RETURN_IF_ERROR(e.add(run, metrics));
   return absl::OkStatus();
 }
 
-std::vector<std::string> EvaluationMetricNames(const Task& task, const Experiment& spec) {
-  // In step with Evaluate above: TeacherForced, then the task kind's own.
+std::vector<std::string> EvaluationMetricNames(const Task& task, const EvalSpec& eval) {
   std::vector<std::string> names = {"eval_loss", "token_accuracy", "sequence_accuracy"};
-  switch (task.kind()) {
-    case TaskKind::kClassification:
-      names.push_back("accuracy");
-      break;
-    case TaskKind::kLanguageModel:
-      names.insert(names.end(), {"perplexity", "perplexity_per_byte", "bits_per_byte", "unigram_perplexity"});
-      break;
-    case TaskKind::kSequencePair:
-      if (task.NumEvalExamples(spec.eval().decode_examples()) > 0) {
-        names.push_back("exact_match");
-        if (static_cast<const SequencePairTask&>(task).ScoredWithBleu()) names.push_back("bleu");
-      }
-      break;
-    case TaskKind::kTagging:
-      break;
+  const uint32_t asked = TaskKindRowOf(task.kind()).evaluations;
+  for (const KindEvaluation& e : kKindEvaluations) {
+    if (!(asked & e.which)) continue;
+    const std::vector<std::string> added = e.names(task, eval);
+    names.insert(names.end(), added.begin(), added.end());
   }
   return names;
 }

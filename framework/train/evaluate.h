@@ -1,14 +1,18 @@
 #ifndef TVLAB_FRAMEWORK_TRAIN_EVALUATE_H_
 #define TVLAB_FRAMEWORK_TRAIN_EVALUATE_H_
 
-// Evaluation on the task's held-out examples, by task kind:
-//   tagging         token and sequence accuracy (greedy argmax per position)
-//   classification  accuracy
-//   language model  loss, perplexity, bits per byte, next-token accuracy,
-//                   and the unigram baseline perplexity
-//   sequence pair   teacher-forced loss and token accuracy, plus exact match
-//                   (and corpus BLEU where the task asks) of generated
-//                   outputs, decoded with spec.eval().decoding()
+// Evaluation on the task's held-out examples: for every task the
+// teacher-forced loss and token and sequence accuracy (greedy argmax per
+// position), then what the kind's row (TaskKindRow::evaluations,
+// framework/interfaces/task.h) asks for:
+//   kEvaluateAccuracy    accuracy (classification)
+//   kEvaluatePerplexity  perplexity, per byte, bits per byte, and the unigram
+//                        baseline perplexity (language model)
+//   kEvaluateGeneration  exact match (and corpus BLEU where the task asks) of
+//                        generated outputs, decoded with eval.decoding()
+//                        (sequence pair)
+// Evaluation at another context length is the task's: pass
+// task.EvaluatedAt(length) (context_evals.h).
 //
 // Sharded over the ranks of a data-parallel run (docs/distributed.md): rank
 // r of N evaluates a contiguous share of the evaluation batches (and of the
@@ -29,11 +33,13 @@
 namespace tvlab {
 
 // Fills the evaluation fields of `metrics` that apply to the task's kind and
-// leaves the others absent. `full` = false skips generation (periodic
+// leaves the others absent. `eval` says which examples and how to decode;
+// `model_spec` is the model's (its family and max_seq_len bound decoding).
+// `full` = false skips generation and the unigram baseline (periodic
 // evaluation during training). Collective over `world` (null: one process):
 // every rank calls it alike; an error is a failed all-reduce.
-absl::Status Evaluate(const Model& model, const Task& task, const Experiment& spec, bool full,
-                      RunMetrics* metrics, Communicator* world = nullptr);
+absl::Status Evaluate(const Model& model, const Task& task, const EvalSpec& eval, const ModelSpec& model_spec,
+                      bool full, RunMetrics* metrics, Communicator* world = nullptr);
 
 // Rank `rank` of `ranks`' contiguous share [first, end) of `count` items
 // (batches or examples): [count * rank / ranks, count * (rank + 1) / ranks);
@@ -49,10 +55,10 @@ Share ShareOf(int64_t count, int rank, int ranks);
 // bytes): perplexity_per_byte = exp(this), bits_per_byte = this / ln 2.
 double NllPerByte(double mean_nll_per_token, int64_t tokens, double bytes);
 
-// The RunMetrics fields Evaluate(full = true) fills for `task` under `spec`
+// The RunMetrics fields Evaluate(full = true) fills for `task` under `eval`
 // (zeros included: a real 0 accuracy is a value); the other evaluation
 // fields do not apply to it. Used for the TensorBoard curves.
-std::vector<std::string> EvaluationMetricNames(const Task& task, const Experiment& spec);
+std::vector<std::string> EvaluationMetricNames(const Task& task, const EvalSpec& eval);
 
 }  // namespace tvlab
 

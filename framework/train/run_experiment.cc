@@ -1,247 +1,257 @@
 #include "framework/train/run_experiment.h"
 
-#include <omp.h>
-
-#include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "framework/attention/attend.h"
-#include "framework/autograd/matmul_precision.h"
-#include "framework/backend/backend.h"
 #include "framework/core/status_macros.h"
-#include "framework/data/eval_train_overlap.h"
+#include "framework/data/load_task.h"
 #include "framework/distributed/gradient_reducer.h"
 #include "framework/distributed/replica_check.h"
 #include "framework/distributed/stop_message.h"
-#include "framework/data/load_task.h"
 #include "framework/io/dir_lock.h"
 #include "framework/model/model.h"
+#include "framework/runtime/apply_runtime.h"
 #include "framework/schema/spec_text.h"
+#include "framework/tensor/device_memory.h"
 #include "framework/train/adamw.h"
 #include "framework/train/checkpoint.h"
-#include "framework/train/context_evals.h"
-#include "framework/train/decode_speed.h"
 #include "framework/train/evaluate.h"
 #include "framework/train/run_directory.h"
+#include "framework/train/run_metrics.h"
 #include "framework/train/tensorboard_log.h"
 #include "framework/train/train_loop.h"
 
 namespace tvlab {
 namespace {
 
-// The final evaluation (sharded over the ranks) plus what the run cost.
-// The evaluations at other contexts and the decoding speed run on every
-// rank alike (the same weights: the same numbers); rank 0 writes them.
-absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
-                                        const TrainLoopResult& trained, bool eval_only, Communicator& world) {
-  RunMetrics metrics;
-  TVLAB_RETURN_IF_ERROR(Evaluate(model, task, spec, /*full=*/true, &metrics, &world));
-  TVLAB_RETURN_IF_ERROR(EvaluateAtContexts(model, spec, &metrics));
-  if (spec.eval().decode_speed_tokens() > 0) {
-    // Timed from the task's first token id; greedy, so the same tokens
-    // every timing.
-    const DecodeSpeed speed = MeasureDecodeSpeed(model, /*first_token=*/0, spec.eval().decode_speed_tokens(),
-                                                 /*repeats=*/3);
-    metrics.set_decode_tokens_per_second(speed.tokens_per_second());
+// One run, from its model to its last file. Each public method is one step
+// of RunExperiment, called in the order declared; rank 0 (the writer) owns
+// every file of the run, the other ranks write nothing.
+class ExperimentRun {
+ public:
+  ExperimentRun(const Experiment& spec, const Task& task, const std::string& run_dir, std::ostream& progress,
+                const RunOptions& options, Communicator& world)
+      : spec_(spec),
+        task_(task),
+        run_dir_(run_dir),
+        progress_(progress),
+        options_(options),
+        world_(world),
+        fs_(options.file_system != nullptr ? options.file_system : DefaultFileSystem()),
+        writer_(world.rank() == 0),
+        dir_(run_dir, fs_),
+        recorded_(spec) {
+    const auto* generative = dynamic_cast<const GenerativeTask*>(&task);
+    tokenizer_model_ = generative != nullptr ? generative->TokenizerModel() : "";
+    if (!tokenizer_model_.empty()) PointTokenizerAt(&recorded_, RunDirectory::kTokenizerModel);
   }
-  metrics.set_final_train_loss(trained.last_loss);
-  metrics.set_parameters(model.NumParameters());
-  metrics.set_train_seconds(eval_only ? 0 : trained.train_seconds);
-  metrics.set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
-  metrics.set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
-  metrics.set_steps(eval_only ? 0 : spec.train().steps());
-  metrics.set_backend(spec.runtime().backend());
-  metrics.set_threads(spec.runtime().threads());
-  metrics.set_precision(spec.runtime().precision());
-  metrics.set_peak_memory_bytes(
-      static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
-  // Measured over the spec's whole training stream (also for --eval_only,
-  // whose weights were trained on it elsewhere).
-  const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(
-      task, spec.seed(), spec.train().steps() * spec.train().grad_accumulation(),
-      spec.train().batch_size(), spec.eval().seed(), metrics.eval_examples());
-  metrics.set_eval_train_overlap(static_cast<int32_t>(overlap.overlapping));
-  metrics.set_eval_train_overlap_fraction(overlap.fraction());
+
+  // The model, its parameters and the optimizer, and the weights of
+  // --init_from: bad weights are refused before the run directory exists.
+  absl::Status BuildModelAndOptimizer();
+  // The run directory made (the writer) or the checkpoint to resume from
+  // read; then the ranks agree that they are ready and run the same program,
+  // spec and parameters. If that fails in a directory this run made, the
+  // directory is removed so nothing half-made looks like a run.
+  absl::Status PrepareRunDirectory();
+  // Under mpirun, what a stopped rank prints; and the run's progress line.
+  void Announce();
+  // The training loop, its log rows, periodic evaluations and checkpoints.
+  absl::StatusOr<TrainLoopResult> Train();
+  // A diverged run is a result, not an error: no evaluation (the weights are
+  // not finite or far off) and no weights file; metrics.json says where.
+  absl::StatusOr<RunMetrics> RecordDivergence(const TrainLoopResult& trained) const;
+  // The final evaluation (each rank evaluates its share of the held-out set;
+  // every rank gets the summed metrics), then the writer's weights,
+  // metrics.json (last: the run counts as finished once it is written) and
+  // final TensorBoard scalars.
+  absl::StatusOr<RunMetrics> EvaluateAndWriteResults(const TrainLoopResult& trained);
+
+ private:
+  absl::Status PrepareAsWriter();
+  absl::Status RestoreCheckpoint(std::string* checkpoint);
+  TrainLoopCallbacks Callbacks();
+
+  const Experiment& spec_;
+  const Task& task_;
+  const std::string& run_dir_;
+  std::ostream& progress_;
+  const RunOptions& options_;
+  Communicator& world_;
+  FileSystem* fs_;
+  const bool writer_;
+  RunDirectory dir_;
+  std::unique_ptr<Model> model_;
+  NamedVars params_;
+  std::unique_ptr<AdamW> optimizer_;
+  // The spec as recorded: a SentencePiece model is kept in the run
+  // directory and the resolved spec points at that copy (relative to the
+  // spec file, so it resolves to this directory wherever the run is later
+  // read from).
+  Experiment recorded_;
+  std::string tokenizer_model_;
+  absl::StatusOr<DirLock> lock_ = absl::UnknownError("not locked yet");
+  TrainState state_;
+  std::optional<TensorBoardLog> curves_;
+  std::unique_ptr<GradientReducer> reducer_;
+};
+
+absl::Status ExperimentRun::BuildModelAndOptimizer() {
+  TVLAB_ASSIGN_OR_RETURN(model_, BuildModel(spec_, task_.vocab_size(), HeadOutputs(task_)));
+  params_ = model_->NamedParameters();
+  optimizer_ = std::make_unique<AdamW>(params_, spec_.train().optimizer().adamw());
+  if (!options_.resume && !options_.init_from.empty())
+    TVLAB_RETURN_IF_ERROR(LoadWeights(options_.init_from, params_));
+  return absl::OkStatus();
+}
+
+absl::Status ExperimentRun::RestoreCheckpoint(std::string* checkpoint) {
+  TVLAB_ASSIGN_OR_RETURN(*checkpoint, LatestCheckpoint(run_dir_));
+  TVLAB_ASSIGN_OR_RETURN(state_, LoadCheckpoint(*checkpoint, params_, optimizer_.get()));
+  return absl::OkStatus();
+}
+
+absl::Status ExperimentRun::PrepareAsWriter() {
+  TVLAB_RETURN_IF_ERROR(dir_.Create());
+  lock_ = DirLock::Acquire(run_dir_, ".run.lock");
+  if (!lock_.ok()) {
+    return absl::Status(lock_.status().code(),
+                        absl::StrCat("another run is writing into ", run_dir_, " (", lock_.status().message(),
+                                     "); wait for it to end, or choose another --output_dir"));
+  }
+  if (!tokenizer_model_.empty()) TVLAB_RETURN_IF_ERROR(dir_.WriteTokenizerModel(tokenizer_model_));
+  if (!options_.resume) {
+    TVLAB_RETURN_IF_ERROR(dir_.WriteResolvedSpec(recorded_));
+    return dir_.StartLog();
+  }
+  std::string checkpoint;
+  TVLAB_RETURN_IF_ERROR(RestoreCheckpoint(&checkpoint));
+  TVLAB_RETURN_IF_ERROR(dir_.WriteResolvedSpec(recorded_));
+  TVLAB_RETURN_IF_ERROR(dir_.ContinueLog(state_.next_step()));
+  progress_ << "resuming " << run_dir_ << " at step " << state_.next_step() << " from " << checkpoint << "\n";
+  return absl::OkStatus();
+}
+
+absl::Status ExperimentRun::PrepareRunDirectory() {
+  std::error_code ignored;
+  const bool existed = std::filesystem::exists(run_dir_, ignored);
+  absl::Status prepared;
+  if (writer_) {
+    prepared = PrepareAsWriter();
+  } else if (options_.resume) {  // reads the checkpoint the writer restores, and nothing else
+    std::string checkpoint;
+    prepared = RestoreCheckpoint(&checkpoint);
+  }
+  // Every rank learns whether the others are ready, then that all of them
+  // run the same program, spec and parameters (a no-op for one process).
+  prepared = AgreeOnSuccess(world_, prepared);
+  if (prepared.ok()) prepared = CheckReplicasAgree(world_, SpecToText(spec_), params_);
+  // Only while holding the lock: two runs started at once into a new
+  // directory both see it missing, and the one refused must not remove it.
+  if (!prepared.ok() && writer_ && !existed && lock_.ok())
+    fs_->RemoveAll(run_dir_).IgnoreError();  // best effort: the run's own error is the one to report
+  return prepared;
+}
+
+void ExperimentRun::Announce() {
+  if (world_.size() > 1) {
+    world_.SetStopHint(absl::StrFormat(
+        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
+        "bazel-bin/experiments/run --resume %s",
+        run_dir_, world_.size(), run_dir_));
+    PrintOnSigterm(absl::StrFormat(
+        "error: rank %d of %d stopped by mpirun: another rank ended first (mpirun's message names it). "
+        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
+        "bazel-bin/experiments/run --resume %s",
+        world_.rank(), world_.size(), run_dir_, world_.size(), run_dir_));
+  }
+  const TrainSpec& train = spec_.train();
+  progress_ << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)%s\n",
+                               spec_.name(), model_->NumParameters(), train.steps(),
+                               train.batch_size() * train.grad_accumulation(), spec_.runtime().backend(),
+                               spec_.runtime().threads(),
+                               world_.size() > 1 ? absl::StrFormat(", %d data-parallel ranks", world_.size())
+                                                 : std::string());
+}
+
+TrainLoopCallbacks ExperimentRun::Callbacks() {
+  TrainLoopCallbacks callbacks;
+  callbacks.evaluate = [this]() -> absl::StatusOr<RunMetrics> {
+    RunMetrics periodic;
+    TVLAB_RETURN_IF_ERROR(
+        Evaluate(*model_, task_, spec_.eval(), spec_.model(), /*full=*/false, &periodic, &world_));
+    return periodic;
+  };
+  callbacks.log = [this](const TrainLogRow& row) -> absl::Status {
+    if (!writer_) return absl::OkStatus();
+    TVLAB_RETURN_IF_ERROR(dir_.AppendLogRow(row));
+    return curves_->WriteRow(row);
+  };
+  callbacks.checkpoint = [this, recorded_text = SpecToText(recorded_)](const TrainState& at) -> absl::Status {
+    if (!writer_) return absl::OkStatus();
+    return SaveCheckpoint(run_dir_, at, params_, *optimizer_, recorded_text, fs_);
+  };
+  callbacks.hooks = options_.hooks;
+  callbacks.reducer = reducer_.get();
+  return callbacks;
+}
+
+absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
+  if (writer_) {
+    TVLAB_ASSIGN_OR_RETURN(TensorBoardLog opened, TensorBoardLog::Open(run_dir_, fs_));
+    curves_.emplace(std::move(opened));
+  }
+  reducer_ = MakeGradientReducer(&world_);
+  return RunTrainLoop(spec_.train(), spec_.seed(), *model_, task_, params_, *optimizer_, state_, options_.eval_only,
+                      progress_, Callbacks());
+}
+
+absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {
+  RunMetrics metrics = DivergedMetrics(spec_.runtime(), *model_, trained);
+  if (writer_) TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
   return metrics;
 }
 
-// What a diverged run records: where it diverged and what the steps before
-// it cost; evaluation metrics stay absent.
-RunMetrics DivergedMetrics(const Experiment& spec, const Model& model, const TrainLoopResult& trained) {
-  RunMetrics metrics;
-  metrics.set_diverged_at_step(static_cast<int32_t>(*trained.diverged_at_step));
-  metrics.set_diverged_loss(trained.diverged_loss);
-  metrics.set_final_train_loss(trained.last_loss);
-  metrics.set_parameters(model.NumParameters());
-  metrics.set_train_seconds(trained.train_seconds);
-  metrics.set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
-  metrics.set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
-  metrics.set_steps(static_cast<int32_t>(trained.steps_done));
-  metrics.set_backend(spec.runtime().backend());
-  metrics.set_threads(spec.runtime().threads());
-  metrics.set_precision(spec.runtime().precision());
-  metrics.set_peak_memory_bytes(
-      static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+absl::StatusOr<RunMetrics> ExperimentRun::EvaluateAndWriteResults(const TrainLoopResult& trained) {
+  world_.SetPhase("the final evaluation");
+  TVLAB_ASSIGN_OR_RETURN(RunMetrics metrics,
+                         FinalMetrics(spec_, *model_, task_, trained, options_.eval_only, world_));
+  if (world_.size() > 1) {
+    metrics.set_data_parallel_ranks(world_.size());
+    metrics.set_allreduce_seconds(reducer_->reduce_seconds());
+    metrics.set_allreduce_wait_seconds(reducer_->wait_seconds());
+    metrics.set_backward_seconds(trained.backward_seconds);
+  }
+  if (!writer_) return metrics;
+  TVLAB_RETURN_IF_ERROR(dir_.WriteWeights(params_));
+  TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
+  TVLAB_RETURN_IF_ERROR(
+      curves_->WriteFinalMetrics(metrics.steps(), metrics, EvaluationMetricNames(task_, spec_.eval())));
   return metrics;
 }
 
 }  // namespace
 
-absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
+absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const Task& task, const std::string& run_dir,
                                          std::ostream& progress, const RunOptions& options) {
   if (options.eval_only && options.init_from.empty()) {
     return absl::InvalidArgumentError("--eval_only needs --init_from with the weights to evaluate");
   }
-  TVLAB_RETURN_IF_ERROR(SetBackend(spec.runtime().backend()));
-  SetAttentionKernel(ParseAttentionKernel(spec.runtime().attention())
-                         .value_or(AttentionKernel::kAuto));  // validated
-  SetMatMulPrecision(
-      ParsePrecision(spec.runtime().precision()).value_or(Precision::kFp32));  // validated
+  TVLAB_RETURN_IF_ERROR(ApplyRuntime(spec.runtime()));
   AllocatorFor(CurrentDevice()).ResetPeak();
-  omp_set_num_threads(spec.runtime().threads());
-  FileSystem* fs = options.file_system != nullptr ? options.file_system : DefaultFileSystem();
-
-  // The task validation built (data files are read once per process).
-  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Task> task, LoadTask(spec));
-  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model,
-                         BuildModel(spec, task->vocab_size(), HeadOutputs(*task)));
-  const NamedVars params = model->NamedParameters();
-  AdamW optimizer(params, spec.train().optimizer().adamw());
-  // Bad weights are refused before the run directory exists.
-  if (!options.resume && !options.init_from.empty())
-    TVLAB_RETURN_IF_ERROR(LoadWeights(options.init_from, params));
-
   SingleProcess one_process;
   Communicator& world = options.world != nullptr ? *options.world : one_process;
-  // Rank 0 owns every file of the run; the other ranks write nothing.
-  const bool writer = world.rank() == 0;
-  const std::string spec_text = SpecToText(spec);
-  RunDirectory dir(run_dir, fs);
-  std::error_code ignored;
-  const bool existed = std::filesystem::exists(run_dir, ignored);
-  absl::StatusOr<DirLock> lock = absl::UnknownError("not locked yet");
-  TrainState state;
-  // The spec as recorded: a SentencePiece model is kept in the run directory
-  // and the resolved spec points at that copy (relative to the spec file,
-  // so it resolves to this directory wherever the run is later read from).
-  Experiment recorded = spec;
-  const auto* generative = dynamic_cast<const GenerativeTask*>(task.get());
-  const std::string tokenizer_model = generative != nullptr ? generative->TokenizerModel() : "";
-  if (!tokenizer_model.empty()) PointTokenizerAt(&recorded, RunDirectory::kTokenizerModel);
-  // Everything before the first step; if it fails in a directory this run
-  // made, the directory is removed so nothing half-made looks like a run.
-  absl::Status prepared = [&]() -> absl::Status {
-    if (!writer) {  // reads the checkpoint rank 0 restores, and nothing else
-      if (!options.resume) return absl::OkStatus();
-      TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
-      TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
-      return absl::OkStatus();
-    }
-    TVLAB_RETURN_IF_ERROR(dir.Create());
-    lock = DirLock::Acquire(run_dir, ".run.lock");
-    if (!lock.ok()) {
-      return absl::Status(lock.status().code(),
-                          absl::StrCat("another run is writing into ", run_dir, " (", lock.status().message(),
-                                       "); wait for it to end, or choose another --output_dir"));
-    }
-    if (!tokenizer_model.empty()) TVLAB_RETURN_IF_ERROR(dir.WriteTokenizerModel(tokenizer_model));
-    if (options.resume) {
-      TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(run_dir));
-      TVLAB_ASSIGN_OR_RETURN(state, LoadCheckpoint(checkpoint, params, &optimizer));
-      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(recorded));
-      TVLAB_RETURN_IF_ERROR(dir.ContinueLog(state.next_step()));
-      progress << "resuming " << run_dir << " at step " << state.next_step() << " from " << checkpoint
-               << "\n";
-    } else {
-      TVLAB_RETURN_IF_ERROR(dir.WriteResolvedSpec(recorded));
-      TVLAB_RETURN_IF_ERROR(dir.StartLog());
-    }
-    return absl::OkStatus();
-  }();
-  // Every rank learns whether the others are ready, then that all of them
-  // run the same program, spec and parameters (a no-op for one process).
-  prepared = AgreeOnSuccess(world, prepared);
-  if (prepared.ok()) prepared = CheckReplicasAgree(world, spec_text, params);
-  if (!prepared.ok()) {
-    // Only while holding the lock: two runs started at once into a new
-    // directory both see it missing, and the one refused must not remove it.
-    if (writer && !existed && lock.ok()) fs->RemoveAll(run_dir).IgnoreError();  // best effort
-    return prepared;
-  }
-  if (world.size() > 1) {
-    world.SetStopHint(absl::StrFormat(
-        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
-        "bazel-bin/experiments/run --resume %s",
-        run_dir, world.size(), run_dir));
-    PrintOnSigterm(absl::StrFormat(
-        "error: rank %d of %d stopped by mpirun: another rank ended first (mpirun's message names it). "
-        "Every file in %s is whole; continue from its last checkpoint with: mpirun -np %d "
-        "bazel-bin/experiments/run --resume %s",
-        world.rank(), world.size(), run_dir, world.size(), run_dir));
-  }
-  progress << absl::StrFormat("%s: %d parameters, %d steps of %d sequences, backend %s, %d thread(s)%s\n",
-                              spec.name(), model->NumParameters(), spec.train().steps(),
-                              spec.train().batch_size() * spec.train().grad_accumulation(),
-                              spec.runtime().backend(), spec.runtime().threads(),
-                              world.size() > 1 ? absl::StrFormat(", %d data-parallel ranks", world.size())
-                                               : std::string());
-
-  TrainLoopCallbacks callbacks;
-  callbacks.evaluate = [&]() -> absl::StatusOr<RunMetrics> {
-    RunMetrics periodic;
-    TVLAB_RETURN_IF_ERROR(Evaluate(*model, *task, spec, /*full=*/false, &periodic, &world));
-    return periodic;
-  };
-  std::optional<TensorBoardLog> curves;
-  if (writer) {
-    TVLAB_ASSIGN_OR_RETURN(TensorBoardLog opened, TensorBoardLog::Open(run_dir, fs));
-    curves.emplace(std::move(opened));
-  }
-  callbacks.log = [&](const TrainLogRow& row) -> absl::Status {
-    if (!writer) return absl::OkStatus();
-    TVLAB_RETURN_IF_ERROR(dir.AppendLogRow(row));
-    return curves->WriteRow(row);
-  };
-  const std::string recorded_text = SpecToText(recorded);  // what checkpoints hold
-  callbacks.checkpoint = [&](const TrainState& at) -> absl::Status {
-    if (!writer) return absl::OkStatus();
-    return SaveCheckpoint(run_dir, at, params, optimizer, recorded_text, fs);
-  };
-  callbacks.hooks = options.hooks;
-  std::unique_ptr<GradientReducer> reducer = MakeGradientReducer(&world);
-  callbacks.reducer = reducer.get();
-  TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,
-                         RunTrainLoop(spec, *model, *task, params, optimizer, state,
-                                      options.eval_only, progress, callbacks));
-
-  if (trained.diverged_at_step) {
-    // A result, not an error: no evaluation (the weights are not finite or
-    // far off) and no weights file; metrics.json says where it diverged.
-    RunMetrics metrics = DivergedMetrics(spec, *model, trained);
-    if (writer) TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
-    return metrics;
-  }
-
-  // Each rank evaluates its share of the held-out set; every rank gets the
-  // summed metrics; rank 0 writes them.
-  world.SetPhase("the final evaluation");
-  TVLAB_ASSIGN_OR_RETURN(RunMetrics metrics, FinalMetrics(spec, *model, *task, trained, options.eval_only, world));
-  if (world.size() > 1) {
-    metrics.set_data_parallel_ranks(world.size());
-    metrics.set_allreduce_seconds(reducer->reduce_seconds());
-    metrics.set_allreduce_wait_seconds(reducer->wait_seconds());
-    metrics.set_backward_seconds(trained.backward_seconds);
-  }
-  if (!writer) return metrics;
-  TVLAB_RETURN_IF_ERROR(dir.WriteWeights(params));
-  TVLAB_RETURN_IF_ERROR(dir.WriteMetrics(metrics));
-  TVLAB_RETURN_IF_ERROR(
-      curves->WriteFinalMetrics(metrics.steps(), metrics, EvaluationMetricNames(*task, spec)));
-  return metrics;
+  ExperimentRun run(spec, task, run_dir, progress, options, world);
+  TVLAB_RETURN_IF_ERROR(run.BuildModelAndOptimizer());
+  TVLAB_RETURN_IF_ERROR(run.PrepareRunDirectory());
+  run.Announce();
+  TVLAB_ASSIGN_OR_RETURN(const TrainLoopResult trained, run.Train());
+  if (trained.diverged_at_step) return run.RecordDivergence(trained);
+  return run.EvaluateAndWriteResults(trained);
 }
 
 }  // namespace tvlab

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/distributed/communicator.h"
+#include "framework/interfaces/task.h"
 #include "framework/io/file_system.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
@@ -35,7 +36,11 @@ struct RunOptions {
   Communicator* world = nullptr;
 };
 
-// Requires: `spec` came from LoadExperiment (resolved and validated).
+// Requires: `spec` came from LoadExperiment (resolved and validated) and
+// `task` is the task that validation built for it (LoadExperiment hands it
+// out): the run reads no task file again. The run's runtime (backend,
+// attention policy, precision, threads) is applied first (ApplyRuntime,
+// framework/runtime/apply_runtime.h).
 // `progress` receives one human-readable line per log interval.
 // The model is built and the weights of --init_from (or the checkpoint of
 // --resume) loaded before the run directory is created or changed, so a bad
@@ -46,9 +51,8 @@ struct RunOptions {
 // ranks, every rank calls this with the same arguments; before the first
 // step the ranks prove they hold the same program, spec and parameters
 // (framework/distributed/replica_check.h).
-absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const std::string& run_dir,
-                                         std::ostream& progress,
-                                         const RunOptions& options = {});
+absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const Task& task, const std::string& run_dir,
+                                         std::ostream& progress, const RunOptions& options = {});
 
 }  // namespace tvlab
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "framework/autograd/ops.h"
@@ -25,141 +26,200 @@ std::string FormatEta(double seconds) {
   return absl::StrFormat("%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
 }
 
+// What the loop carries from step to step (from the checkpoint on resume).
+struct Totals {
+  int64_t tokens_seen = 0;
+  double last_loss = 0;         // mean loss of the last step
+  double backward_seconds = 0;  // in Backward, this process only
+};
+
+// This process's place among the ranks (one process: rank 0 of 1).
+struct Ranks {
+  GradientReducer* reducer = nullptr;
+  int rank = 0;
+  int world = 1;
+};
+
+// The error of a diverged loss under train.fail_on_divergence.
+absl::Status DivergenceError(const TrainSpec& train, double loss, int64_t step) {
+  return OnEveryRank(absl::AbortedError(absl::StrFormat(
+      "training loss became %g at step %d%s; stopped (train.fail_on_divergence). Lower "
+      "train.optimizer.adamw.lr (now %g), set train.clip_grad_norm, or check the data",
+      loss, step,
+      std::isfinite(loss) ? absl::StrFormat(", above train.divergence_loss %g", train.divergence_loss()) : "",
+      train.optimizer().adamw().lr())));
+}
+
+// The warning of a diverged loss (a result, not an error).
+void WarnDiverged(const TrainSpec& train, double loss, int64_t step, std::ostream& progress) {
+  progress << absl::StrFormat(
+      "warning: training diverged at step %d (loss %g%s); stopped and recorded as "
+      "diverged_at_step in metrics.json. Lower train.optimizer.adamw.lr (now %g), "
+      "set train.clip_grad_norm or a warmup, or check the data to train further\n",
+      step, std::isnan(loss) ? std::nan("") : loss,
+      std::isfinite(loss) ? absl::StrFormat(" > train.divergence_loss %g", train.divergence_loss()) : "",
+      train.optimizer().adamw().lr());
+  progress.flush();
+}
+
+// A step's loss: the mean over its micro-batches, or the loss of the
+// micro-batch that diverged.
+struct StepLoss {
+  double mean = 0;
+  std::optional<double> diverged;
+};
+
+// The train.grad_accumulation micro-batches of `step`: forward, loss (the
+// global batch's mean under data parallelism, so every rank decides alike),
+// backward. Adds their tokens and backward time to `totals`. A micro-batch
+// whose loss diverged ends the step before its backward; an error under
+// train.fail_on_divergence or from the reducer.
+absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, const Model& model,
+                                         const Task& task, int64_t step, const Ranks& ranks, Totals* totals) {
+  const int64_t accumulation = train.grad_accumulation();
+  double loss_sum = 0;
+  for (int64_t micro = 0; micro < accumulation; ++micro) {
+    const int64_t index = step * accumulation + micro;  // data and dropout key
+    const Batch global = task.TrainBatch(seed, index, train.batch_size());
+    // This rank's rows (all of them for one process).
+    const Batch batch = ranks.world == 1 ? global : ShardBatch(global, ranks.rank, ranks.world);
+    // Dropout masks keyed by the global batch: this rank draws exactly the
+    // one-process masks of its rows (RngStream::ForBatchRows).
+    ForwardContext context{true, seed, index};
+    if (ranks.world > 1) context.shard_first_row = ranks.rank * batch.batch, context.shard_rows = batch.batch;
+    Var logits = model.Forward(batch, context);  // (b, T', V)
+    Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
+                            kIgnoreTarget, train.label_smoothing());
+    double value = loss.value().item();
+    float weight = 1.0f;  // this rank's share of the global mean
+    if (ranks.world > 1) {
+      TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(value, TargetTokens(batch)));
+      value = combined.loss;
+      weight = static_cast<float>(combined.weight);
+    }
+    if (Diverged(value, train.divergence_loss())) {
+      if (train.fail_on_divergence()) return DivergenceError(train, value, step);
+      return StepLoss{0, value};
+    }
+    loss_sum += value;
+    const auto backward_start = Clock::now();
+    if (ranks.world == 1) {
+      Backward(accumulation == 1 ? loss : Scale(loss, 1.0f / accumulation));
+    } else {
+      Backward(Scale(loss, weight / accumulation));
+    }
+    totals->backward_seconds += Seconds(backward_start);
+    totals->tokens_seen += global.batch * global.length;
+  }
+  return StepLoss{loss_sum / accumulation, std::nullopt};
+}
+
+// Where a step stands once its update is applied.
+struct StepDone {
+  int64_t step = 0;
+  float lr = 0;
+  double grad_norm = 0;
+};
+
+// The log row and progress line of a step when one is due (every
+// train.log_every steps, the last, and with each periodic evaluation, which
+// runs here).
+absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals& totals, Clock::time_point start,
+                     std::ostream& progress, const TrainLoopCallbacks& callbacks) {
+  const int64_t step = done.step, steps = train.steps();
+  const bool last = step == steps - 1;
+  const bool log = step % train.log_every() == 0 || last;
+  const bool eval = train.eval_every() > 0 && ((step + 1) % train.eval_every() == 0 || last);
+  if (!log && !eval) return absl::OkStatus();
+  TrainLogRow row;
+  row.step = step;
+  row.loss = totals.last_loss;
+  row.lr = done.lr;
+  row.grad_norm = done.grad_norm;
+  row.elapsed_sec = Seconds(start);
+  row.tokens_per_sec = totals.tokens_seen / std::max(row.elapsed_sec, 1e-9);
+  const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
+  std::string eval_text;
+  if (eval) {
+    TVLAB_ASSIGN_OR_RETURN(const RunMetrics e, callbacks.evaluate());
+    row.has_eval = true;
+    row.eval_loss = e.eval_loss();
+    row.eval_token_accuracy = e.token_accuracy();
+    eval_text = absl::StrFormat("  eval loss %.4f acc %.3f", e.eval_loss(), e.token_accuracy());
+  }
+  progress << absl::StrFormat("step %5d/%d  loss %.4f  lr %.3g  %8.0f tok/s  ETA %s%s\n", step, steps,
+                              totals.last_loss, done.lr, row.tokens_per_sec, FormatEta(eta), eval_text);
+  progress.flush();
+  return callbacks.log(row);
+}
+
+// A checkpoint when one is due (every train.checkpoint_every steps and the
+// last).
+absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainState& state, const Totals& totals,
+                             Clock::time_point start, const TrainLoopCallbacks& callbacks) {
+  const bool last = step == train.steps() - 1;
+  if (!last && !(train.checkpoint_every() > 0 && (step + 1) % train.checkpoint_every() == 0))
+    return absl::OkStatus();
+  TrainState at = state;
+  at.set_next_step(static_cast<int32_t>(step + 1));
+  at.set_last_loss(totals.last_loss);
+  at.set_tokens_seen(static_cast<double>(totals.tokens_seen));
+  at.set_elapsed_seconds(Seconds(start));
+  return callbacks.checkpoint(at);
+}
+
+TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done) {
+  TrainLoopResult result;
+  result.tokens_seen = totals.tokens_seen;
+  result.last_loss = totals.last_loss;
+  result.train_seconds = Seconds(start);
+  result.backward_seconds = totals.backward_seconds;
+  result.steps_done = steps_done;
+  return result;
+}
+
 }  // namespace
 
 bool Diverged(double loss, float divergence_loss) {
   return !std::isfinite(loss) || (divergence_loss > 0 && loss > divergence_loss);
 }
 
-absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model& model, const Task& task,
-                                             const NamedVars& params, AdamW& optimizer,
-                                             const TrainState& state, bool skip_training,
-                                             std::ostream& progress,
+absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t seed, const Model& model,
+                                             const Task& task, const NamedVars& params, AdamW& optimizer,
+                                             const TrainState& state, bool skip_training, std::ostream& progress,
                                              const TrainLoopCallbacks& callbacks) {
-  const TrainSpec& train = spec.train();
-  const float peak_lr = train.optimizer().adamw().lr();
-  const int64_t steps = train.steps(), batch_size = train.batch_size();
-  const int64_t accumulation = train.grad_accumulation();
+  const int64_t steps = train.steps();
   // Elapsed time continues from the checkpoint's.
   const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(state.elapsed_seconds()));
   const int64_t first_step = skip_training ? steps : state.next_step();
-  int64_t tokens_seen = static_cast<int64_t>(state.tokens_seen());
-  double last_loss = state.last_loss();
-  double backward_seconds = 0;
-  GradientReducer* reducer = callbacks.reducer;
-  const int rank = reducer != nullptr ? reducer->rank() : 0;
-  const int world = reducer != nullptr ? reducer->world_size() : 1;
+  Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
+  Ranks ranks;
+  if (callbacks.reducer != nullptr)
+    ranks = Ranks{callbacks.reducer, callbacks.reducer->rank(), callbacks.reducer->world_size()};
   for (int64_t step = first_step; step < steps; ++step) {
-    if (world > 1) reducer->SetPhase(absl::StrFormat("step %d", step));
+    if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
-    double loss_sum = 0;
-    for (int64_t micro = 0; micro < accumulation; ++micro) {
-      const int64_t index = step * accumulation + micro;  // data and dropout key
-      const Batch global = task.TrainBatch(spec.seed(), index, batch_size);
-      // This rank's rows (all of them for one process).
-      const Batch batch = world == 1 ? global : ShardBatch(global, rank, world);
-      // Dropout masks keyed by the global batch: this rank draws exactly the
-      // one-process masks of its rows (RngStream::ForBatchRows).
-      ForwardContext context{true, spec.seed(), index};
-      if (world > 1) context.shard_first_row = rank * batch.batch, context.shard_rows = batch.batch;
-      Var logits = model.Forward(batch, context);  // (b, T', V)
-      Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}),
-                              batch.targets, kIgnoreTarget, train.label_smoothing());
-      double value = loss.value().item();
-      float weight = 1.0f;  // this rank's share of the global mean
-      if (world > 1) {
-        TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, reducer->CombineLoss(value, TargetTokens(batch)));
-        value = combined.loss;
-        weight = static_cast<float>(combined.weight);
-      }
-      // `value` is the global loss: every rank decides alike below.
-      if (Diverged(value, train.divergence_loss()) && train.fail_on_divergence()) {
-        return OnEveryRank(absl::AbortedError(absl::StrFormat(
-            "training loss became %g at step %d%s; stopped (train.fail_on_divergence). Lower "
-            "train.optimizer.adamw.lr (now %g), set train.clip_grad_norm, or check the data",
-            value, step,
-            std::isfinite(value) ? absl::StrFormat(", above train.divergence_loss %g", train.divergence_loss()) : "",
-            peak_lr)));
-      }
-      if (Diverged(value, train.divergence_loss())) {
-        progress << absl::StrFormat(
-            "warning: training diverged at step %d (loss %g%s); stopped and recorded as "
-            "diverged_at_step in metrics.json. Lower train.optimizer.adamw.lr (now %g), "
-            "set train.clip_grad_norm or a warmup, or check the data to train further\n",
-            step, std::isnan(value) ? std::nan("") : value,
-            std::isfinite(value) ? absl::StrFormat(" > train.divergence_loss %g", train.divergence_loss()) : "",
-            peak_lr);
-        progress.flush();
-        TrainLoopResult result;
-        result.tokens_seen = tokens_seen;
-        result.last_loss = last_loss;
-        result.train_seconds = Seconds(start);
-        result.steps_done = step;
-        result.diverged_at_step = step;
-        result.diverged_loss = std::isnan(value) ? std::nan("") : value;  // "nan", not "-nan"
-        return result;
-      }
-      loss_sum += value;
-      const auto backward_start = Clock::now();
-      if (world == 1) {
-        Backward(accumulation == 1 ? loss : Scale(loss, 1.0f / accumulation));
-      } else {
-        Backward(Scale(loss, weight / accumulation));
-      }
-      backward_seconds += Seconds(backward_start);
-      tokens_seen += global.batch * global.length;
+    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, seed, model, task, step, ranks, &totals));
+    if (loss.diverged) {
+      WarnDiverged(train, *loss.diverged, step, progress);
+      TrainLoopResult result = Result(totals, start, step);
+      result.diverged_at_step = step;
+      result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
+      return result;
     }
-    last_loss = loss_sum / accumulation;
-    if (world > 1) TVLAB_RETURN_IF_ERROR(reducer->ReduceGradients(params));
-    const double grad_norm = ClipGradNorm(params, train.clip_grad_norm());
-    const float lr = LearningRate(train.lr_schedule(), peak_lr, step, steps);
-    optimizer.Step(lr);
-
-    const bool last = step == steps - 1;
-    const bool log = step % train.log_every() == 0 || last;
-    const bool eval = train.eval_every() > 0 && ((step + 1) % train.eval_every() == 0 || last);
-    if (log || eval) {
-      TrainLogRow row;
-      row.step = step;
-      row.loss = last_loss;
-      row.lr = lr;
-      row.grad_norm = grad_norm;
-      row.elapsed_sec = Seconds(start);
-      row.tokens_per_sec = tokens_seen / std::max(row.elapsed_sec, 1e-9);
-      const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
-      std::string eval_text;
-      if (eval) {
-        TVLAB_ASSIGN_OR_RETURN(const RunMetrics e, callbacks.evaluate());
-        row.has_eval = true;
-        row.eval_loss = e.eval_loss();
-        row.eval_token_accuracy = e.token_accuracy();
-        eval_text = absl::StrFormat("  eval loss %.4f acc %.3f", e.eval_loss(), e.token_accuracy());
-      }
-      progress << absl::StrFormat("step %5d/%d  loss %.4f  lr %.3g  %8.0f tok/s  ETA %s%s\n", step,
-                                  steps, last_loss, lr, row.tokens_per_sec, FormatEta(eta), eval_text);
-      progress.flush();
-      TVLAB_RETURN_IF_ERROR(callbacks.log(row));
-    }
-    const bool checkpoint =
-        last || (train.checkpoint_every() > 0 && (step + 1) % train.checkpoint_every() == 0);
-    if (checkpoint) {
-      TrainState at = state;
-      at.set_next_step(static_cast<int32_t>(step + 1));
-      at.set_last_loss(last_loss);
-      at.set_tokens_seen(static_cast<double>(tokens_seen));
-      at.set_elapsed_seconds(Seconds(start));
-      TVLAB_RETURN_IF_ERROR(callbacks.checkpoint(at));
-    }
+    totals.last_loss = loss.mean;
+    if (ranks.world > 1) TVLAB_RETURN_IF_ERROR(ranks.reducer->ReduceGradients(params));
+    StepDone done;
+    done.step = step;
+    done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
+    done.lr = LearningRate(train.lr_schedule(), train.optimizer().adamw().lr(), step, steps);
+    optimizer.Step(done.lr);
+    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks));
+    TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  TrainLoopResult result;
-  result.tokens_seen = tokens_seen;
-  result.last_loss = last_loss;
-  result.train_seconds = Seconds(start);
-  result.backward_seconds = backward_seconds;
-  result.steps_done = steps;
-  return result;
+  return Result(totals, start, steps);
 }
 
 }  // namespace tvlab

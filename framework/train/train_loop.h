@@ -70,14 +70,14 @@ bool Diverged(double loss, float divergence_loss);
 // masks one process draws.
 
 // Trains from `state` (a fresh TrainState or a restored checkpoint's) up to
-// train.steps; `skip_training` runs no step (evaluation of given weights).
+// train.steps, with data and dropout keyed by `seed` (the spec's seed);
+// `skip_training` runs no step (evaluation of given weights).
 // `progress` gets one line per log row. Divergence stops training and is
 // reported in the result (no checkpoint is written for the diverged step);
 // fails only with a callback's error.
-absl::StatusOr<TrainLoopResult> RunTrainLoop(const Experiment& spec, const Model& model, const Task& task,
-                                             const NamedVars& params, AdamW& optimizer,
-                                             const TrainState& state, bool skip_training,
-                                             std::ostream& progress,
+absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t seed, const Model& model,
+                                             const Task& task, const NamedVars& params, AdamW& optimizer,
+                                             const TrainState& state, bool skip_training, std::ostream& progress,
                                              const TrainLoopCallbacks& callbacks);
 
 }  // namespace tvlab

@@ -1,7 +1,8 @@
 // //experiments:attention_dump as a user runs it: after a (short) training
 // run it writes, per layer and head, a CSV whose rows are attention weights
-// summing to 1, plus one JSON file; bad inputs and weights that do not belong
-// to the run's spec are clear errors.
+// summing to 1, plus one JSON file, under the run's runtime (precision
+// included); bad inputs and weights that do not belong to the run's spec are
+// clear errors.
 
 #include <sys/wait.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/str_split.h"
@@ -128,6 +130,33 @@ TEST_F(AttentionDump, RejectsWeightsOfAnotherSpec) {
       << out;
   EXPECT_NE(out.find("32, 64"), std::string::npos) << out;
   EXPECT_NE(out.find("but the model expects"), std::string::npos) << out;
+}
+
+// The dump runs under the run's runtime (ApplyRuntime), precision included:
+// the same weights dumped as a bf16 run give other attention weights than
+// as an fp32 run, since the projections' GEMMs round their operands to
+// bf16. (attention_dump used to set the backend alone: both were fp32.)
+TEST_F(AttentionDump, DumpsUnderTheRunsPrecision) {
+  std::string dumps[2];
+  const char* precisions[2] = {"fp32", "bf16"};
+  for (int i = 0; i < 2; ++i) {
+    const std::string dir = Tmp(std::string("precision_") + precisions[i]);
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(Tmp("run") + "/model.safetensors", dir + "/model.safetensors",
+                               std::filesystem::copy_options::overwrite_existing);
+    const std::string spec = ReadFile(Tmp("run") + "/spec.resolved.pbtxt");
+    const std::regex runtime(R"(runtime \{[^}]*\})");
+    ASSERT_TRUE(std::regex_search(spec, runtime)) << spec;
+    std::ofstream(dir + "/spec.resolved.pbtxt") << std::regex_replace(
+        spec, runtime, std::string("runtime { backend: \"reference\" precision: \"") + precisions[i] + "\" }");
+    std::string out;
+    ASSERT_EQ(RunTool("experiments/attention_dump", dir + " --input '3 1 4 1 5' --output_dir " + dir + "/dump", &out),
+              0)
+        << out;
+    dumps[i] = ReadFile(dir + "/dump/encoder.layers.1.attention.head0.csv");
+    ASSERT_FALSE(dumps[i].empty());
+  }
+  EXPECT_NE(dumps[0], dumps[1]) << "the bf16 run dumped fp32 attention weights: runtime.precision ignored";
 }
 
 TEST_F(AttentionDump, CommandLineMistakesExitTwoAndHelpListsEveryFlag) {

@@ -9,9 +9,10 @@
 // disjoint, and since text repeats itself (a licence quotes its own
 // sentences), a training window whose input tokens equal an evaluation
 // window's is redrawn. The file is read once, when the task is created.
-// eval.context_length (TaskArgs::eval_context_length) evaluates on held-out
-// windows of that many tokens instead ("train short, test long"); training,
-// and the held-out chunks training windows are compared with, do not change.
+// EvaluatedAt(length) (eval.context_length, eval.context_lengths) is the
+// task evaluated on held-out windows of that many tokens instead ("train
+// short, test long"), sharing the tokens; training, and the held-out chunks
+// training windows are compared with, do not change.
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
@@ -44,7 +45,7 @@ class TextLm : public LanguageModelTask {
           "task.options.heldout_fraction must be in (0, 1) (got ", o.heldout_fraction(), ")"));
     return ValidateTokenizerOptions(o.tokenizer(), "task.options.tokenizer");
   }
-  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs& args) {
+  static absl::StatusOr<std::unique_ptr<Task>> Create(const TextLmOptions& o, const TaskArgs&) {
     auto text = ReadTextFile(o.path(), "task.options.path");
     if (!text.ok()) return text.status();
     const double heldout = text->size() * o.heldout_fraction();
@@ -58,20 +59,13 @@ class TextLm : public LanguageModelTask {
     const std::vector<std::string> lines = absl::StrSplit(text->substr(0, split), '\n');
     auto tokenizer = MakeTokenizer(o.tokenizer(), lines, "task.options.tokenizer");
     if (!tokenizer.ok()) return tokenizer.status();
-    const int64_t eval_context =
-        args.eval_context_length > 0 ? args.eval_context_length : o.context_length();
-    auto task = std::make_unique<TextLm>(*text, split, *std::move(tokenizer), o, eval_context);
+    auto task = std::make_unique<TextLm>(Split(*text, split, *std::move(tokenizer), o.context_length()),
+                                         o.path(), o.context_length(), o.context_length());
     if (task->TooShort())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: '", o.path(), "' has ", task->train_tokens(), " training and ",
           task->heldout_tokens(), " held-out tokens, too few for windows of ", o.context_length(),
           " tokens in both splits; use a longer file or a shorter context_length"));
-    if (task->heldout_tokens() < eval_context + 1)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "eval.context_length: the held-out split of '", o.path(), "' has ",
-          task->heldout_tokens(), " tokens, too few for one evaluation window of ", eval_context,
-          " tokens; lower eval.context_length, raise task.options.heldout_fraction or use a "
-          "longer file"));
     if (!task->HasTrainingWindow())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: every training window of '", o.path(),
@@ -79,16 +73,50 @@ class TextLm : public LanguageModelTask {
     return std::unique_ptr<Task>(std::move(task));
   }
 
-  TextLm(const std::string& text, int64_t split, std::unique_ptr<Tokenizer> tokenizer,
-         const TextLmOptions& o, int64_t eval_context)
-      : context_(o.context_length()), eval_context_(eval_context), tokenizer_(std::move(tokenizer)) {
-    train_ = tokenizer_->Encode(text.substr(0, split));
-    heldout_ = tokenizer_->Encode(text.substr(split), &heldout_ends_);
-    if (TooShort()) return;
-    // Held-out chunks of the training length, whatever eval.context_length
-    // is, so the training stream does not depend on it.
-    const int64_t chunks = (heldout_tokens() - 1) / context_;
-    for (int64_t i = 0; i < chunks; ++i) heldout_windows_.insert(Key(heldout_, i * context_));
+  // What every view of the task shares: the tokenizer and both splits'
+  // tokens.
+  struct Corpus {
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::vector<int32_t> train, heldout;  // the two splits' tokens
+    std::vector<int64_t> heldout_ends;    // byte offset where each held-out token ends
+    // The input tokens of every held-out chunk of the training length,
+    // whatever the evaluation length, so the training stream does not
+    // depend on it.
+    std::unordered_set<std::string> heldout_windows;
+  };
+
+  // The text split at byte `split`, each split tokenized on its own.
+  static std::shared_ptr<const Corpus> Split(const std::string& text, int64_t split,
+                                             std::unique_ptr<Tokenizer> tokenizer, int64_t context) {
+    auto corpus = std::make_shared<Corpus>();
+    corpus->tokenizer = std::move(tokenizer);
+    corpus->train = corpus->tokenizer->Encode(text.substr(0, split));
+    corpus->heldout = corpus->tokenizer->Encode(text.substr(split), &corpus->heldout_ends);
+    const int64_t heldout = static_cast<int64_t>(corpus->heldout.size());
+    for (int64_t i = 0; heldout > context && i < (heldout - 1) / context; ++i)
+      corpus->heldout_windows.insert(Key(corpus->heldout, i * context, context));
+    return corpus;
+  }
+
+  TextLm(std::shared_ptr<const Corpus> corpus, std::string path, int64_t context, int64_t eval_context)
+      : corpus_(std::move(corpus)),
+        path_(std::move(path)),
+        context_(context),
+        eval_context_(eval_context),
+        tokenizer_(*corpus_->tokenizer),
+        train_(corpus_->train),
+        heldout_(corpus_->heldout),
+        heldout_ends_(corpus_->heldout_ends),
+        heldout_windows_(corpus_->heldout_windows) {}
+
+  absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
+    if (heldout_tokens() < length + 1)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "eval.context_length: the held-out split of '", path_, "' has ", heldout_tokens(),
+          " tokens, too few for one evaluation window of ", length,
+          " tokens; lower eval.context_length, raise task.options.heldout_fraction or use a "
+          "longer file"));
+    return std::shared_ptr<const Task>(std::make_shared<TextLm>(corpus_, path_, context_, length));
   }
 
   int64_t train_tokens() const { return static_cast<int64_t>(train_.size()); }
@@ -100,11 +128,11 @@ class TextLm : public LanguageModelTask {
   // Whether some training window differs from every evaluation window.
   bool HasTrainingWindow() const {
     for (size_t offset = 0; offset + context_ < train_.size(); ++offset)
-      if (heldout_windows_.count(Key(train_, offset)) == 0) return true;
+      if (heldout_windows_.count(Key(train_, offset, context_)) == 0) return true;
     return false;
   }
 
-  int64_t vocab_size() const override { return tokenizer_->vocab_size(); }
+  int64_t vocab_size() const override { return tokenizer_.vocab_size(); }
   int64_t max_length() const override { return context_; }
   int64_t eval_length() const override { return eval_context_; }
 
@@ -116,7 +144,7 @@ class TextLm : public LanguageModelTask {
       for (int attempt = 0;; ++attempt) {
         if (attempt == kMaxSplitDraws) SplitDrawsExhausted("text_lm", /*heldout=*/false);
         const int64_t offset = rng.UniformInt(SplitDrawOffset(attempt) + r, starts);
-        if (heldout_windows_.count(Key(train_, offset)) == 0) {
+        if (heldout_windows_.count(Key(train_, offset, context_)) == 0) {
           offsets.push_back(offset);
           break;
         }
@@ -131,11 +159,11 @@ class TextLm : public LanguageModelTask {
   int64_t NumEvalExamples(int64_t requested) const override {
     return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / eval_context_);
   }
-  std::vector<int32_t> Tokenize(const std::string& text) const override { return tokenizer_->Encode(text); }
+  std::vector<int32_t> Tokenize(const std::string& text) const override { return tokenizer_.Encode(text); }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
-    return tokenizer_->Decode(tokens);
+    return tokenizer_.Decode(tokens);
   }
-  std::string TokenizerModel() const override { return tokenizer_->SerializedModel(); }
+  std::string TokenizerModel() const override { return tokenizer_.SerializedModel(); }
   double UnigramPerplexity() const override {
     // Add-one smoothed token frequencies of the training split, scored on the
     // held-out tokens that evaluation predicts.
@@ -160,9 +188,9 @@ class TextLm : public LanguageModelTask {
   }
 
  private:
-  // A window's input tokens as a hashable string.
-  std::string Key(const std::vector<int32_t>& tokens, int64_t offset) const {
-    return std::string(reinterpret_cast<const char*>(&tokens[offset]), context_ * sizeof(int32_t));
+  // A window's `length` input tokens as a hashable string.
+  static std::string Key(const std::vector<int32_t>& tokens, int64_t offset, int64_t length) {
+    return std::string(reinterpret_cast<const char*>(&tokens[offset]), length * sizeof(int32_t));
   }
 
   // Windows of `length` input tokens (and their next tokens as targets).
@@ -179,12 +207,15 @@ class TextLm : public LanguageModelTask {
     return b;
   }
 
+  std::shared_ptr<const Corpus> corpus_;
+  std::string path_;                // task.options.path, for messages
   int64_t context_, eval_context_;  // training and evaluation window lengths
-  std::unique_ptr<Tokenizer> tokenizer_;
-  std::vector<int32_t> train_, heldout_;  // the two splits' tokens
-  std::vector<int64_t> heldout_ends_;     // byte offset where each held-out token ends
-  // The input tokens of every evaluation window.
-  std::unordered_set<std::string> heldout_windows_;
+  // corpus_'s parts, by name.
+  const Tokenizer& tokenizer_;
+  const std::vector<int32_t>& train_;
+  const std::vector<int32_t>& heldout_;
+  const std::vector<int64_t>& heldout_ends_;
+  const std::unordered_set<std::string>& heldout_windows_;
 };
 
 TVLAB_REGISTER_TASK("text_lm", TextLm, TextLmOptions);

@@ -1,0 +1,112 @@
+// MatMul and Linear (ops.h): one GEMM forward (with the bias as its
+// epilogue), two in backward.
+
+#include "framework/autograd/ops.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "framework/autograd/matmul_precision.h"
+#include "framework/autograd/grad_accumulation.h"
+#include "framework/autograd/ops_internal.h"
+#include "framework/core/check.h"
+
+namespace tvlab {
+
+using ops_internal::B;
+using ops_internal::ReduceTo;
+
+namespace {
+
+// op(a) op(b), plus `bias` (n) on every output row when given (Linear's bias
+// as the GEMM's epilogue: Backend::GemmBias).
+Var MatMulPlusBias(const Var& a, const Var& b, bool trans_a, bool trans_b, const Var* bias) {
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  TVLAB_CHECK(sa.size() >= 2 && sb.size() >= 2);
+  const bool shared_b = sb.size() == 2 && sa.size() > 2;
+  TVLAB_CHECK(shared_b || sa.size() == sb.size()) << ShapeToString(sa) << " @ " << ShapeToString(sb);
+  Shape batch_shape(sa.begin(), sa.end() - 2);
+  if (!shared_b) {
+    TVLAB_CHECK(std::equal(batch_shape.begin(), batch_shape.end(), sb.begin()))
+        << "batch dims " << ShapeToString(sa) << " @ " << ShapeToString(sb);
+  }
+  const int64_t batch = NumElements(batch_shape);
+  const int64_t m = trans_a ? sa[sa.size() - 1] : sa[sa.size() - 2];
+  const int64_t k = trans_a ? sa[sa.size() - 2] : sa[sa.size() - 1];
+  const int64_t kb = trans_b ? sb[sb.size() - 1] : sb[sb.size() - 2];
+  const int64_t n = trans_b ? sb[sb.size() - 2] : sb[sb.size() - 1];
+  TVLAB_CHECK_EQ(k, kb) << ShapeToString(sa) << " @ " << ShapeToString(sb);
+  Shape out_shape = batch_shape;
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  Tensor out = Tensor::Empty(out_shape);
+  GemmDesc d;
+  d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
+  d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
+  d.precision = CurrentMatMulPrecision();  // runtime.precision
+  if (bias != nullptr) {
+    TVLAB_CHECK(bias->shape() == Shape({n})) << "bias " << ShapeToString(bias->shape()) << " for " << n << " columns";
+    B().GemmBias(d, a.value().ptr(), b.value().ptr(), bias->value().ptr(), out.ptr());
+  } else {
+    B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
+  }
+  auto an = a.node(), bn = b.node();
+  auto biasn = bias != nullptr ? bias->node() : nullptr;
+  std::vector<Var> inputs = {a, b};
+  if (bias != nullptr) inputs.push_back(*bias);
+  return MakeResult(out, inputs, [an, bn, biasn, d, shared_b](const Tensor& g) {
+    // d bias (n) = G summed over every row.
+    if (biasn != nullptr && biasn->requires_grad) AccumulateGrad(*biasn, ReduceTo(g, biasn->value.shape()));
+    // C = op(A) op(B):  dop(A) = G op(B)^T,  dop(B) = op(A)^T G.
+    if (an->requires_grad) {
+      Tensor da = Tensor::Empty(an->value.shape());
+      GemmDesc e;
+      e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k, e.precision = d.precision;
+      if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
+        e.m = d.m, e.n = d.k, e.trans_a = false, e.trans_b = !d.trans_b;
+        e.stride_a = d.m * d.n, e.stride_b = d.stride_b;
+        B().Gemm(e, g.ptr(), bn->value.ptr(), da.ptr());
+      } else {  // dA (k,m) = op(B) (k,n) @ G^T (n,m)
+        e.m = d.k, e.n = d.m, e.trans_a = d.trans_b, e.trans_b = true;
+        e.stride_a = d.stride_b, e.stride_b = d.m * d.n;
+        B().Gemm(e, bn->value.ptr(), g.ptr(), da.ptr());
+      }
+      AccumulateOwnedGrad(*an, std::move(da));
+    }
+    if (bn->requires_grad) {
+      // With a shared B, sum over the batch: one gemm over (batch*m) rows.
+      const int64_t batch = shared_b ? 1 : d.batch;
+      const int64_t rows = shared_b ? d.batch * d.m : d.m;
+      TVLAB_CHECK(!(shared_b && d.trans_a)) << "shared B with transposed A";
+      Tensor db = Tensor::Empty(bn->value.shape());
+      GemmDesc e;
+      e.batch = batch, e.k = rows, e.stride_c = d.k * d.n, e.precision = d.precision;
+      if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
+        e.m = d.k, e.n = d.n, e.trans_a = !d.trans_a, e.trans_b = false;
+        e.stride_a = d.m * d.k, e.stride_b = d.m * d.n;
+        B().Gemm(e, an->value.ptr(), g.ptr(), db.ptr());
+      } else {  // dB (n,k) = G^T (n,m) @ op(A) (m,k)
+        e.m = d.n, e.n = d.k, e.trans_a = true, e.trans_b = d.trans_a;
+        e.stride_a = d.m * d.n, e.stride_b = d.m * d.k;
+        B().Gemm(e, g.ptr(), an->value.ptr(), db.ptr());
+      }
+      AccumulateOwnedGrad(*bn, std::move(db));
+    }
+  });
+}
+
+}  // namespace
+
+Var MatMul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
+  return MatMulPlusBias(a, b, trans_a, trans_b, /*bias=*/nullptr);
+}
+
+Var Linear(const Var& x, const Var& w, const Var& b) {
+  // (..., in) x (out, in)^T + b (out) -> (..., out), the bias in the GEMM
+  if (!b.defined()) return MatMul(x, w, false, true);
+  if (b.shape() != Shape({w.dim(0)})) return Add(MatMul(x, w, false, true), b);  // any broadcastable bias
+  return MatMulPlusBias(x, w, false, true, &b);
+}
+
+}  // namespace tvlab

@@ -1,0 +1,66 @@
+#include "framework/runtime/apply_runtime.h"
+
+#include <omp.h>
+
+#include "framework/attention/attend.h"
+#include "framework/autograd/matmul_precision.h"
+#include "framework/backend/backend.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+RuntimeSpec Runtime(const std::string& backend, const std::string& attention, const std::string& precision,
+                    int threads) {
+  RuntimeSpec r;
+  r.set_backend(backend);
+  r.set_attention(attention);
+  r.set_precision(precision);
+  r.set_threads(threads);
+  return r;
+}
+
+// The four settings as they stand in this process.
+struct Applied {
+  std::string backend;
+  AttentionKernel attention;
+  Precision precision;
+  int threads;
+  bool operator==(const Applied& o) const {
+    return backend == o.backend && attention == o.attention && precision == o.precision && threads == o.threads;
+  }
+};
+Applied Now() {
+  return {CurrentBackend().name(), CurrentAttentionKernel(), CurrentMatMulPrecision(), omp_get_max_threads()};
+}
+
+TEST(ApplyRuntime, PutsEverySettingIntoEffect) {
+  ASSERT_TRUE(ApplyRuntime(Runtime("reference", "unfused", "bf16", 2)).ok());
+  EXPECT_EQ(Now(), (Applied{"reference", AttentionKernel::kUnfused, Precision::kBf16, 2}));
+  ASSERT_TRUE(ApplyRuntime(Runtime("simulated_device", "fused", "tf32", 1)).ok());
+  EXPECT_EQ(Now(), (Applied{"simulated_device", AttentionKernel::kFused, Precision::kTf32, 1}));
+  EXPECT_EQ(CurrentDevice(), CurrentBackend().device());
+  ASSERT_TRUE(ApplyRuntime(Runtime("reference", "auto", "fp32", 3)).ok());
+  EXPECT_EQ(Now(), (Applied{"reference", AttentionKernel::kAuto, Precision::kFp32, 3}));
+}
+
+TEST(ApplyRuntime, ChangesNothingWhenOneSettingCannotApply) {
+  ASSERT_TRUE(ApplyRuntime(Runtime("reference", "unfused", "bf16", 2)).ok());
+  const Applied before = Now();
+  absl::Status s = ApplyRuntime(Runtime("no_such_backend", "fused", "fp32", 1));
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no_such_backend"), absl::string_view::npos) << s;
+  EXPECT_EQ(Now(), before);
+  s = ApplyRuntime(Runtime("simulated_device", "fused", "half", 1));
+  EXPECT_NE(s.message().find("runtime.precision: 'half'"), absl::string_view::npos) << s;
+  EXPECT_EQ(Now(), before);
+  s = ApplyRuntime(Runtime("simulated_device", "sometimes", "fp32", 1));
+  EXPECT_NE(s.message().find("runtime.attention: 'sometimes'"), absl::string_view::npos) << s;
+  EXPECT_EQ(Now(), before);
+  s = ApplyRuntime(Runtime("simulated_device", "fused", "fp32", 0));
+  EXPECT_NE(s.message().find("runtime.threads must be >= 1 (got 0)"), absl::string_view::npos) << s;
+  EXPECT_EQ(Now(), before);
+}
+
+}  // namespace
+}  // namespace tvlab

@@ -1,0 +1,66 @@
+#include "framework/train/run_metrics.h"
+
+#include <algorithm>
+
+#include "framework/core/status_macros.h"
+#include "framework/data/eval_train_overlap.h"
+#include "framework/tensor/device_memory.h"
+#include "framework/train/context_evals.h"
+#include "framework/train/decode_speed.h"
+#include "framework/train/evaluate.h"
+
+namespace tvlab {
+namespace {
+
+// What every run records about its cost and runtime, diverged or not. The
+// peak memory is read now: after everything the run allocated.
+void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained,
+                RunMetrics* metrics) {
+  metrics->set_final_train_loss(trained.last_loss);
+  metrics->set_parameters(model.NumParameters());
+  metrics->set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
+  metrics->set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
+  metrics->set_backend(runtime.backend());
+  metrics->set_threads(runtime.threads());
+  metrics->set_precision(runtime.precision());
+  metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+}
+
+}  // namespace
+
+absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
+                                        const TrainLoopResult& trained, bool eval_only, Communicator& world) {
+  RunMetrics metrics;
+  TVLAB_RETURN_IF_ERROR(Evaluate(model, task, spec.eval(), spec.model(), /*full=*/true, &metrics, &world));
+  TVLAB_RETURN_IF_ERROR(EvaluateAtContexts(model, task, spec.eval(), spec.model(), &metrics));
+  if (spec.eval().decode_speed_tokens() > 0) {
+    // Timed from the task's first token id; greedy, so the same tokens
+    // every timing.
+    const DecodeSpeed speed = MeasureDecodeSpeed(model, /*first_token=*/0, spec.eval().decode_speed_tokens(),
+                                                 /*repeats=*/3);
+    metrics.set_decode_tokens_per_second(speed.tokens_per_second());
+  }
+  RecordCost(spec.runtime(), model, trained, &metrics);
+  metrics.set_train_seconds(eval_only ? 0 : trained.train_seconds);
+  metrics.set_steps(eval_only ? 0 : spec.train().steps());
+  // Measured over the spec's whole training stream (also for --eval_only,
+  // whose weights were trained on it elsewhere).
+  const EvalTrainOverlap overlap = MeasureEvalTrainOverlap(
+      task, spec.seed(), spec.train().steps() * spec.train().grad_accumulation(), spec.train().batch_size(),
+      spec.eval().seed(), metrics.eval_examples());
+  metrics.set_eval_train_overlap(static_cast<int32_t>(overlap.overlapping));
+  metrics.set_eval_train_overlap_fraction(overlap.fraction());
+  return metrics;
+}
+
+RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained) {
+  RunMetrics metrics;
+  metrics.set_diverged_at_step(static_cast<int32_t>(*trained.diverged_at_step));
+  metrics.set_diverged_loss(trained.diverged_loss);
+  RecordCost(runtime, model, trained, &metrics);
+  metrics.set_train_seconds(trained.train_seconds);
+  metrics.set_steps(static_cast<int32_t>(trained.steps_done));
+  return metrics;
+}
+
+}  // namespace tvlab
