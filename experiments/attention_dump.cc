@@ -27,7 +27,7 @@
 #include "framework/io/atomic_file.h"
 #include "framework/model/model.h"
 #include "framework/runtime/apply_runtime.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
 
 ABSL_FLAG(std::string, input, "",

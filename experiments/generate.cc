@@ -20,10 +20,10 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
 #include "framework/runtime/apply_runtime.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/checkpoint.h"
 
 ABSL_FLAG(std::string, run_dir, "", "DIR: the run to generate with (required)");

@@ -15,10 +15,10 @@
 #include "experiments/hf/hf_import.h"
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/data_parallel_spec.h"
 #include "framework/report/run_dir.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/run_experiment.h"
 
 namespace tvlab {

@@ -18,7 +18,7 @@ in plugins/attention/gqa/BUILD.bazel makes
                              it fails if the plugin's registration is lost
                              instead of testing another plugin,
   :gqa_census                the plugin's census record (kind, name, folder,
-                             its tests), read by //tests:plugin_census_test,
+                             its tests), read by //plugins:plugin_census_test,
 and, if `tests` is given, :gqa_test for the plugin's own math, and, if
 `parity` names a Python script (e.g. "gqa_parity.py"), :gqa_parity_test:
 the script recomputes the plugin in PyTorch from the published formula and
@@ -33,7 +33,7 @@ plugins/<folder>/<name>/ is called <name>. Nothing else lists plugins:
 
 # The kinds, by their folder under plugins/: the kind id (the `kind`
 # argument; framework/interfaces/plugin_kinds.cc has the same rows, which
-# //tests:plugin_census_test checks), the kind's default plugin ("" if a
+# //plugins:plugin_census_test checks), the kind's default plugin ("" if a
 # spec must name one), the conformance suite every plugin of the kind gets,
 # and whether each plugin of the kind must have a PyTorch parity script.
 PLUGIN_KINDS = {

@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "experiments/grid/expand/grid_loader.h"
 #include "experiments/grid/expand/run_key.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/run_binary_util.h"

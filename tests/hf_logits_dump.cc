@@ -8,11 +8,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/checkpoint.h"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 # name such as <name>_parity.py, and its CamelCase form, in file names and
 # contents: so the registration name, the options message and the files),
 # builds in the scratch tree with no other edit, and checks that the copy is
-#   registered         `run --list_plugins` shows it; //tests:plugin_census_test passes
+#   registered         `run --list_plugins` shows it; //plugins:plugin_census_test passes
 #   conformance-tested its <name>_conformance_test passes
 #   parity-tested      its <name>_parity_test passes (and, for a score, the
 #                      default layout's parity test checks it too)
@@ -62,7 +62,7 @@ echo "plugin_copy_check: $source_folder copied as $new_folder in $scratch"
 cd "$scratch"
 trap 'bazel shutdown >/dev/null 2>&1 || true' EXIT
 package="//$new_folder"
-tests=(//tests:plugin_census_test "$package:${new_name}_conformance_test")
+tests=(//plugins:plugin_census_test "$package:${new_name}_conformance_test")
 if [ -f "$new_folder/${new_name}_parity.py" ]; then
   tests+=("$package:${new_name}_parity_test")
   # A score is also checked by every layout's parity test: the default's.

@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "framework/io/atomic_file.h"
 #include "framework/report/run_dir.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "google/protobuf/text_format.h"
 
 namespace tvlab {

@@ -18,9 +18,9 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
 #include "experiments/hf/hf_export.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/io/atomic_file.h"
 #include "framework/runtime/apply_runtime.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/safetensors.h"
 
 ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");

@@ -92,7 +92,7 @@ std::vector<std::string> CompleteBackends();
 // usable device here" when its device is absent.
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name);
 // How many Backend objects this process has constructed so far (validation
-// constructs none: tests/validation_builds_no_backend_test.cc).
+// constructs none: framework/spec/validation_builds_no_backend_test.cc).
 int64_t BackendsConstructed();
 
 // The active backend. Defaults to "cpu_onednn" when linked in, else

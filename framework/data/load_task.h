@@ -3,7 +3,7 @@
 
 // From a spec's `task { plugin options }` to a built Task. Every call builds
 // the task and reads its files; a run calls it once, in validation
-// (LoadExperiment, experiments/spec/spec_loader.h), and hands that task to
+// (LoadExperiment, framework/spec/spec_loader.h), and hands that task to
 // the trainer, evaluation and tools. Tasks are immutable after
 // construction, so sharing one is safe.
 

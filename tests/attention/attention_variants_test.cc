@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {

@@ -7,7 +7,7 @@
 
 #include "experiments/grid/expand/equal_budget.h"
 #include "experiments/grid/expand/grid_loader.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

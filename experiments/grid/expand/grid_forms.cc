@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "experiments/grid/expand/equal_budget.h"
-#include "experiments/spec/spec_overrides.h"
 #include "framework/core/status_macros.h"
+#include "framework/spec/spec_overrides.h"
 #include "google/protobuf/message.h"
 
 namespace tvlab {

@@ -9,10 +9,10 @@
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/grid_forms.h"
 #include "experiments/grid/expand/run_key.h"
-#include "experiments/spec/spec_loader.h"
-#include "experiments/spec/text_format_errors.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/spec/text_format_errors.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 

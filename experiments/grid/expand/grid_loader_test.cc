@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "experiments/spec/spec_loader.h"
-#include "experiments/spec/text_format_errors.h"
 #include "framework/schema/spec_text.h"
-#include "plugins/task/text_lm/text_lm.pb.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/spec/text_format_errors.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/task/text_lm/text_lm.pb.h"
 
 namespace tvlab {
 namespace {

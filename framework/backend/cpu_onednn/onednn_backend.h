@@ -7,7 +7,7 @@
 // ops, LayerNorm/RMSNorm backward, permutes, AdamW) are tuned loops here,
 // run by OpenMP threads above a size threshold (kParallelElements). Every
 // kernel is tested against ReferenceBackend in backend_conformance_test.cc
-// (small sizes, one thread) and tests/onednn_large_kernels_test.cc (sizes
+// (small sizes, one thread) and framework/backend/cpu_onednn/onednn_large_kernels_test.cc (sizes
 // above the threshold, two threads).
 
 #include <map>

@@ -1,6 +1,6 @@
 // Learned positions: the rows of the table are what gets added, an offset
 // picks later rows. (How the table is sized from a spec, and that a longer
-// sequence is a validation error: tests/learned_position_spec_test.cc.)
+// sequence is a validation error: framework/spec/learned_position_spec_test.cc.)
 
 #include <cmath>
 

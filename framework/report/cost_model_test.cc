@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {

@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "framework/data/load_task.h"
 #include "framework/limits/memory_estimate.h"
 #include "framework/limits/size_limits.h"
 #include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
-#include "framework/data/load_task.h"
+#include "framework/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"

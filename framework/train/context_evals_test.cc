@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <sstream>
 
-#include "experiments/spec/spec_loader.h"
 #include "framework/autograd/var.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/context_evals.h"
 #include "framework/train/decode_speed.h"
 #include "framework/train/evaluate.h"

@@ -1,7 +1,7 @@
 // Bad specs get messages that say where, what and how to fix; good specs
 // resolve every default. Each case feeds one mistake.
 
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 
 #include <dirent.h>
 

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_SPEC_DEFAULTS_H_
-#define TVLAB_EXPERIMENTS_SPEC_SPEC_DEFAULTS_H_
+#ifndef TVLAB_FRAMEWORK_SPEC_SPEC_DEFAULTS_H_
+#define TVLAB_FRAMEWORK_SPEC_SPEC_DEFAULTS_H_
 
 // Writing every default into a spec, so a run records what it used.
 
@@ -23,4 +23,4 @@ void ResolveAutomaticSizes(Experiment* spec);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_SPEC_DEFAULTS_H_
+#endif  // TVLAB_FRAMEWORK_SPEC_SPEC_DEFAULTS_H_

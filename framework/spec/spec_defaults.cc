@@ -1,4 +1,4 @@
-#include "experiments/spec/spec_defaults.h"
+#include "framework/spec/spec_defaults.h"
 
 #include "absl/strings/str_cat.h"
 #include "framework/interfaces/plugin_kinds.h"

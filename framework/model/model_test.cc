@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "framework/autograd/ops.h"
-#include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/data/load_task.h"
+#include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/testing/plugin_test_util.h"
 #include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"

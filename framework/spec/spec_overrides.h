@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_SPEC_OVERRIDES_H_
-#define TVLAB_EXPERIMENTS_SPEC_SPEC_OVERRIDES_H_
+#ifndef TVLAB_FRAMEWORK_SPEC_SPEC_OVERRIDES_H_
+#define TVLAB_FRAMEWORK_SPEC_SPEC_OVERRIDES_H_
 
 // --set field.path=value on an Experiment.
 
@@ -21,4 +21,4 @@ absl::Status ApplyOverride(Experiment* spec, const std::string& assignment);
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_SPEC_OVERRIDES_H_
+#endif  // TVLAB_FRAMEWORK_SPEC_SPEC_OVERRIDES_H_

@@ -9,7 +9,7 @@
 #include "framework/data/sequence_pairs.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 

@@ -3,22 +3,27 @@
 // RMSNorms, no biases) has 2d + 4d^2 + 3 d d_ff = 49,536 parameters; and the
 // `parameters` figure of every run's metrics.json is the whole model's count.
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 
-#include "framework/model/model.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/data/load_task.h"
+#include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/train/metrics.pb.h"
 #include "framework/train/run_experiment.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "tests/run_binary_util.h"
 
 namespace tvlab {
 namespace {
 
+std::string TestTmpDir() { return std::getenv("TEST_TMPDIR"); }
+
 // A sort spec with the given model fields, loaded as the run binary would.
 Experiment Spec(const std::string& model_fields, const std::vector<std::string>& overrides = {}) {
   static int n = 0;
-  std::string path = TempDir() + "/params" + std::to_string(n++) + ".pbtxt";
+  std::string path = TestTmpDir() + "/params" + std::to_string(n++) + ".pbtxt";
   std::ofstream(path) << "name: \"params\"\nmodel { family: ENCODER_ONLY " << model_fields
                       << " }\ntask { plugin: \"sort_digits\" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 8 vocab_size: 10 } } }\n"
                          "train { steps: 1 batch_size: 4 }\neval { examples: 8 }\n";
@@ -64,12 +69,17 @@ TEST(ParameterCount, SwigluWidthRuleGivesTheSeedsBlockWithoutDff) {
 
 // Runs one training step and returns metrics.json's `parameters`.
 double ReportedParameters(const Experiment& spec) {
-  std::string dir = TempDir() + "/run_" + std::to_string(spec.model().d_model()) + "_" +
+  std::string dir = TestTmpDir() + "/run_" + std::to_string(spec.model().d_model()) + "_" +
                     spec.model().norm().placement() + spec.model().position().plugin();
   std::ostringstream sink;
   auto metrics = RunExperiment(spec, *LoadTask(spec).value(), dir, sink);
   EXPECT_TRUE(metrics.ok()) << metrics.status();
-  return JsonNumber(ReadFile(dir + "/metrics.json"), "parameters");
+  // Read back as the file says it, not from the returned proto.
+  std::ifstream file(dir + "/metrics.json");
+  const std::string json((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  RunMetrics written;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &written).ok()) << json;
+  return written.parameters();
 }
 
 TEST(ParameterCount, MetricsJsonReportsTheWholeModel) {

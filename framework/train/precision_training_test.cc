@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/spec/spec_loader.h"
 #include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
+#include "framework/spec/spec_loader.h"
 #include "framework/train/run_experiment.h"
 #include "gtest/gtest.h"
 

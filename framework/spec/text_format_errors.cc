@@ -1,4 +1,4 @@
-#include "experiments/spec/text_format_errors.h"
+#include "framework/spec/text_format_errors.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "experiments/spec/spec_overrides.h"
+#include "framework/spec/spec_overrides.h"
 
 #include <vector>
 
@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "experiments/spec/spec_defaults.h"
 #include "framework/core/status_macros.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/spec/spec_defaults.h"
 #include "google/protobuf/any.pb.h"
 #include "google/protobuf/text_format.h"
 

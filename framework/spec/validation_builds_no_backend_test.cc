@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "experiments/spec/spec_loader.h"
 #include "framework/backend/backend.h"
+#include "framework/spec/spec_loader.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_
-#define TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_
+#ifndef TVLAB_FRAMEWORK_SPEC_SPEC_LOADER_H_
+#define TVLAB_FRAMEWORK_SPEC_SPEC_LOADER_H_
 
 // From a text-format spec file plus --set overrides to a resolved, validated
 // Experiment: parse (spec_loader), --set (spec_overrides), defaults
@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "experiments/spec/spec_defaults.h"
-#include "experiments/spec/spec_overrides.h"
 #include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/schema/spec_text.h"
+#include "framework/spec/spec_defaults.h"
+#include "framework/spec/spec_overrides.h"
 
 namespace tvlab {
 
@@ -55,4 +55,4 @@ absl::StatusOr<Experiment> ResolveExperiment(Experiment spec,
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_SPEC_LOADER_H_
+#endif  // TVLAB_FRAMEWORK_SPEC_SPEC_LOADER_H_

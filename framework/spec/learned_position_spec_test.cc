@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "experiments/spec/spec_loader.h"
 #include "framework/model/model.h"
+#include "framework/spec/spec_loader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -1,5 +1,5 @@
-#ifndef TVLAB_EXPERIMENTS_SPEC_TEXT_FORMAT_ERRORS_H_
-#define TVLAB_EXPERIMENTS_SPEC_TEXT_FORMAT_ERRORS_H_
+#ifndef TVLAB_FRAMEWORK_SPEC_TEXT_FORMAT_ERRORS_H_
+#define TVLAB_FRAMEWORK_SPEC_TEXT_FORMAT_ERRORS_H_
 
 // Parsing of protobuf text format with errors a user can act on:
 // "<filename>:<line>:<col>: <what>", 1-based, every error at once, and for a
@@ -24,4 +24,4 @@ absl::Status ReadTextFile(const std::string& path, const std::string& what, std:
 
 }  // namespace tvlab
 
-#endif  // TVLAB_EXPERIMENTS_SPEC_TEXT_FORMAT_ERRORS_H_
+#endif  // TVLAB_FRAMEWORK_SPEC_TEXT_FORMAT_ERRORS_H_

@@ -1,10 +1,9 @@
-#include "experiments/spec/spec_loader.h"
+#include "framework/spec/spec_loader.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "experiments/spec/text_format_errors.h"
 #include "framework/backend/runtime_spec.h"
 #include "framework/core/problems.h"
 #include "framework/core/status_macros.h"
@@ -13,6 +12,7 @@
 #include "framework/limits/memory_estimate.h"
 #include "framework/limits/size_limits.h"
 #include "framework/model/model_spec.h"
+#include "framework/spec/text_format_errors.h"
 #include "framework/train/train_spec.h"
 
 namespace tvlab {

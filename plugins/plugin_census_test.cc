@@ -18,8 +18,8 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "experiments/spec/spec_loader.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/spec/spec_loader.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
