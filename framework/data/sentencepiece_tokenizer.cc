@@ -123,6 +123,14 @@ class SentencePieceTokenizer : public Tokenizer {
 
 }  // namespace
 
+bool SentencePieceAvailable() {
+#ifdef TVLAB_UNDER_ASAN
+  return false;
+#else
+  return true;
+#endif
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePiece(const std::string& serialized,
                                                              const std::string& what) {
   absl::StatusOr<Shim> shim = TheShim();

@@ -16,6 +16,11 @@
 
 namespace tvlab {
 
+// False in AddressSanitizer builds, where every function below returns
+// Unimplemented (tests that walk every shipped config skip the SentencePiece
+// ones there, saying so).
+bool SentencePieceAvailable();
+
 // From a serialized ModelProto (a .model file's bytes). `what` names the
 // source in errors ("task.options.tokenizer.model_path: 'x.model'").
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePiece(const std::string& serialized,

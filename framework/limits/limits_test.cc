@@ -3,7 +3,6 @@
 // every checked-in config still validates.
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 
 #include "framework/data/load_task.h"
@@ -11,6 +10,7 @@
 #include "framework/limits/size_limits.h"
 #include "framework/model/model.h"
 #include "framework/spec/spec_loader.h"
+#include "framework/testing/shipped_configs.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -156,7 +156,7 @@ TEST(MemoryEstimate, MaximalInt32SizesStayFinite) {
 }
 
 TEST(MemoryEstimate, ParameterCountIsCloseToTheBuiltModel) {
-  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  const std::string dir = ShippedConfigDir();
   for (const char* name : {"sort_digits.pbtxt", "seq2seq_reverse.pbtxt", "lm_copy.pbtxt", "sort_digits_mla.pbtxt"}) {
     auto spec = LoadExperiment(dir + "/" + name, {});
     ASSERT_TRUE(spec.ok()) << name << ": " << spec.status();
@@ -175,17 +175,14 @@ TEST(MemoryEstimate, ParameterCountIsCloseToTheBuiltModel) {
 }
 
 TEST(SizeLimits, EveryConfigStillValidates) {
-  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
-  int n = 0;
-  for (const auto& f : std::filesystem::directory_iterator(dir)) {
-    if (f.path().extension() != ".pbtxt") continue;
+  const std::vector<std::string> configs = ShippedConfigs();
+  EXPECT_GE(configs.size(), 10u) << ShippedConfigDir();
+  for (const std::string& path : configs) {
     std::shared_ptr<const Task> task;
-    auto spec = LoadExperiment(f.path().string(), {}, &task);
-    EXPECT_TRUE(spec.ok()) << f.path() << ": " << spec.status();
-    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec, SizesOf(*task)).ok()) << f.path();
-    ++n;
+    auto spec = LoadExperiment(path, {}, &task);
+    EXPECT_TRUE(spec.ok()) << path << ": " << spec.status();
+    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec, SizesOf(*task)).ok()) << path;
   }
-  EXPECT_GE(n, 10);
 }
 
 }  // namespace

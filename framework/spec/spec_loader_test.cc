@@ -3,8 +3,6 @@
 
 #include "framework/spec/spec_loader.h"
 
-#include <dirent.h>
-
 #include <cstdio>
 #include <fstream>
 
@@ -13,6 +11,7 @@
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/testing/shipped_configs.h"
 #include "google/protobuf/empty.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -195,19 +194,13 @@ TEST(SpecLoader, ChangingAPluginDropsTheOldPluginsOptions) {
 TEST(SpecLoader, EveryShippedConfigValidates) {
   // Every configs/*.pbtxt (the //configs:all glob), so a new config is
   // checked without being listed here.
-  const std::string dir = std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs";
+  const std::vector<std::string> paths = ShippedConfigs();
   std::vector<std::string> names;
-  DIR* listing = opendir(dir.c_str());
-  ASSERT_NE(listing, nullptr) << dir;
-  while (const dirent* entry = readdir(listing)) {
-    std::string name = entry->d_name;
-    if (name.size() > 6 && name.substr(name.size() - 6) == ".pbtxt") names.push_back(name);
-  }
-  closedir(listing);
+  for (const std::string& path : paths) names.push_back(path.substr(path.rfind('/') + 1));
   EXPECT_THAT(names, ::testing::IsSupersetOf({"sort_digits.pbtxt", "sort_digits_rope.pbtxt"}));
-  for (const std::string& name : names) {
-    auto spec = LoadExperiment(dir + "/" + name, {});
-    EXPECT_TRUE(spec.ok()) << name << ": " << spec.status();
+  for (const std::string& path : paths) {
+    auto spec = LoadExperiment(path, {});
+    EXPECT_TRUE(spec.ok()) << path << ": " << spec.status();
   }
 }
 

@@ -5,36 +5,20 @@
 // shipped config, and on every registered backend in every precision
 // (accepted or refused).
 
-#include <dirent.h>
-
 #include <string>
 #include <vector>
 
 #include "framework/backend/backend.h"
 #include "framework/spec/spec_loader.h"
+#include "framework/testing/shipped_configs.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
 namespace {
 
-std::string ConfigDir() { return std::string(getenv("TEST_SRCDIR")) + "/tvlab/configs"; }
-
-std::vector<std::string> ShippedConfigs() {
-  std::vector<std::string> paths;
-  DIR* listing = opendir(ConfigDir().c_str());
-  if (listing == nullptr) return paths;
-  while (const dirent* entry = readdir(listing)) {
-    const std::string name = entry->d_name;
-    if (name.size() > 6 && name.substr(name.size() - 6) == ".pbtxt")
-      paths.push_back(ConfigDir() + "/" + name);
-  }
-  closedir(listing);
-  return paths;
-}
-
 TEST(Validation, EveryShippedConfigValidatesWithoutConstructingABackend) {
   const std::vector<std::string> configs = ShippedConfigs();
-  ASSERT_GT(configs.size(), 10u) << ConfigDir();
+  ASSERT_GT(configs.size(), 10u) << ShippedConfigDir();
   for (const std::string& path : configs) {
     const int64_t before = BackendsConstructed();
     auto spec = LoadExperiment(path, {});
@@ -44,7 +28,7 @@ TEST(Validation, EveryShippedConfigValidatesWithoutConstructingABackend) {
 }
 
 TEST(Validation, EveryBackendAndPrecisionIsJudgedWithoutConstructingABackend) {
-  const std::string path = ConfigDir() + "/sort_digits.pbtxt";
+  const std::string path = ShippedConfigDir() + "/sort_digits.pbtxt";
   int accepted = 0, refused = 0;
   for (const std::string& backend : RegisteredBackends()) {
     for (Precision precision : AllPrecisions()) {
