@@ -8,8 +8,10 @@
 #
 # Legs of a full run, each counted in the closing line:
 #   layering   tools/check_layers.py (one case)
-#   asan       //framework/... under ASan + UBSan (--config=asan, its own
-#              output tree; docs/reliability.md), less tests tagged noasan;
+#   asan       the unit tests of //framework/... that link no plugin, under
+#              ASan + UBSan (--config=asan, its own output tree;
+#              docs/reliability.md), less tests tagged noasan; the
+#              model-level tests that link plugins run in the main leg;
 #              TVLAB_SKIP_ASAN=1 skips it
 #   host_access tools/check_host_access.py (one case)
 #   sizes      tools/check_sizes.py: no file over 400 lines, no function over
@@ -27,8 +29,9 @@
 #              new name into a scratch copy of the tree is registered,
 #              conformance- and parity-tested with no other edit, and a
 #              copy registered under a wrong name fails (one case)
-# Every Bazel leg shares one disk cache ($TVLAB_DISK_CACHE, default
-# ~/.cache/tvlab/disk_cache), so the scratch tree reuses the main build's work.
+# The main leg and the copy check share one disk cache ($TVLAB_DISK_CACHE,
+# default ~/.cache/tvlab/disk_cache), so the scratch tree reuses the main
+# build's work.
 # Exit status: non-zero when any leg failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,16 +97,21 @@ record_leg() {  # config flags..., then the query
   counts+=("$root bazel-testlogs-targets-$tag.txt bazel-testlogs-sharded-$tag.txt")
 }
 
-# The sanitizer leg: every test under //framework/... (about 6 min cold on 2
-# idle cores; the end-to-end tests under //tests/ are not in it).
-asan_targets=(//framework/...)
+# The sanitizer leg: the framework's unit tests that link no plugin (the
+# kernels, tensors, autograd, io, readers, statistics...), so no plugin is
+# compiled twice; the tests beside the framework code that link plugins
+# (model-level) and the end-to-end tests under //tests/ run in the main leg.
 # Tests tagged "noasan" (the slowest of the CUDA emulator's, which the
-# emulated conformance suite covers under ASan too) stay out of this leg.
+# emulated conformance suite covers under ASan too) stay out of it.
+asan_tests='tests(//framework/...) except attr(tags, noasan, tests(//framework/...))'
+asan_tests="$asan_tests except rdeps(tests(//framework/...), //plugins/...)"
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
   leg_begin
-  bazel test "${disk_cache[@]}" --config=asan --test_tag_filters=-noasan "${asan_targets[@]}"
+  bazel query "$asan_tests" 2>/dev/null > bazel-testlogs-asan-targets.txt
+  bazel test --config=asan --build_tests_only --target_pattern_file=bazel-testlogs-asan-targets.txt
   [ $? -eq 0 ] || status=1
-  record_leg --config=asan "tests(${asan_targets[0]}) except attr(tags, noasan, tests(${asan_targets[0]}))"
+  rm -f bazel-testlogs-asan-targets.txt
+  record_leg --config=asan "$asan_tests"
   leg_end asan
 fi
 # The CUDA leg: the GPU backend compiles and its tests skip cleanly here.
@@ -112,7 +120,7 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/b
   # The CUDA emulator's tests (tag "emulated") do not depend on
   # --config=cuda: the main leg runs them, this one neither builds nor runs them.
   leg_begin
-  bazel test "${disk_cache[@]}" --config=cuda --build_tests_only --test_tag_filters=-emulated \
+  bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated \
     "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
   cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
