@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -61,24 +62,12 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto line = tvlab::ParseFlags(argc, argv, kUsage);
-  if (!line.ok()) {
-    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
-    return 2;
-  }
-  if (line->help) {
-    tvlab::PrintHelp(std::cout, kUsage);
-    return 0;
-  }
-  if (!line->positional.empty()) {
-    tvlab::PrintUsageError(
-        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"),
-        kUsage);
-    return 2;
-  }
+  tvlab::CommandLine line;
+  if (std::optional<int> exit_code = tvlab::ParseFlagsOnlyOrExit(argc, argv, kUsage, &line))
+    return *exit_code;
   std::string run_dir = absl::GetFlag(FLAGS_run_dir);
   const std::string prompt = absl::GetFlag(FLAGS_prompt);
-  if (run_dir.empty() || !line->Has("prompt")) {
+  if (run_dir.empty() || !line.Has("prompt")) {
     tvlab::PrintUsageError(
         std::cerr, absl::InvalidArgumentError("--run_dir and --prompt are required"), kUsage);
     return 2;
@@ -86,8 +75,8 @@ int main(int argc, char** argv) {
   // The text as typed (the spec loader parses and checks it as it does --set).
   std::vector<std::pair<std::string, std::string>> sets;
   for (const char* field : kDecodingFlags) {
-    if (!line->Has(field)) continue;
-    std::string v = line->values.at(field).back();
+    if (!line.Has(field)) continue;
+    std::string v = line.values.at(field).back();
     if (std::string(field) == "method") {
       for (char& c : v) c = static_cast<char>(std::toupper(c));
     }

@@ -1,8 +1,8 @@
 #include "experiments/cli/command_line.h"
 
-#include <cstdlib>
-
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/parse.h"
@@ -124,6 +124,27 @@ void PrintHelp(std::ostream& out, const std::string& usage) {
 
 void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage) {
   out << "error: " << error.message() << "\n\n" << usage << "--help lists every flag.\n";
+}
+
+std::optional<int> ParseFlagsOnlyOrExit(int argc, char** argv, const std::string& usage,
+                                        CommandLine* line) {
+  auto parsed = ParseFlags(argc, argv, usage);
+  if (!parsed.ok()) {
+    PrintUsageError(std::cerr, parsed.status(), usage);
+    return 2;
+  }
+  if (parsed->help) {
+    PrintHelp(std::cout, usage);
+    return 0;
+  }
+  if (!parsed->positional.empty()) {
+    PrintUsageError(std::cerr,
+                    absl::InvalidArgumentError("unexpected argument '" + parsed->positional[0] + "'"),
+                    usage);
+    return 2;
+  }
+  if (line != nullptr) *line = *std::move(parsed);
+  return std::nullopt;
 }
 
 std::string UserPath(const std::string& path) {

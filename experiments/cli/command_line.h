@@ -16,6 +16,7 @@
 // usage config set here lists all of them, not only the main file's.
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -50,6 +51,14 @@ void PrintHelp(std::ostream& out, const std::string& usage);
 // A command-line mistake: "error: <message>", the usage, and where the flags
 // are explained. The binary then exits with 2.
 void PrintUsageError(std::ostream& out, const absl::Status& error, const std::string& usage);
+
+// For a tool whose arguments are flags only (export, generate): parses
+// them; --help prints the help to stdout, a mistake or a positional argument
+// prints the usage error to stderr. Returns the exit code to end with there
+// (0 or 2), or nullopt when the flags are set and the tool goes on; then
+// `*line` (when given) is what was parsed.
+std::optional<int> ParseFlagsOnlyOrExit(int argc, char** argv, const std::string& usage,
+                                        CommandLine* line = nullptr);
 
 // A path as the user typed it: relative paths resolve against the directory
 // `bazel run` was started from (BUILD_WORKING_DIRECTORY), else unchanged.

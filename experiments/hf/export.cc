@@ -11,8 +11,9 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -39,20 +40,7 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto line = tvlab::ParseFlags(argc, argv, kUsage);
-  if (!line.ok()) {
-    tvlab::PrintUsageError(std::cerr, line.status(), kUsage);
-    return 2;
-  }
-  if (line->help) {
-    tvlab::PrintHelp(std::cout, kUsage);
-    return 0;
-  }
-  if (!line->positional.empty()) {
-    tvlab::PrintUsageError(
-        std::cerr, absl::InvalidArgumentError("unexpected argument '" + line->positional[0] + "'"), kUsage);
-    return 2;
-  }
+  if (std::optional<int> exit_code = tvlab::ParseFlagsOnlyOrExit(argc, argv, kUsage)) return *exit_code;
   const std::string run_dir = tvlab::UserPath(absl::GetFlag(FLAGS_run_dir));
   const std::string out = tvlab::UserPath(absl::GetFlag(FLAGS_out));
   const std::string format = absl::GetFlag(FLAGS_format);
