@@ -91,6 +91,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   factory.make_ffn = [=] { return ffn.entry->create(*ffn.options, dims); };
   factory.make_norm = placement_args.make_norm;
   factory.placement = placement_instance.get();
+  factory.window = m.attention().window();
 
   auto position_instance = position.entry->create(*position.options, dims);
   std::unique_ptr<Model> model;

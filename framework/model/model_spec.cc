@@ -108,6 +108,9 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
                         ") is shorter than the task's sequences (", task_length,
                         "); raise it or set 0"));
+  if (m.attention().window() < 0)
+    p->Add(absl::StrCat("model.attention.window must be >= 0 (got ", m.attention().window(),
+                        "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
 
   const bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
                        m.num_layers() > 0;
