@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/cli/command_line.h"
 #include "experiments/grid/expand/grid_loader.h"
+#include "framework/data/text_file.h"
 #include "framework/distributed/communicator.h"
 
 // A single run.
@@ -72,8 +73,7 @@ std::string AbsolutePath(const std::string& path) {
 // A regular file small enough to be a spec (not /dev/zero, which never
 // ends) that holds a grid spec.
 bool IsGridFile(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (64 << 20)) return false;
+  if (!CheckTextFile(path, "grid file").ok()) return false;
   std::ifstream in(path);
   if (!in) return false;
   std::stringstream text;

@@ -25,6 +25,10 @@ PACKAGES=(
   munge                     # Slurm's authentication; tools/slurm_local.sh runs a one-node cluster
   openmpi-bin               # mpirun: data-parallel training (docs/distributed.md)
   libopenmpi-dev            # mpi.h, libmpi
+  # The offline text corpus (tools/corpus/build_debian_corpus.sh, docs/corpus.md):
+  # documentation packages whose manuals it cleans to prose
+  linux-doc-6.1 python3.11-doc perl-doc postgresql-doc-15 python-django-doc sqlite3-doc
+  apache2-doc erlang-doc qtbase5-doc-html python-sqlalchemy-doc nodejs-doc
 )
 
 missing=()

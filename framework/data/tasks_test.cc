@@ -200,6 +200,27 @@ TEST(TextLm, TokenizesEveryByteIntoTheVocabulary) {
   EXPECT_EQ(task->Detokenize(ids), prompt);
 }
 
+// A path that is not a regular text file is a validation error naming the
+// field and the file, not bad_alloc (/dev/zero used to be read until memory
+// ran out) nor a hang.
+TEST(TextLm, PathThatIsNotARegularFileIsRefused) {
+  for (const std::string& path : {std::string("/dev/zero"), std::string(getenv("TEST_TMPDIR"))}) {
+    TextLmOptions o;
+    o.set_path(path);
+    Experiment spec;
+    spec.mutable_model()->set_family(ModelSpec::DECODER_ONLY);
+    spec.mutable_task()->set_plugin("text_lm");
+    spec.mutable_task()->mutable_options()->PackFrom(o);
+    auto refused = LoadTask(spec);
+    ASSERT_FALSE(refused.ok()) << path;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(std::string(refused.status().message())
+                  .find("task.options.path '" + path + "' is not a regular text file: it is a"),
+              std::string::npos)
+        << refused.status();
+  }
+}
+
 // parallel_text: training lines equal to a held-out pair are dropped; a file
 // with nothing else to train on is an error naming the file.
 TEST(HeldOut, ParallelTextDropsTrainingLinesRepeatingHeldOutPairs) {

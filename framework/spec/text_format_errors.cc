@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/registry.h"
+#include "framework/data/text_file.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -84,9 +84,7 @@ absl::Status ReadTextFile(const std::string& path, const std::string& what, std:
                                             "against the directory you ran the command from)"));
   }
   // Never read a device (/dev/zero never ends) or a huge file as text.
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec) || std::filesystem::file_size(path, ec) > (64 << 20))
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", path, "' is not a regular text file of at most 64 MiB"));
+  if (absl::Status checked = CheckTextFile(path, what); !checked.ok()) return checked;
   std::stringstream s;
   s << in.rdbuf();
   *text = s.str();

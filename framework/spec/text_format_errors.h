@@ -19,7 +19,9 @@ absl::Status ParseTextProto(const std::string& text, const std::string& filename
                             google::protobuf::Message* message);
 
 // Reads `path` whole. NotFound reads "cannot read <what> '<path>': <reason>;
-// ..." and says relative paths resolve against the command's directory.
+// ..." and says relative paths resolve against the command's directory; a
+// path that is not a regular file of at most 64 MiB is refused as
+// CheckTextFile (framework/data/text_file.h) says.
 absl::Status ReadTextFile(const std::string& path, const std::string& what, std::string* text);
 
 }  // namespace tvlab

@@ -8,7 +8,9 @@
 // evaluation walks the held-out split in consecutive windows. The spans are
 // disjoint, and since text repeats itself (a licence quotes its own
 // sentences), a training window whose input tokens equal an evaluation
-// window's is redrawn. The file is read once, when the task is created.
+// window's is redrawn. The file is read once, when the task is created; it
+// must be a regular file of at most 64 MiB (ReadTextFile refuses a device,
+// a directory or a larger file by name).
 // EvaluatedAt(length) (eval.context_length, eval.context_lengths) is the
 // task evaluated on held-out windows of that many tokens instead ("train
 // short, test long"), sharing the tokens; training, and the held-out chunks
