@@ -40,7 +40,7 @@ with open(f"{run_dir}/train_log.csv") as f:
 step = statistics.median([b - a for a, b in zip(elapsed, elapsed[1:])])
 m = json.load(open(f"{run_dir}/metrics.json"))
 full = int(m["kv_cache_bytes_per_token"]) * t
-bound = int(m.get("kv_cache_bytes_bound", 0))
+bound = int(float(m.get("kv_cache_bytes_bound", 0)))
 held = min(full, bound) if bound else full
 print(f"{step:.3f} {held}")
 PY

@@ -32,7 +32,8 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "normalization (model.norm.plugin, default layernorm): ",
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
-                               "backend (runtime.backend): "}) {
+                               "backend (runtime.backend): ",
+                               "attention window (model.attention.window, default 0 = full attention)"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
