@@ -27,11 +27,14 @@ using ::testing::Not;
 // text of model.position).
 Experiment Spec(const std::string& family, const std::string& position) {
   const std::string path = std::string(getenv("TEST_TMPDIR")) + "/sites.pbtxt";
-  std::ofstream(path)
-      << "name: \"sites\"\nmodel { family: " << family
-      << " d_model: 16 num_layers: 2 num_heads: 4 d_ff: 32 dropout: 0\n  position { " << position
-      << " } }\ntask { plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] {"
-         " min_length: 1 max_length: 6 } } }\ntrain { steps: 1 }\n";
+  const std::string task =
+      family == "ENCODER_ONLY"
+          ? "task { plugin: \"sort_digits\" }"
+          : "task { plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] {"
+            " min_length: 1 max_length: 6 } } }";
+  std::ofstream(path) << "name: \"sites\"\nmodel { family: " << family
+                      << " d_model: 16 num_layers: 2 num_heads: 4 d_ff: 32 dropout: 0\n  position { "
+                      << position << " } }\n" << task << "\ntrain { steps: 1 }\n";
   auto spec = LoadExperiment(path, {});
   EXPECT_TRUE(spec.ok()) << spec.status();
   return *spec;
@@ -62,18 +65,29 @@ TEST(PositionSites, EncoderAndDecoderHaveTheirOwnTables) {
   EXPECT_THAT(ParameterNames(*decoder_only), Not(Contains("position.encoder.weight")));
 }
 
-TEST(PositionSites, EveryTableReceivesAGradient) {
-  auto model = *BuildModel(Spec("ENCODER_DECODER", T5(false)), 14);
-  Batch batch = PackEncoderDecoder({{{4, 5, 6, 7}, {7, 6, 5, 4}}});
-  Var logits = model->Forward(batch, {});  // (1, T, V)
+// Backpropagates from `logits` and expects a non-zero gradient on every
+// parameter of the position plugin.
+void ExpectEveryTableTrained(const Model& model, const Var& logits) {
   Backward(Sum(Mul(logits, logits)));
-  for (auto& [name, var] : model->NamedParameters()) {
+  int tables = 0;
+  for (auto& [name, var] : model.NamedParameters()) {
     if (name.rfind("position.", 0) != 0) continue;
     ASSERT_TRUE(var.grad().defined()) << name;
     float largest = 0.0f;
     for (float g : var.grad().ToVector()) largest = std::max(largest, std::fabs(g));
     EXPECT_GT(largest, 0.0f) << name << " is not used";
+    ++tables;
   }
+  EXPECT_GT(tables, 0);
+}
+
+TEST(PositionSites, EveryTableReceivesAGradient) {
+  auto model = *BuildModel(Spec("ENCODER_DECODER", T5(false)), 14);
+  ExpectEveryTableTrained(*model, model->Forward(PackEncoderDecoder({{{4, 5, 6, 7}, {7, 6, 5, 4}}}), {}));
+  auto encoder = *BuildModel(Spec("ENCODER_ONLY", T5(true)), 10);
+  Batch batch;  // one sort_digits-like row of 8 digits
+  batch.batch = 1, batch.length = 8, batch.inputs = {3, 1, 4, 1, 5, 9, 2, 6};
+  ExpectEveryTableTrained(*encoder, encoder->Forward(batch, {}));
 }
 
 // Decodes `batch` with the cache, a prefill of 3 tokens then one at a time,
