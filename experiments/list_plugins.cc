@@ -7,16 +7,47 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "google/protobuf/descriptor.h"
 
 namespace tvlab {
+namespace {
+
+// "base, pairing, scaling { method, factor }": the fields of an options
+// message, a nested message's own in braces.
+std::string OptionFields(const google::protobuf::Descriptor& message, int depth = 0) {
+  std::vector<std::string> fields;
+  for (int i = 0; i < message.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& f = *message.field(i);
+    if (f.type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE && depth < 2)
+      fields.push_back(absl::StrCat(f.name(), " { ", OptionFields(*f.message_type(), depth + 1), " }"));
+    else
+      fields.push_back(f.name());
+  }
+  return absl::StrJoin(fields, ", ");
+}
+
+// "  options (model.position.options): rope { base, ... }; alibi { max_bias }"
+// for the kind's plugins that have options, or "" if none has.
+std::string OptionsLine(const PluginKind& kind) {
+  std::vector<std::string> plugins;
+  for (const std::string& name : kind.names()) {
+    auto prototype = kind.prototype(name);
+    if (!prototype.ok() || (*prototype)->GetDescriptor()->field_count() == 0) continue;
+    plugins.push_back(absl::StrCat(name, " { ", OptionFields(*(*prototype)->GetDescriptor()), " }"));
+  }
+  if (plugins.empty()) return "";
+  return absl::StrCat("  options (", kind.options_path(), "): ", absl::StrJoin(plugins, "; "), "\n");
+}
+
+}  // namespace
 
 // One line per kind of the kind table (with its spec field and default),
-// then the backends.
+// and one with the option fields of its plugins, then the backends.
 void ListPlugins(std::ostream& out) {
   for (const PluginKind& kind : PluginKinds()) {
     out << kind.display << " (" << kind.name_path();
     if (!kind.default_plugin.empty()) out << ", default " << kind.default_plugin;
-    out << "): " << absl::StrJoin(kind.names(), ", ") << "\n";
+    out << "): " << absl::StrJoin(kind.names(), ", ") << "\n" << OptionsLine(kind);
   }
   out << "backend (runtime.backend): " << absl::StrJoin(RegisteredBackends(), ", ") << "\n";
   // The GEMM precisions each usable backend runs (runtime.precision), from

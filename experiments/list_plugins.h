@@ -7,7 +7,7 @@ namespace tvlab {
 
 // `--list_plugins`: one line per plugin kind of the kind table, naming the
 // spec field that selects it, its default and the names registered in this
-// binary.
+// binary, and a line with the option fields of the plugins that have options.
 void ListPlugins(std::ostream& out);
 
 }  // namespace tvlab

@@ -44,6 +44,11 @@ TEST(RunBinary, ListsPluginsByKind) {
   EXPECT_NE(r.output.find("precision (runtime.precision, default fp32): "), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("reference fp32|tf32|bf16"), std::string::npos) << r.output;
+  // The option fields of each plugin with options, nested messages in braces.
+  EXPECT_NE(r.output.find("  options (model.position.options): "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rope { base, pairing, rotary_fraction, scaling { method, factor, "),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(RunBinary, BadFlagsPrintUsage) {

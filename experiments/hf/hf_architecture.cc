@@ -68,6 +68,12 @@ absl::Status ReadLlamaOptions(const ModelSpec& m, Values* v) {
   TVLAB_RETURN_IF_ERROR(RejectWindow(m));
   TVLAB_ASSIGN_OR_RETURN(RopeOptions rope, Unpack<RopeOptions>(m.position().options(), "model.position.options"));
   TVLAB_ASSIGN_OR_RETURN(RmsNormOptions norm, Unpack<RmsNormOptions>(m.norm().options(), "model.norm.options"));
+  if (rope.rotary_fraction() != 1.0f || rope.scaling().method() != RopeScaling::NONE)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.position.options: partial rotary (rotary_fraction ", rope.rotary_fraction(),
+        ") and RoPE scaling (scaling.method ", RopeScaling::Method_Name(rope.scaling().method()),
+        ") are not exported to Hugging Face Llama (the export writes plain RoPE only); "
+        "export a model trained with rotary_fraction 1 and no scaling"));
   v->rope_base = rope.base();
   v->interleaved_rope = rope.pairing() == RopeOptions::INTERLEAVED;
   v->norm_eps = norm.eps();

@@ -83,6 +83,20 @@ std::map<std::string, Tensor> ByName(const HfModel& m) {
   return std::map<std::string, Tensor>(m.tensors.begin(), m.tensors.end());
 }
 
+// Plain RoPE is all the Llama export writes: partial rotary and scaled
+// frequencies are refused (read once the weights are there).
+TEST(HfExport, RefusesPartialOrScaledRope) {
+  const std::string rope = "position { plugin: \"rope\" }";
+  const std::string options = "position { plugin: \"rope\" options { [type.googleapis.com/tvlab.RopeOptions] { ";
+  for (const auto& [set, named] : std::vector<std::pair<std::string, std::string>>{
+           {"rotary_fraction: 0.5", "partial rotary (rotary_fraction 0.5)"},
+           {"scaling { method: YARN }", "scaling.method YARN"}}) {
+    auto out = ToHuggingFace(Spec(With(kLlama, rope, options + set + " } } }")), Weights(false));
+    ASSERT_FALSE(out.ok()) << set;
+    EXPECT_NE(std::string(out.status().message()).find(named), std::string::npos) << out.status();
+  }
+}
+
 TEST(HfExport, LlamaNamesAndInterleavedRopePermutation) {
   auto out = ToHuggingFace(Spec(kLlama), Weights(false));
   ASSERT_TRUE(out.ok()) << out.status();

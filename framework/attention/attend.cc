@@ -237,11 +237,11 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
            const AttentionContext& c) {
   TVLAB_CHECK(c.score != nullptr) << "attention needs a score plugin";
   TVLAB_CHECK(c.owner != nullptr) << "attention needs its owner module";
-  Var q = c.rotation ? c.rotation->RotateQueryOrKey(q_in, c.position_offset) : q_in;  // (B, H, T, hs)
+  Var q = c.rotation ? c.rotation->RotateQuery(q_in, c.position_offset) : q_in;  // (B, H, T, hs)
   const int64_t window = c.mask.window;
   Var k = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "k", /*token_dim=*/2, [&] {
     Var fresh = new_keys();  // (B, G, S_new, hs)
-    return c.rotation ? c.rotation->RotateQueryOrKey(fresh, c.position_offset) : fresh;
+    return c.rotation ? c.rotation->RotateKey(fresh, c.position_offset) : fresh;
   }, window);  // (B, G, S, hs) over every key the cache holds
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,
                          new_values, window);  // (B, G, S, hs_v)

@@ -62,7 +62,7 @@ struct AttentionContext {
   const AttentionScore* score = nullptr;  // required
   AttentionMask mask;                     // default: every key visible
   // Self-attention only; leave null for cross-attention (SelfAttentionPosition).
-  //   rotation:   RotateQueryOrKey on q and on the new keys, before caching;
+  //   rotation:   RotateQuery on q and RotateKey on the new keys, before caching;
   //   logit_bias: LogitBias(H, position_offset, T, S) added to the logits.
   const PositionEncoding* rotation = nullptr;
   const PositionEncoding* logit_bias = nullptr;

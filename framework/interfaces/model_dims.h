@@ -16,6 +16,9 @@ struct ModelDims {
   float dropout = 0.0f;
   bool bias = true;
   bool causal = false;      // self-attention masks future positions
+  // Layers of the causal decoder stack of an ENCODER_DECODER model, whose
+  // encoder has num_layers; 0 for the one-stack families.
+  int64_t decoder_layers = 0;
 };
 
 }  // namespace tvlab

@@ -21,8 +21,15 @@ class PositionEncoding : public Module {
  public:
   // x (B, T, C) holds tokens at positions [offset, offset + T) -> (B, T, C).
   virtual Var AddToEmbeddings(const Var& x, int64_t offset) const { return x; }
-  // qk (B, H, T, hs) at positions [offset, offset + T) -> (B, H, T, hs).
+  // qk (B, H, T, hs) at positions [offset, offset + T) -> (B, H, T, hs): the
+  // rotation queries and keys share; it must preserve every vector's norm.
   virtual Var RotateQueryOrKey(const Var& qk, int64_t offset) const { return qk; }
+  // What attention applies to queries and to keys (before caching them),
+  // same shapes: the shared rotation by default. A plugin may also scale
+  // them, by factors that cancel to a function of the offset in q.k (xPos:
+  // queries by zeta^(n/B), keys by zeta^(-m/B)).
+  virtual Var RotateQuery(const Var& q, int64_t offset) const { return RotateQueryOrKey(q, offset); }
+  virtual Var RotateKey(const Var& k, int64_t offset) const { return RotateQueryOrKey(k, offset); }
   // Additive logit bias for queries at [q_offset, q_offset + T) and keys at
   // [0, S): returns (1 or B, H, T, S), or an undefined Var for none.
   virtual Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const {
@@ -42,6 +49,18 @@ class PositionEncoding : public Module {
   // the bias is ALiBi-shaped. The conformance suite checks fused == unfused
   // for every plugin that declares itself fusable.
   virtual FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const { return {}; }
+
+  // Where a self-attention sublayer sits: the model's causal stack (a
+  // decoder) or its bidirectional one (an encoder), and its layer there.
+  struct Site {
+    bool causal = false;
+    int64_t layer = 0;
+  };
+  // The encoding the sublayer at `site` uses inside attention (rotation and
+  // logit bias); itself by default. A plugin with parameters per stack or
+  // per layer (t5_bias: a bias table each) returns the child that holds
+  // them. BlockStack asks once per layer; AddToEmbeddings is never sited.
+  virtual const PositionEncoding& AtSite(const Site& site) const { return *this; }
 };
 
 using PositionEncodingEntry = PluginEntry<PositionEncoding, ModelDims>;

@@ -23,8 +23,8 @@ void TransformerBlock::AddAttention(const std::string& name, const BlockFactory&
 }
 
 Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& in,
-                             const Var& memory, const AttentionMask& mask, KvCache* cache,
-                             int64_t offset) const {
+                             const PositionEncoding* position, const Var& memory,
+                             const AttentionMask& mask, KvCache* cache, int64_t offset) const {
   return s.residual->Forward(x, [&](const Var& h) {
     AttentionInput a;
     a.x = h;  // (B, T, C)
@@ -32,7 +32,7 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
     a.mask = mask;
     a.position_offset = offset;
     a.score = s.score;
-    a.position = in.position;
+    a.position = position;
     a.ctx = in.ctx;
     a.probe = in.probe;
     a.cache = cache;
@@ -44,10 +44,14 @@ Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) 
   KvCache* self_cache = in.self_caches ? &(*in.self_caches)[layer] : nullptr;
   AttentionMask self_mask = in.self_mask;  // the stack's mask, with this block's window
   self_mask.window = window_;
-  Var h = Attend(self_, x, in, Var(), self_mask, self_cache, in.position_offset);
+  // This layer's view of the position plugin (its own bias table, if any).
+  const PositionEncoding* position =
+      in.position ? &in.position->AtSite({in.self_mask.causal, static_cast<int64_t>(layer)})
+                  : nullptr;
+  Var h = Attend(self_, x, in, position, Var(), self_mask, self_cache, in.position_offset);
   if (cross_.attention != nullptr) {
     KvCache* cross_cache = in.cross_caches ? &(*in.cross_caches)[layer] : nullptr;
-    h = Attend(cross_, h, in, in.memory, in.cross_mask, cross_cache, in.position_offset);
+    h = Attend(cross_, h, in, position, in.memory, in.cross_mask, cross_cache, in.position_offset);
   }
   return ffn_residual_->Forward(h, [&](const Var& v) {
     return ffn_dropout_->Forward(ffn_->Forward(v, in.ctx), in.ctx);  // (B, T, C)

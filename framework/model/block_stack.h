@@ -65,8 +65,10 @@ class TransformerBlock : public Module {
   };
   void AddAttention(const std::string& name, const BlockFactory& factory, float dropout,
                     Sublayer* out);
-  Var Attend(const Sublayer& s, const Var& x, const StackInput& in, const Var& memory,
-             const AttentionMask& mask, KvCache* cache, int64_t offset) const;
+  // `position`: the stack's position plugin as this layer sees it (AtSite).
+  Var Attend(const Sublayer& s, const Var& x, const StackInput& in,
+             const PositionEncoding* position, const Var& memory, const AttentionMask& mask,
+             KvCache* cache, int64_t offset) const;
 
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent

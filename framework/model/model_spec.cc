@@ -75,6 +75,8 @@ ModelDims ModelDimsFromSpec(const ModelSpec& m) {
   d.dropout = m.dropout();
   d.bias = m.bias();
   d.causal = m.family() == ModelSpec::DECODER_ONLY;
+  if (m.family() == ModelSpec::ENCODER_DECODER)
+    d.decoder_layers = m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers();
   return d;
 }
 

@@ -13,10 +13,11 @@
 // Arguments are key=value:
 //   kind        position | normalization | ffn | attention
 //   plugin      registered name; options  text format of its options message
-//   d_model num_heads d_ff max_seq_len bias   the ModelDims (head_dim derived)
+//   d_model num_heads d_ff max_seq_len bias causal   the ModelDims (head_dim
+//               derived; causal=1: a decoder-only model)
 //   shape       comma-separated input shape (not for hook=bias)
 //   hook        position only: embed (AddToEmbeddings), rotate
-//               (RotateQueryOrKey) or bias (LogitBias)
+//               (RotateQueryOrKey), rotate_query, rotate_key or bias (LogitBias)
 //   offset      position offset; t, s: query and key counts for hook=bias
 //   out         output file
 // The output has one tensor per line: `name rank d0 .. dn v0 v1 ...`, with
@@ -96,9 +97,10 @@ absl::StatusOr<ModelDims> DimsFrom(const ParityArgs& args) {
     if (!v.ok()) return v.status();
     *field = *v;
   }
-  auto bias = IntegerArg(args, "bias");
+  auto bias = IntegerArg(args, "bias"), causal = IntegerArg(args, "causal");
   if (!bias.ok()) return bias.status();
-  dims.head_dim = dims.d_model / dims.num_heads, dims.bias = *bias != 0;
+  if (!causal.ok()) return causal.status();
+  dims.head_dim = dims.d_model / dims.num_heads, dims.bias = *bias != 0, dims.causal = *causal != 0;
   dims.num_layers = 1, dims.dropout = 0.0f;
   return dims;
 }
@@ -133,12 +135,16 @@ absl::StatusOr<Var> Apply(const ParityArgs& args, const Module& module, const Mo
     y = pe.AddToEmbeddings(x, *offset);
   } else if (hook == "rotate") {
     y = pe.RotateQueryOrKey(x, *offset);
+  } else if (hook == "rotate_query") {
+    y = pe.RotateQuery(x, *offset);
+  } else if (hook == "rotate_key") {
+    y = pe.RotateKey(x, *offset);
   } else if (hook == "bias") {
     auto t = IntegerArg(args, "t"), s = IntegerArg(args, "s");
     if (!t.ok() || !s.ok()) return absl::InvalidArgumentError("hook=bias needs integers t and s");
     y = pe.LogitBias(dims.num_heads, *offset, *t, *s);
   } else {
-    return absl::InvalidArgumentError("hook must be embed, rotate or bias (got '" + hook + "')");
+    return absl::InvalidArgumentError("hook must be embed, rotate, rotate_query, rotate_key or bias (got '" + hook + "')");
   }
   if (!y.defined()) return absl::InvalidArgumentError("the plugin returned no value for hook " + hook);
   return y;
@@ -185,7 +191,7 @@ absl::Status DumpModule(const ParityArgs& args, std::ostream& out) {
 
 int Run(int argc, char** argv) {
   ParityArgs args = {{"options", ""},       {"d_model", "8"}, {"num_heads", "2"},
-                     {"d_ff", "0"},         {"max_seq_len", "16"}, {"bias", "1"},
+                     {"d_ff", "0"},         {"max_seq_len", "16"}, {"bias", "1"}, {"causal", "0"},
                      {"offset", "0"},       {"hook", "embed"}, {"kind", ""}};
   for (int i = 1; i < argc; ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));

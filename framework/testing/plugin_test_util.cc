@@ -77,7 +77,14 @@ std::unique_ptr<AttentionLayout> MakeAttentionLayout(const std::string& name, co
 }
 std::unique_ptr<PositionEncoding> MakePositionEncoding(const std::string& name,
                                                        const ModelDims& d) {
-  return Make(PositionEncodingRegistry(), name, d);
+  // A plugin for causal stacks only (xpos) refuses an encoder: built as a decoder's.
+  const PositionEncodingEntry& entry = LinkedEntry(PositionEncodingRegistry(), name);
+  ModelDims dims = d;
+  if (!dims.causal && !entry.validate(*entry.default_options, dims).ok()) {
+    dims.causal = true;
+    if (!entry.validate(*entry.default_options, dims).ok()) dims = d;  // Make reports d's problem
+  }
+  return Make(PositionEncodingRegistry(), name, dims);
 }
 std::unique_ptr<Normalization> MakeNormalization(const std::string& name, const ModelDims& d) {
   return Make(NormalizationRegistry(), name, d);

@@ -32,6 +32,8 @@ Var Project(const Var& y, uint64_t salt = 777);
 // The plugin `name` with default options; aborts if validation fails.
 std::unique_ptr<AttentionScore> MakeAttentionScore(const std::string& name, const ModelDims& d);
 std::unique_ptr<AttentionLayout> MakeAttentionLayout(const std::string& name, const ModelDims& d);
+// A position plugin that refuses d because d is an encoder's (not causal)
+// and it is for causal stacks only (xpos) is built with d.causal = true.
 std::unique_ptr<PositionEncoding> MakePositionEncoding(const std::string& name,
                                                        const ModelDims& d);
 std::unique_ptr<Normalization> MakeNormalization(const std::string& name, const ModelDims& d);

@@ -7,8 +7,9 @@
 //     continues the sequence (a token at offset p is encoded as position p,
 //     which is what a KV cache relies on);
 //   - RotateQueryOrKey is a rotation: it preserves every vector's norm, and
-//     q.k after rotating q at m and k at n depends on m - n only (seed
-//     lesson 002: shifting both positions by 1..20 moves the score by < 1e-6);
+//     q.k after RotateQuery at m and RotateKey at n (what attention applies;
+//     xPos scales them) depends on m - n only (seed lesson 002: shifting
+//     both positions by 1..20 moves the score by < 1e-6);
 //   - LogitBias depends on the query-key offset only;
 //   - gradients match finite differences, and every backend agrees.
 // Absolute positions belong in AddToEmbeddings; the hooks inside attention
@@ -96,8 +97,7 @@ TEST_P(PositionConformance, RotatedScoresDependOnlyOnTheRelativeOffset) {
   auto pe = MakePositionEncoding(GetParam(), SeedDims());
   Var q(RandomTensor({1, 1, 1, 16}, 6, -1.7f, 1.7f)), k(RandomTensor({1, 1, 1, 16}, 7, -1.7f, 1.7f));
   auto score = [&](int64_t m, int64_t n) {
-    return Dot(pe->RotateQueryOrKey(q, m).value().ToVector(),
-               pe->RotateQueryOrKey(k, n).value().ToVector());
+    return Dot(pe->RotateQuery(q, m).value().ToVector(), pe->RotateKey(k, n).value().ToVector());
   };
   const double base = score(5, 2);
   double max_error = 0.0;

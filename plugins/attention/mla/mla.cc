@@ -20,7 +20,7 @@
 // rebuilt from the latent at every call (no matrix absorption).
 //
 // RoPE acts on self-attention only, through the position plugin's
-// RotateQueryOrKey on the d_r-wide parts; with position "none" or
+// RotateQuery / RotateKey on the d_r-wide parts; with position "none" or
 // "sinusoidal" that is the identity and k_R is simply a shared key part.
 //
 // Built from the attention kit (framework/attention/): MLA caches and
@@ -129,10 +129,10 @@ class Mla : public AttentionLayout {
     Var v = SplitHeads(w_uv_->Forward(latent), h);  // (B, H, S, hs)
     if (sizes_.rope > 0) {
       Var q_rope = SplitHeads(w_qr_->Forward(cq), h);  // (B, H, T, d_r)
-      if (rotation) q_rope = rotation->RotateQueryOrKey(q_rope, in.position_offset);
+      if (rotation) q_rope = rotation->RotateQuery(q_rope, in.position_offset);
       Var k_rope = KeyState(in, "rope_key", /*token_dim=*/2, [&] {
         Var fresh = SplitHeads(w_kr_->Forward(source), 1);  // (B, 1, S, d_r)
-        return rotation ? rotation->RotateQueryOrKey(fresh, in.position_offset) : fresh;
+        return rotation ? rotation->RotateKey(fresh, in.position_offset) : fresh;
       });                                            // (B, 1, S, d_r) over every key
       q = Concat({q, q_rope}, 3);                    // (B, H, T, hs)
       k = Concat({k, RepeatHeads(k_rope, h)}, 3);    // (B, H, S, hs)

@@ -9,6 +9,14 @@
 // p * theta_i, so cached keys and a newly decoded token line up.
 // Nothing is added to the embeddings and there are no parameters.
 //
+// Partial rotary (options.rotary_fraction, GPT-NeoX rotary_pct, Phi): only
+// the first d = fraction * D coordinates (rounded down to even) turn, with
+// theta_i = base^(-2i / d); the other D - d pass through.
+// Scaling (options.scaling, rope_scaling.cc): theta_i is replaced by a
+// stretched frequency (linear interpolation, NTK-aware base, YaRN, Llama 3),
+// and YaRN multiplies q and k by its attention factor. With the defaults
+// (fraction 1, no scaling) the tables come from the backend as always.
+//
 // Example config (configs/sort_digits_rope.pbtxt):
 //   position { plugin: "rope" options { [type.googleapis.com/tvlab.RopeOptions] { base: 10000 } } }
 
@@ -20,6 +28,7 @@
 #include "framework/core/check.h"
 #include "framework/interfaces/position_encoding.h"
 #include "plugins/position/rope/rope.pb.h"
+#include "plugins/position/rope/rope_scaling.h"
 
 namespace tvlab {
 namespace {
@@ -38,13 +47,29 @@ class Rope : public PositionEncoding {
       return absl::InvalidArgumentError(
           absl::StrCat("options.base must be > 1 (got ", options.base(), "), e.g. 10000"));
     }
-    return absl::OkStatus();
+    if (!(options.rotary_fraction() > 0.0f && options.rotary_fraction() <= 1.0f) ||
+        RotatedDims(dims.head_dim, options.rotary_fraction()) < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.rotary_fraction must be in (0, 1] and turn at least one pair of the head's ",
+          dims.head_dim, " coordinates (got ", options.rotary_fraction(), ", which turns ",
+          RotatedDims(dims.head_dim, options.rotary_fraction()), "), e.g. 0.25 or 1"));
+    }
+    return ValidateRopeScaling(options.scaling(), RotatedDims(dims.head_dim, options.rotary_fraction()));
   }
-  static std::unique_ptr<PositionEncoding> Create(const RopeOptions& options, const ModelDims&) {
-    return std::make_unique<Rope>(options.base(), options.pairing() == RopeOptions::INTERLEAVED);
+  static void Resolve(RopeOptions* options, ModelDims* dims) {
+    if (options->has_scaling()) ResolveRopeScaling(options->mutable_scaling(), *dims);
+  }
+  static std::unique_ptr<PositionEncoding> Create(const RopeOptions& options, const ModelDims& dims) {
+    RopeScaling scaling = options.scaling();
+    ResolveRopeScaling(&scaling, dims);
+    return std::make_unique<Rope>(options, scaling);
   }
 
-  Rope(double base, bool interleaved) : base_(base), interleaved_(interleaved) {}
+  Rope(const RopeOptions& options, const RopeScaling& scaling)
+      : base_(options.base()),
+        interleaved_(options.pairing() == RopeOptions::INTERLEAVED),
+        fraction_(options.rotary_fraction()),
+        scaling_(scaling) {}
 
   // Rotation acts on q and k before any score; no logit bias, so the fused
   // attention kernel may run on the rotated q and k (attend.h).
@@ -54,29 +79,62 @@ class Rope : public PositionEncoding {
   Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
     const int r = static_cast<int>(qk.rank());
     TVLAB_CHECK(r >= 2) << "rope needs (..., T, D), got rank " << r;
-    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
+    const int64_t d = qk.dim(r - 1);
     TVLAB_CHECK(d % 2 == 0) << "rope needs an even last dimension, got " << d
                             << " (the plugin using rope must validate this)";
-    Tensor cos = Tensor::Empty({t, half}), sin = Tensor::Empty({t, half});  // (T, D/2)
-    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
+    if (fraction_ == 1.0f) return Rotate(qk, offset);
+    const int64_t turned = RotatedDims(d, fraction_);
+    TVLAB_CHECK(turned >= 2) << "rotary_fraction " << fraction_ << " turns no pair of " << d;
+    if (turned == d) return Rotate(qk, offset);
+    Var head = Slice(qk, r - 1, 0, turned), tail = Slice(qk, r - 1, turned, d - turned);
+    return Concat({Rotate(head, offset), tail}, r - 1);  // (..., T, D)
+  }
+
+ private:
+  // cos and sin (T, d/2) of the angles for positions [offset, offset + T).
+  void Tables(int64_t offset, int64_t t, int64_t d, Tensor* cos, Tensor* sin) const {
+    if (scaling_.method() == RopeScaling::NONE) {
+      *cos = Tensor::Empty({t, d / 2}), *sin = Tensor::Empty({t, d / 2});
+      CurrentBackend().RotaryTables(offset, t, d, base_, cos->ptr(), sin->ptr());
+      return;
+    }
+    const std::vector<double> theta = ScaledFrequencies(scaling_, base_, d);  // (d/2)
+    const double gain = YarnAttentionFactor(scaling_);
+    std::vector<float> c(t * d / 2), s(t * d / 2);
+    for (int64_t p = 0; p < t; ++p)
+      for (int64_t i = 0; i < d / 2; ++i) {
+        const double angle = static_cast<double>(offset + p) * theta[i];
+        c[p * d / 2 + i] = static_cast<float>(gain * std::cos(angle));
+        s[p * d / 2 + i] = static_cast<float>(gain * std::sin(angle));
+      }
+    *cos = Tensor::FromVector({t, d / 2}, c), *sin = Tensor::FromVector({t, d / 2}, s);
+  }
+
+  // Every coordinate of qk (..., T, d) turned -> (..., T, d).
+  Var Rotate(const Var& qk, int64_t offset) const {
+    const int r = static_cast<int>(qk.rank());
+    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
+    Tensor cos, sin;  // (T, d/2)
+    Tables(offset, t, d, &cos, &sin);
     if (interleaved_) {
       Shape pairs = qk.shape();
       pairs.back() = half;
       pairs.push_back(2);
-      Var x = Reshape(qk, pairs);  // (..., T, D/2, 2)
-      Var a = Slice(x, r, 0, 1), b = Slice(x, r, 1, 1);  // (..., T, D/2, 1) each
-      Var c(cos.Reshape({t, half, 1})), s(sin.Reshape({t, half, 1}));  // (T, D/2, 1)
+      Var x = Reshape(qk, pairs);  // (..., T, d/2, 2)
+      Var a = Slice(x, r, 0, 1), b = Slice(x, r, 1, 1);  // (..., T, d/2, 1) each
+      Var c(cos.Reshape({t, half, 1})), s(sin.Reshape({t, half, 1}));  // (T, d/2, 1)
       Var rotated = Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r);
-      return Reshape(rotated, qk.shape());  // (..., T, D)
+      return Reshape(rotated, qk.shape());  // (..., T, d)
     }
-    Var a = Slice(qk, r - 1, 0, half), b = Slice(qk, r - 1, half, half);  // (..., T, D/2)
-    Var c(cos), s(sin);                                                   // (T, D/2)
-    return Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r - 1);  // (..., T, D)
+    Var a = Slice(qk, r - 1, 0, half), b = Slice(qk, r - 1, half, half);  // (..., T, d/2)
+    Var c(cos), s(sin);                                                   // (T, d/2)
+    return Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r - 1);  // (..., T, d)
   }
 
- private:
   double base_;
   bool interleaved_;
+  float fraction_;
+  RopeScaling scaling_;  // resolved: original_max_positions and attention_factor set
 };
 
 TVLAB_REGISTER_POSITION_ENCODING("rope", Rope, RopeOptions);

@@ -1,0 +1,126 @@
+// xPos (Sun et al. 2022, "A Length-Extrapolatable Transformer"): RoPE with
+// a per-pair exponential scale that makes attention decay with distance.
+// Pairs are (x[2i], x[2i+1]) (the paper's rotate_every_two), turned by
+// angle p * theta_i, theta_i = base^(-2i / hs), and scaled:
+//   zeta_i = (2i / hs + gamma) / (1 + gamma)
+//   query at n: R_n q * zeta_i^(n / scale_base)
+//   key at m:   R_m k * zeta_i^(-m / scale_base)
+// so pair i of q.k carries zeta_i^((n - m) / scale_base): relative, and
+// smaller the farther back the key. Scales use absolute positions (no
+// centring), so keys cached at their positions and a newly decoded query
+// line up at any offset. RotateQueryOrKey is the rotation alone (what q and
+// k share); RotateQuery / RotateKey add the scales.
+//
+// Causal stacks only: in a bidirectional one a key after the query (m > n)
+// would get zeta^(-(m - n) / B) > 1, growing without bound with distance, so
+// validation refuses encoders (ENCODER_ONLY, and ENCODER_DECODER's encoder).
+// Key scales grow as e^(m ln(1/zeta_0) / B); validation keeps
+// model.max_seq_len where they stay far inside float range.
+//
+// Example config (configs/lm_copy_xpos.pbtxt):
+//   position { plugin: "xpos" }
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
+#include "framework/core/check.h"
+#include "framework/interfaces/position_encoding.h"
+#include "plugins/position/xpos/xpos.pb.h"
+
+namespace tvlab {
+namespace {
+
+// e-folds a key scale may reach at model.max_seq_len: e^40 ~ 2e17.
+constexpr double kMaxLogScale = 40.0;
+
+class Xpos : public PositionEncoding {
+ public:
+  static constexpr uint32_t kCapabilities = kRotatesQueriesAndKeys | kFusablePosition;
+  static absl::Status Validate(const XposOptions& options, const ModelDims& dims) {
+    if (!dims.causal)
+      return absl::InvalidArgumentError(
+          "xpos scales keys by zeta^(-m / scale_base), which only decays with distance when "
+          "keys precede the query: it needs a causal stack, and this model has a bidirectional "
+          "encoder; use model.family: DECODER_ONLY, or rope / t5_bias / alibi for encoders");
+    if (dims.head_dim % 2 != 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "xpos rotates pairs of coordinates, so the head size d_model / num_heads must be even "
+          "(got ", dims.head_dim, "); change model.d_model or model.num_heads"));
+    if (!(options.base() > 1.0f))
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.base must be > 1 (got ", options.base(), "), e.g. 10000"));
+    if (!(options.gamma() > 0.0f))
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.gamma must be > 0 (got ", options.gamma(), "), e.g. 0.4"));
+    if (!(options.scale_base() > 0.0f))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.scale_base must be > 0 (got ", options.scale_base(), "), e.g. 512"));
+    const double log_scale = dims.max_seq_len / options.scale_base() *
+                             std::log((1.0 + options.gamma()) / options.gamma());
+    if (log_scale > kMaxLogScale)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.scale_base (", options.scale_base(), ") is too small for model.max_seq_len (",
+          dims.max_seq_len, "): key scales would reach e^", log_scale, " (limit e^", kMaxLogScale,
+          "); raise options.scale_base to at least ",
+          std::ceil(dims.max_seq_len * std::log((1.0 + options.gamma()) / options.gamma()) /
+                    kMaxLogScale)));
+    return absl::OkStatus();
+  }
+  static std::unique_ptr<PositionEncoding> Create(const XposOptions& options, const ModelDims&) {
+    return std::make_unique<Xpos>(options);
+  }
+  explicit Xpos(const XposOptions& options)
+      : base_(options.base()), scale_base_(options.scale_base()), gamma_(options.gamma()) {}
+
+  // Rotation and scales act on q and k before the score, so the fused
+  // kernel runs on them; no logit bias.
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+
+  // qk (..., T, D) -> (..., T, D), turned only.
+  Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
+    const int r = static_cast<int>(qk.rank());
+    TVLAB_CHECK(r >= 2 && qk.dim(r - 1) % 2 == 0) << "xpos needs (..., T, even D)";
+    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
+    Tensor cos = Tensor::Empty({t, half}), sin = Tensor::Empty({t, half});  // (T, D/2)
+    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
+    Shape pairs = qk.shape();
+    pairs.back() = half;
+    pairs.push_back(2);
+    Var x = Reshape(qk, pairs);                        // (..., T, D/2, 2)
+    Var a = Slice(x, r, 0, 1), b = Slice(x, r, 1, 1);  // (..., T, D/2, 1) each
+    Var c(cos.Reshape({t, half, 1})), s(sin.Reshape({t, half, 1}));  // (T, D/2, 1)
+    Var rotated = Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r);
+    return Reshape(rotated, qk.shape());  // (..., T, D)
+  }
+  Var RotateQuery(const Var& q, int64_t offset) const override {
+    return Mul(RotateQueryOrKey(q, offset), Scales(q, offset, +1.0));  // (..., T, D)
+  }
+  Var RotateKey(const Var& k, int64_t offset) const override {
+    return Mul(RotateQueryOrKey(k, offset), Scales(k, offset, -1.0));  // (..., T, D)
+  }
+
+ private:
+  // zeta_i^(sign * p / scale_base) for positions p in [offset, offset + T),
+  // both coordinates of pair i -> (T, D).
+  Var Scales(const Var& qk, int64_t offset, double sign) const {
+    const int r = static_cast<int>(qk.rank());
+    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1);
+    std::vector<float> scales(t * d);
+    for (int64_t p = 0; p < t; ++p)
+      for (int64_t i = 0; i < d / 2; ++i) {
+        const double zeta = (2.0 * i / d + gamma_) / (1.0 + gamma_);
+        const float v = static_cast<float>(std::pow(zeta, sign * (offset + p) / scale_base_));
+        scales[p * d + 2 * i] = scales[p * d + 2 * i + 1] = v;
+      }
+    return Var(Tensor::FromVector({t, d}, scales));
+  }
+
+  double base_, scale_base_, gamma_;
+};
+
+TVLAB_REGISTER_POSITION_ENCODING("xpos", Xpos, XposOptions);
+
+}  // namespace
+}  // namespace tvlab
