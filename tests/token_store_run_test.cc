@@ -5,7 +5,8 @@
 // (equal losses and weights, bit for bit); two data-parallel ranks under
 // mpirun follow the one-process run (each rank takes its rows of the same
 // global batch; losses within 1e-6, the all-reduce's summation order aside),
-// skipped where mpirun is missing; and metrics.json reports bits per byte.
+// skipped where mpirun is missing; and metrics.json reports bits per byte and
+// the epochs.
 
 #include <cmath>
 #include <cstdlib>
@@ -53,6 +54,9 @@ TEST(TokenStoreRun, SameSeedSameTokensAndResumeReadsWhatTheUninterruptedRunRead)
   ASSERT_EQ(b.exit_code, 0) << b.output;
   EXPECT_EQ(Losses(again), Losses(whole));
   const std::string metrics = ReadFile(whole + "/metrics.json");
+  // 240 windows of 32 ids of a train stream of about 77,000: a tenth of an epoch.
+  EXPECT_GT(JsonNumber(metrics, "epochs"), 0.05);
+  EXPECT_LT(JsonNumber(metrics, "epochs"), 1.0);
   EXPECT_GT(JsonNumber(metrics, "bits_per_byte"), 0.0);
 
   RunResult killed = RunProgram("tests/run_with_crash_hook",

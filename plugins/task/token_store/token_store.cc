@@ -118,6 +118,10 @@ class TokenStoreTask : public LanguageModelTask {
     for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * eval_context_);
     return Windows(*opened_->validation, offsets, eval_context_);
   }
+  // Every window is read once per epoch (window_order.h).
+  double TrainEpochs(int64_t samples) const override {
+    return static_cast<double>(samples) / static_cast<double>(TrainWindows());
+  }
   int64_t NumEvalExamples(int64_t requested) const override {
     return std::min<int64_t>(requested, (opened_->validation->length() - 1) / eval_context_);
   }

@@ -1,6 +1,6 @@
 // The token_store task's own properties: the packed stream, the window
 // order (a permutation per epoch, a pure function of its inputs), and the
-// task's batches and evaluation bytes over a small store.
+// task's batches, evaluation bytes and epochs over a small store.
 
 #include <algorithm>
 #include <set>
@@ -103,6 +103,8 @@ TEST(TokenStoreTask, OneEpochReadsEveryWindowOnceAndReportsItsEpochs) {
       windows.insert({b.inputs[2 * r], b.inputs[2 * r + 1], b.targets[2 * r + 1]});
   }
   EXPECT_EQ(windows, (std::multiset<std::vector<int32_t>>{{1, 2, 3}, {3, 256, 4}, {4, 256, 5}, {5, 6, 256}}));
+  EXPECT_DOUBLE_EQ(task->TrainEpochs(4), 1.0);
+  EXPECT_DOUBLE_EQ(task->TrainEpochs(3), 0.75);
 }
 
 TEST(TokenStoreTask, ResumedAndFreshInstancesReadTheSameTokens) {
