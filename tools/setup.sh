@@ -19,6 +19,7 @@ PACKAGES=(
   python3-torch
   python3-numpy
   libsentencepiece-dev      # SentencePiece 0.1.97: subword tokenizers for text tasks
+  zlib1g-dev                # zlib: //experiments:prepare reads .gz inputs
   libboost-dev              # Boost.Math, header-only: Student-t for the grid's significance columns
   python3-scipy             # checks the grid statistics against scipy.stats
   slurm-wlm                 # grids as Slurm job arrays (--launcher slurm); slurmctld, slurmd, sbatch

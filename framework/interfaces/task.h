@@ -129,6 +129,11 @@ class Task {
   // How many held-out examples exist given the spec's request (file-backed
   // tasks have a finite held-out split).
   virtual int64_t NumEvalExamples(int64_t requested) const { return requested; }
+  // Passes over the training data that `samples` training sequences make
+  // (metrics.json's epochs), for a task whose training set is finite and
+  // read in passes (token_store); negative (the default) when the task
+  // generates its data or draws windows at random, and epochs is absent.
+  virtual double TrainEpochs(int64_t /*samples*/) const { return -1; }
 };
 
 class TaggingTask : public Task {

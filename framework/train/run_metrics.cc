@@ -52,6 +52,9 @@ absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& mod
       spec.eval().seed(), metrics.eval_examples());
   metrics.set_eval_train_overlap(static_cast<int32_t>(overlap.overlapping));
   metrics.set_eval_train_overlap_fraction(overlap.fraction());
+  const double epochs = task.TrainEpochs(int64_t{spec.train().steps()} * spec.train().grad_accumulation() *
+                                         spec.train().batch_size());
+  if (epochs >= 0) metrics.set_epochs(epochs);
   return metrics;
 }
 
