@@ -1,5 +1,7 @@
 #include "framework/model/block_stack.h"
 
+#include "framework/core/check.h"
+
 namespace tvlab {
 
 TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
@@ -9,6 +11,7 @@ TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
   ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
   ffn_ = AddChild("ffn", factory.make_ffn());
   ffn_dropout_ = AddChild("ffn_dropout", std::make_unique<nn::Dropout>(dropout));
+  if (factory.make_position) own_position_ = AddChild("position", factory.make_position());
 }
 
 void TransformerBlock::AddAttention(const std::string& name, const BlockFactory& factory,
@@ -31,7 +34,7 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
     a.mask = mask;
     a.position_offset = offset;
     a.score = s.score;
-    a.position = in.position;
+    a.position = own_position_ != nullptr ? own_position_ : in.position;
     a.ctx = in.ctx;
     a.probe = in.probe;
     a.cache = cache;
@@ -57,12 +60,13 @@ int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const 
   return self_.attention->KvCacheBytesPerToken(bytes_per_element);
 }
 
-BlockStack::BlockStack(const BlockFactory& factory, int64_t layers, float dropout,
-                       bool cross_attention) {
+BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention) {
+  TVLAB_CHECK(!layers.empty());
   auto* list = AddChild("layers", std::make_unique<ModuleList>());
-  for (int64_t i = 0; i < layers; ++i)
+  for (const BlockFactory& factory : layers)
     blocks_.push_back(list->Append(std::make_unique<TransformerBlock>(factory, dropout, cross_attention)));
-  if (factory.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", factory.make_norm());
+  const BlockFactory& last = layers.back();
+  if (last.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", last.make_norm());
 }
 
 Var BlockStack::Forward(const Var& x, const StackInput& in) const {

@@ -5,6 +5,8 @@
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/model/fused_request.h"
+#include "framework/model/layer_override_spec.h"
 
 namespace tvlab {
 namespace {
@@ -42,8 +44,9 @@ void CheckCapabilities(const Experiment& spec, Problems* problems) {
   }
 }
 
-// Every model plugin kind's name and options, through the kind table.
-void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
+}  // namespace
+
+void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
   PluginValidationArgs args;
   args.dims = dims;
   args.family = spec.model().family();
@@ -60,9 +63,8 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
       problems->Add(absl::StrCat(kind.options_path(), " (", name, "): ", valid.message()));
   }
   CheckCapabilities(spec, problems);
+  CheckFusedRequest(spec, problems);
 }
-
-}  // namespace
 
 ModelDims ModelDimsFromSpec(const ModelSpec& m) {
   ModelDims d;
@@ -115,7 +117,8 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     ModelDims dims = ModelDimsFromSpec(m);
     // Plugins see the sequence length the model will be built for.
     if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
-    ValidatePlugins(spec, dims, p);
+    ValidateModelPlugins(spec, dims, p);
+    ValidateLayerOverrides(spec, dims, p);
   }
 }
 
