@@ -58,12 +58,14 @@ void ListPlugins(std::ostream& out) {
         absl::StrCat(name, " ", absl::StrJoin((*FindBackend(name))->PrecisionNames(), "|")));
   out << "precision (runtime.precision, default fp32): " << absl::StrJoin(precisions, "; ")
       << "\n";
-  // Which plugins the fused attention kernel serves (runtime.attention).
-  auto fusable = [](const char* kind_id, uint32_t bit) {
+  // Which plugins the fused attention kernel serves (runtime.attention): a
+  // score or position that declares `bit`, a layout that does not declare
+  // kNeverFusesLayout.
+  auto fusable = [](const char* kind_id, uint32_t bit, bool declared_fuses = true) {
     const PluginKind& kind = PluginKindById(kind_id);
     std::vector<std::string> fused, unfused;
     for (const std::string& name : kind.names())
-      ((kind.capabilities(name) & bit) ? fused : unfused).push_back(name);
+      (((kind.capabilities(name) & bit) != 0) == declared_fuses ? fused : unfused).push_back(name);
     return absl::StrCat(kind.display, "s ", absl::StrJoin(fused, ", "),
                         unfused.empty() ? "" : absl::StrCat(" (not ", absl::StrJoin(unfused, ", "), ")"));
   };
@@ -71,8 +73,10 @@ void ListPlugins(std::ostream& out) {
   for (const std::string& name : UsableBackends())
     if ((*FindBackend(name))->Implements(Kernel::kFusedAttention)) backends.push_back(name);
   out << "fused attention (runtime.attention auto|fused|unfused): "
-      << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition)
-      << "; backends " << absl::StrJoin(backends, ", ") << "\n";
+      << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition) << "; "
+      << fusable("attention_layout", kNeverFusesLayout, /*declared_fuses=*/false) << "; backends "
+      << absl::StrJoin(backends, ", ") << "; a combination (per layer) fuses when its score, position and "
+      << "layout all do, and \"fused\" is refused otherwise\n";
   out << "attention window (model.attention.window, default 0 = full attention): W > 0 lets "
          "each self-attention query see W keys (causal: itself and W - 1 before it); every "
          "score, layout and position; fuses wherever the score and position do; the KV cache "

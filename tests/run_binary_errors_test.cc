@@ -49,6 +49,11 @@ TEST(RunBinary, ListsPluginsByKind) {
   EXPECT_NE(r.output.find("rope { base, pairing, rotary_fraction, scaling { method, factor, "),
             std::string::npos)
       << r.output;
+  // Which scores, positions and layouts fuse, and what a combination needs.
+  EXPECT_NE(r.output.find("(not additive)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("; attention layouts "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fuses when its score, position and layout all do"), std::string::npos) << r.output;
 }
 
 TEST(RunBinary, BadFlagsPrintUsage) {

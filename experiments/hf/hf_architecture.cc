@@ -213,6 +213,14 @@ const std::vector<HfArchitecture>& HfArchitectures() {
   return *architectures;
 }
 
+absl::Status CheckLayersAlike(const ModelSpec& m, const std::string& what) {
+  if (m.layer_overrides_size() == 0) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, ": model.layer_overrides (", m.layer_overrides_size(),
+      ") gives some layers other settings, and Hugging Face Llama and GPT-2 configs have one "
+      "attention, position, norm and FFN for every layer; export covers runs without per-layer patterns"));
+}
+
 const HfArchitecture* HfArchitectureFor(const std::string& position) {
   for (const HfArchitecture& a : HfArchitectures())
     if (a.position == position) return &a;

@@ -118,6 +118,11 @@ const HfArchitecture* HfArchitectureFor(const std::string& position);
 // The other architecture (messages say what it would need).
 const HfArchitecture& OtherHfArchitecture(const HfArchitecture& arch);
 
+// OK when every layer is alike; a spec with model.layer_overrides is refused
+// (Llama and GPT-2 configs give every layer the same attention, position,
+// norm and FFN), naming `what` ("Hugging Face export", "--init_from").
+absl::Status CheckLayersAlike(const ModelSpec& m, const std::string& what);
+
 // config.json as export writes it: every key of `arch.config`, in order.
 std::string HfConfigJson(const HfArchitecture& arch, const HfConfigValues& values);
 

@@ -211,6 +211,7 @@ void AddByteTokenizer(HfModel* out) {
 
 absl::StatusOr<HfModel> ModelToHuggingFace(const ModelSpec& m, const std::map<std::string, Tensor>& weights) {
   TVLAB_RETURN_IF_ERROR(CheckFamily(m));
+  TVLAB_RETURN_IF_ERROR(CheckLayersAlike(m, "Hugging Face export"));
   const HfArchitecture* arch = HfArchitectureFor(m.position().plugin());
   if (arch == nullptr) {
     const HfArchitecture& first = HfArchitectures()[0];

@@ -56,6 +56,10 @@ TEST(HfExport, RefusesWhatHasNoEquivalentNamingTheComponent) {
             std::string::npos);
   EXPECT_NE(Refusal(With(kLlama, "\"scaled_dot_product\"", "\"additive\"")).find("model.attention.score 'additive'"),
             std::string::npos);
+  // Per-layer patterns: one setting for every layer in Llama's config.
+  EXPECT_NE(Refusal(kLlama + " layer_overrides { layers: [0] position { plugin: \"none\" } }")
+                .find("Hugging Face export: model.layer_overrides (1) gives some layers other settings"),
+            std::string::npos);
   const std::string head = Refusal(With(kLlama, "head_bias: false", "head_bias: true"));
   EXPECT_NE(head.find("model.head_bias"), std::string::npos) << head;
   EXPECT_NE(head.find("head_bias: false"), std::string::npos) << head;  // says how to fix it

@@ -198,6 +198,7 @@ absl::StatusOr<const HfArchitecture*> ArchitectureOf(const std::string& hf_dir, 
                                                      const ModelSpec& m) {
   const std::string type =
       config.fields().count("model_type") ? config.fields().at("model_type").string_value() : "";
+  TVLAB_RETURN_IF_ERROR(CheckLayersAlike(m, "--init_from"));
   const HfArchitecture* arch = HfArchitectureFor(m.position().plugin());
   if (arch != nullptr && arch->model_type == type) return arch;
   const HfArchitecture& first = HfArchitectures()[0];

@@ -49,6 +49,11 @@ std::atomic<int64_t>& FusedCalls() {
   return calls;
 }
 
+std::atomic<int64_t>& UnfusedCalls() {  // whole or query-chunked composition
+  static std::atomic<int64_t> calls{0};
+  return calls;
+}
+
 // The bias description for the fused kernel; `fusable` false when the
 // position plugin's bias cannot be computed inside the kernel.
 PositionEncoding::FusedLogitBias FusedBias(const AttentionContext& c, int64_t heads) {
@@ -169,6 +174,7 @@ Var QueryChunkedAttend(const Var& q, const Var& k, const Var& v, const Attention
 Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
   const int64_t h = q.dim(1), t = q.dim(2), s = k.dim(2);
   if (TakesFusedPath(c, h, t, s)) return FusedAttend(q, k, v, c);  // (B, H, T, hs_v)
+  UnfusedCalls().fetch_add(1);
   if (TakesQueryChunkedPath(c, t, s)) return QueryChunkedAttend(q, k, v, c);  // (B, H, T, hs_v)
   return UnfusedAttend(q, k, v, c, /*first_query=*/0, /*all_queries=*/t);  // (B, H, T, hs_v)
 }
@@ -198,6 +204,7 @@ std::optional<AttentionKernel> ParseAttentionKernel(const std::string& name) {
   return std::nullopt;
 }
 int64_t FusedAttentionCalls() { return FusedCalls().load(); }
+int64_t UnfusedAttentionCalls() { return UnfusedCalls().load(); }
 int64_t QueryChunkedAttentionCalls() { return ChunkedCalls().load(); }
 void SetQueryChunkRowsForTesting(int64_t rows) { ChunkRowsOverride() = rows; }
 

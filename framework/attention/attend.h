@@ -106,6 +106,9 @@ bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t
 // How many Attend calls in this process took the fused kernel (tests prove
 // with it that a comparison of the two paths really ran both).
 int64_t FusedAttentionCalls();
+// How many took the unfused composition (whole or query-chunked); with
+// FusedAttentionCalls, what metrics.json records per run.
+int64_t UnfusedAttentionCalls();
 // The same for the query-chunked composition.
 int64_t QueryChunkedAttentionCalls();
 // Tests: chunks of `rows` queries whenever T > rows (0 restores the rule of

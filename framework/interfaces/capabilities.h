@@ -32,6 +32,11 @@ enum Capability : uint32_t {
   // Attention layouts: what they do with the position plugin.
   kAppliesRotaryPositions = 1u << 8,  // calls RotateQueryOrKey on self-attention q and k
   kAppliesLogitBias = 1u << 9,        // adds LogitBias to self-attention logits (Attend does)
+  // Attention layouts: never runs the fused kernel (its attention is not one
+  // Attend of a dot-product score), so runtime.attention "fused" is refused
+  // with it. Layouts fuse unless they declare this; the conformance suite
+  // checks the declaration both ways.
+  kNeverFusesLayout = 1u << 10,
 };
 
 }  // namespace tvlab

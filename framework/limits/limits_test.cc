@@ -120,6 +120,29 @@ TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
   EXPECT_LT(fused, 2.0 * (1 << 30));
 }
 
+// Per-layer patterns: one layer with the additive score (not fusable) makes
+// the attention unfused in the estimate, and its hidden width counts; an
+// override's plugin options are held to the caps as the model's are.
+TEST(MemoryEstimate, PerLayerPluginsCount) {
+  auto estimate = [](const std::vector<std::string>& overrides) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    std::string parts;
+    for (const MemoryPart& p : EstimateMemory(*spec, {10, 10, 4096}).parts) parts += p.what + "\n";
+    return parts;
+  };
+  const std::string one_additive = estimate({"model.num_layers=2", "model.layer_overrides[0].pattern=SA",
+                                             "model.layer_overrides[0].letter=A",
+                                             "model.layer_overrides[0].attention.score=additive"});
+  EXPECT_THAT(one_additive, HasSubstr("attention scores of one query chunk"));
+  EXPECT_THAT(one_additive, HasSubstr("for one query chunk (B x H x rows x T x w)"));
+  EXPECT_THAT(estimate({}), HasSubstr("fused kernel"));
+  EXPECT_THAT(LoadError({"model.layer_overrides[0].pattern=A", "model.layer_overrides[0].letter=A",
+                         "model.layer_overrides[0].attention.layout=gqa",
+                         "model.layer_overrides[0].attention.layout_options.num_kv_heads=2000000000"}),
+              HasSubstr("model.layer_overrides[0].attention.layout_options.num_kv_heads"));
+}
+
 // A task's integer options are the task's business: text_lm's context
 // length enters through the task's sizes, once, not also as a layer width
 // (which made a 32k context look like 32 GiB of activations).

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "framework/attention/query_chunks.h"
@@ -15,6 +17,7 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/schema/layer_overrides.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
@@ -62,8 +65,14 @@ void Collect(const Message& m, const std::string& path, bool in_plugin, bool sco
   std::vector<const FieldDescriptor*> fields;
   reflection->ListFields(m, &fields);
   for (const FieldDescriptor* f : fields) {
-    if (f->is_repeated()) continue;
     const std::string field_path = path.empty() ? f->name() : absl::StrCat(path, ".", f->name());
+    if (f->is_repeated()) {  // lists of messages by index (model.layer_overrides[0]...)
+      if (f->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) continue;
+      for (int i = 0; i < reflection->FieldSize(m, f); ++i)
+        Collect(reflection->GetRepeatedMessage(m, f, i), absl::StrCat(field_path, "[", i, "]"), in_plugin, score,
+                out);
+      continue;
+    }
     if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       const Message& sub = reflection->GetMessage(m, f);
       const auto* d = sub.GetDescriptor();
@@ -136,6 +145,20 @@ bool FusedAttentionApplies(const Experiment& spec) {
 
 namespace {
 
+// The specs of the model's layers (LayerExperiment), each distinct one once;
+// the spec itself when it has no layer overrides.
+std::vector<Experiment> DistinctLayers(const Experiment& spec) {
+  if (spec.model().layer_overrides_size() == 0) return {spec};
+  std::vector<Experiment> out;
+  std::set<std::string> seen;
+  for (StackRole stack : StacksOf(spec.model()))
+    for (int64_t layer = 0; layer < LayersOf(spec.model(), stack); ++layer) {
+      Experiment one = LayerExperiment(spec, stack, layer);
+      if (seen.insert(one.model().SerializeAsString()).second) out.push_back(std::move(one));
+    }
+  return out;
+}
+
 // The sizes the estimate multiplies (memory_estimate.h's legend), and the
 // spec field each is named by in a message.
 struct Sizes {
@@ -159,7 +182,19 @@ struct Sizes {
 Sizes SizesFor(const Experiment& spec, const TaskSizes& task) {
   Sizes z{spec.model()};
   const ModelSpec& m = z.m;
-  z.fused_attention = FusedAttentionApplies(spec);
+  // Per-layer patterns: fused only when every layer's attention is; each
+  // plugin width at its largest over the layers (an upper bound).
+  z.fused_attention = true;
+  std::map<std::string, size_t> width_at;  // path -> index in z.widths
+  for (const Experiment& layer : DistinctLayers(spec)) {
+    z.fused_attention = z.fused_attention && FusedAttentionApplies(layer);
+    for (const IntegerField& f : IntegerFields(layer)) {
+      if (!f.in_plugin || f.value <= 0 || !absl::StartsWith(f.path, "model.")) continue;
+      auto [at, inserted] = width_at.emplace(f.path, z.widths.size());
+      if (inserted) z.widths.push_back(f);
+      else if (f.value > z.widths[at->second].value) z.widths[at->second] = f;
+    }
+  }
   z.C = m.d_model(), z.H = m.num_heads();
   z.F = m.d_ff() > 0 ? m.d_ff() : 4.0 * z.C;
   z.V = static_cast<double>(task.vocab), z.out = static_cast<double>(task.outputs);
@@ -173,8 +208,6 @@ Sizes SizesFor(const Experiment& spec, const TaskSizes& task) {
   z.L_dec = enc_dec ? (m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers()) : 0;
   z.blocks = z.L_enc + z.L_dec;
   z.attention = z.L_enc + 2 * z.L_dec;
-  for (const IntegerField& f : IntegerFields(spec))
-    if (f.in_plugin && f.value > 0 && absl::StartsWith(f.path, "model.")) z.widths.push_back(f);
   z.layers_field = z.L_dec > z.L_enc ? Field("model.num_decoder_layers", z.L_dec) : Field("model.num_layers", z.L_enc);
   z.width_field = Field("model.d_model", z.C);
   z.length_field = m.max_seq_len() > z.T ? Field("model.max_seq_len", m.max_seq_len())

@@ -25,6 +25,9 @@
 //                  as many gradients again: x2. Evaluation runs the same
 //                  formula once at eval.batch_size.
 //   peak           static + max(training activations, evaluation activations).
+// Per-layer patterns (model.layer_overrides): each plugin width is its
+// largest over the layers, and attention counts as unfused when any layer's
+// is (an upper bound).
 // It is an estimate for refusing the impossible, not a prediction to the
 // megabyte: gated FFNs (a third matrix) and allocator slack are not counted.
 

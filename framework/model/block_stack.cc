@@ -1,5 +1,7 @@
 #include "framework/model/block_stack.h"
 
+#include "framework/core/check.h"
+
 namespace tvlab {
 
 TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
@@ -10,6 +12,7 @@ TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
   ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
   ffn_ = AddChild("ffn", factory.make_ffn());
   ffn_dropout_ = AddChild("ffn_dropout", std::make_unique<nn::Dropout>(dropout));
+  if (factory.make_position) own_position_ = AddChild("position", factory.make_position());
 }
 
 void TransformerBlock::AddAttention(const std::string& name, const BlockFactory& factory,
@@ -44,10 +47,11 @@ Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) 
   KvCache* self_cache = in.self_caches ? &(*in.self_caches)[layer] : nullptr;
   AttentionMask self_mask = in.self_mask;  // the stack's mask, with this block's window
   self_mask.window = window_;
-  // This layer's view of the position plugin (its own bias table, if any).
+  // This layer's position plugin (its own under a per-layer override, else
+  // the model's), as this layer sees it (its own bias table, if any).
+  const PositionEncoding* base = own_position_ != nullptr ? own_position_ : in.position;
   const PositionEncoding* position =
-      in.position ? &in.position->AtSite({in.self_mask.causal, static_cast<int64_t>(layer)})
-                  : nullptr;
+      base ? &base->AtSite({in.self_mask.causal, static_cast<int64_t>(layer)}) : nullptr;
   Var h = Attend(self_, x, in, position, Var(), self_mask, self_cache, in.position_offset);
   if (cross_.attention != nullptr) {
     KvCache* cross_cache = in.cross_caches ? &(*in.cross_caches)[layer] : nullptr;
@@ -64,12 +68,13 @@ int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const 
   return self_.attention->KvCacheBytesPerToken(bytes_per_element);
 }
 
-BlockStack::BlockStack(const BlockFactory& factory, int64_t layers, float dropout,
-                       bool cross_attention) {
+BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention) {
+  TVLAB_CHECK(!layers.empty());
   auto* list = AddChild("layers", std::make_unique<ModuleList>());
-  for (int64_t i = 0; i < layers; ++i)
+  for (const BlockFactory& factory : layers)
     blocks_.push_back(list->Append(std::make_unique<TransformerBlock>(factory, dropout, cross_attention)));
-  if (factory.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", factory.make_norm());
+  const BlockFactory& last = layers.back();
+  if (last.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", last.make_norm());
 }
 
 Var BlockStack::Forward(const Var& x, const StackInput& in) const {

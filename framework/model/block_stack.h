@@ -23,7 +23,8 @@
 
 namespace tvlab {
 
-// Everything a block needs, made by BuildModel from the registries.
+// Everything one block needs, made by BuildModel from the registries and
+// the layer's spec (LayerExperiment: per-layer patterns).
 struct BlockFactory {
   std::function<std::unique_ptr<AttentionLayout>()> make_layout;
   std::function<std::unique_ptr<AttentionScore>()> make_score;
@@ -33,6 +34,17 @@ struct BlockFactory {
   // model.attention.window: self-attention sees the `window` nearest keys
   // (attention_mask.h); 0 = every key. Cross-attention is never windowed.
   int64_t window = 0;
+  // Set when the layer's position plugin is not the model's (a per-layer
+  // override): the block then owns its own ("position") and its attention
+  // uses it instead of StackInput::position.
+  std::function<std::unique_ptr<PositionEncoding>()> make_position;
+};
+
+// A model's blocks, one factory per layer of each stack (empty for a stack
+// the family does not have).
+struct StackFactories {
+  std::vector<BlockFactory> encoder;
+  std::vector<BlockFactory> decoder;
 };
 
 // What one pass through a stack sees besides its input.
@@ -73,6 +85,7 @@ class TransformerBlock : public Module {
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent
   int64_t window_;  // of the self-attention mask (BlockFactory::window)
+  const PositionEncoding* own_position_ = nullptr;  // the layer's own, or null
   ResidualWrapper* ffn_residual_;
   Ffn* ffn_;
   nn::Dropout* ffn_dropout_;
@@ -80,7 +93,9 @@ class TransformerBlock : public Module {
 
 class BlockStack : public Module {
  public:
-  BlockStack(const BlockFactory& factory, int64_t layers, float dropout, bool cross_attention);
+  // One block per factory, in order; the final norm (where the last
+  // block's placement needs one) from the last factory.
+  BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention);
   // x (B, T, C) -> (B, T, C), final norm included where the placement needs it.
   Var Forward(const Var& x, const StackInput& in) const;
   int64_t num_layers() const { return static_cast<int64_t>(blocks_.size()); }

@@ -35,11 +35,10 @@ class FamilyModel : public Model {
 class EncoderOnlyModel : public FamilyModel {
  public:
   EncoderOnlyModel(const ModelSpec& spec, int64_t vocab, int64_t outputs,
-                   const BlockFactory& factory, std::unique_ptr<PositionEncoding> position)
+                   const StackFactories& stacks, std::unique_ptr<PositionEncoding> position)
       : pooling_(spec.pooling()) {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
-    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
-                                                                spec.dropout(), false));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
     head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
   }
 
@@ -141,11 +140,10 @@ Var StepDecoder(const CausalDecoder& decoder, DecodeState* state, const std::vec
 
 class DecoderOnlyModel : public FamilyModel {
  public:
-  DecoderOnlyModel(const ModelSpec& spec, int64_t vocab, const BlockFactory& factory,
+  DecoderOnlyModel(const ModelSpec& spec, int64_t vocab, const StackFactories& stacks,
                    std::unique_ptr<PositionEncoding> position) {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
-    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, spec.num_layers(),
-                                                                      spec.dropout(), false));
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
     decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -176,13 +174,12 @@ class DecoderOnlyModel : public FamilyModel {
 
 class EncoderDecoderModel : public FamilyModel {
  public:
-  EncoderDecoderModel(const ModelSpec& spec, int64_t vocab, const BlockFactory& factory,
+  EncoderDecoderModel(const ModelSpec& spec, int64_t vocab, const StackFactories& stacks,
                       std::unique_ptr<PositionEncoding> position) {
     // One embedding table for source and target (a shared vocabulary).
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
-    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(factory, spec.num_layers(), spec.dropout(), false));
-    const int64_t decoder_layers = spec.num_decoder_layers() > 0 ? spec.num_decoder_layers() : spec.num_layers();
-    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(factory, decoder_layers, spec.dropout(), true));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true));
     decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
   }
 
@@ -241,19 +238,19 @@ Var TokenEmbedder::Forward(const std::vector<int32_t>& ids, int64_t batch, int64
 }
 
 std::unique_ptr<Model> MakeEncoderOnly(const ModelSpec& spec, int64_t vocab, int64_t outputs,
-                                       const BlockFactory& factory,
+                                       const StackFactories& stacks,
                                        std::unique_ptr<PositionEncoding> position) {
-  return std::make_unique<EncoderOnlyModel>(spec, vocab, outputs, factory, std::move(position));
+  return std::make_unique<EncoderOnlyModel>(spec, vocab, outputs, stacks, std::move(position));
 }
 std::unique_ptr<Model> MakeDecoderOnly(const ModelSpec& spec, int64_t vocab,
-                                       const BlockFactory& factory,
+                                       const StackFactories& stacks,
                                        std::unique_ptr<PositionEncoding> position) {
-  return std::make_unique<DecoderOnlyModel>(spec, vocab, factory, std::move(position));
+  return std::make_unique<DecoderOnlyModel>(spec, vocab, stacks, std::move(position));
 }
 std::unique_ptr<Model> MakeEncoderDecoder(const ModelSpec& spec, int64_t vocab,
-                                          const BlockFactory& factory,
+                                          const StackFactories& stacks,
                                           std::unique_ptr<PositionEncoding> position) {
-  return std::make_unique<EncoderDecoderModel>(spec, vocab, factory, std::move(position));
+  return std::make_unique<EncoderDecoderModel>(spec, vocab, stacks, std::move(position));
 }
 
 }  // namespace tvlab

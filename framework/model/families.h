@@ -23,13 +23,13 @@ struct TokenEmbedder {
 };
 
 std::unique_ptr<Model> MakeEncoderOnly(const ModelSpec& spec, int64_t vocab, int64_t outputs,
-                                       const BlockFactory& factory,
+                                       const StackFactories& stacks,
                                        std::unique_ptr<PositionEncoding> position);
 std::unique_ptr<Model> MakeDecoderOnly(const ModelSpec& spec, int64_t vocab,
-                                       const BlockFactory& factory,
+                                       const StackFactories& stacks,
                                        std::unique_ptr<PositionEncoding> position);
 std::unique_ptr<Model> MakeEncoderDecoder(const ModelSpec& spec, int64_t vocab,
-                                          const BlockFactory& factory,
+                                          const StackFactories& stacks,
                                           std::unique_ptr<PositionEncoding> position);
 
 }  // namespace tvlab

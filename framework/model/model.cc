@@ -9,6 +9,8 @@
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
+#include "framework/schema/layer_overrides.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace tvlab {
 namespace {
@@ -67,43 +69,65 @@ void Model::SelectRows(DecodeState* state, const std::vector<int64_t>& rows) {
   state->batch = n;
 }
 
-absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size,
-                                                  int64_t output_size) {
-  const ModelSpec& m = spec.model();
-  if (output_size == 0) output_size = vocab_size;
-  const ModelDims dims = ModelDimsFromSpec(m);
-  TVLAB_ASSIGN_OR_RETURN(auto score, Choose(spec, "attention_score", AttentionScoreRegistry()));
-  TVLAB_ASSIGN_OR_RETURN(auto layout, Choose(spec, "attention_layout", AttentionLayoutRegistry()));
-  TVLAB_ASSIGN_OR_RETURN(auto position, Choose(spec, "position", PositionEncodingRegistry()));
-  TVLAB_ASSIGN_OR_RETURN(auto norm, Choose(spec, "normalization", NormalizationRegistry()));
-  TVLAB_ASSIGN_OR_RETURN(auto placement, Choose(spec, "placement", NormPlacementRegistry()));
-  TVLAB_ASSIGN_OR_RETURN(auto ffn, Choose(spec, "ffn", FfnRegistry()));
+namespace {
 
+// The factory of one block, from the layer's spec (LayerExperiment). Its
+// placement instance is kept in `placements` while the model is built.
+absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const ModelSpec& model,
+                                          std::vector<std::shared_ptr<NormPlacement>>* placements) {
+  const ModelDims dims = ModelDimsFromSpec(layer_spec.model());
+  TVLAB_ASSIGN_OR_RETURN(auto score, Choose(layer_spec, "attention_score", AttentionScoreRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto layout, Choose(layer_spec, "attention_layout", AttentionLayoutRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto norm, Choose(layer_spec, "normalization", NormalizationRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto placement, Choose(layer_spec, "placement", NormPlacementRegistry()));
+  TVLAB_ASSIGN_OR_RETURN(auto ffn, Choose(layer_spec, "ffn", FfnRegistry()));
   PlacementArgs placement_args;
   placement_args.dims = dims;
   placement_args.make_norm = [norm, dims] { return norm.entry->create(*norm.options, dims); };
-  std::shared_ptr<NormPlacement> placement_instance =
-      placement.entry->create(*placement.options, placement_args);
+  placements->push_back(placement.entry->create(*placement.options, placement_args));
 
   BlockFactory factory;
   factory.make_layout = [=] { return layout.entry->create(*layout.options, dims); };
   factory.make_score = [=] { return score.entry->create(*score.options, dims); };
   factory.make_ffn = [=] { return ffn.entry->create(*ffn.options, dims); };
   factory.make_norm = placement_args.make_norm;
-  factory.placement = placement_instance.get();
-  factory.window = m.attention().window();
+  factory.placement = placements->back().get();
+  factory.window = layer_spec.model().attention().window();
+  if (!google::protobuf::util::MessageDifferencer::Equals(layer_spec.model().position(), model.position())) {
+    TVLAB_ASSIGN_OR_RETURN(auto position, Choose(layer_spec, "position", PositionEncodingRegistry()));
+    factory.make_position = [=] { return position.entry->create(*position.options, dims); };
+  }
+  return factory;
+}
 
-  auto position_instance = position.entry->create(*position.options, dims);
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size,
+                                                  int64_t output_size) {
+  const ModelSpec& m = spec.model();
+  if (output_size == 0) output_size = vocab_size;
+  std::vector<std::shared_ptr<NormPlacement>> placements;  // alive while blocks are made
+  StackFactories stacks;
+  for (StackRole stack : StacksOf(m)) {
+    std::vector<BlockFactory>* layers = stack == StackRole::kEncoder ? &stacks.encoder : &stacks.decoder;
+    for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {
+      TVLAB_ASSIGN_OR_RETURN(BlockFactory factory,
+                             LayerFactory(LayerExperiment(spec, stack, layer), m, &placements));
+      layers->push_back(std::move(factory));
+    }
+  }
+  TVLAB_ASSIGN_OR_RETURN(auto position, Choose(spec, "position", PositionEncodingRegistry()));
+  auto position_instance = position.entry->create(*position.options, ModelDimsFromSpec(m));
   std::unique_ptr<Model> model;
   switch (m.family()) {
     case ModelSpec::ENCODER_ONLY:
-      model = MakeEncoderOnly(m, vocab_size, output_size, factory, std::move(position_instance));
+      model = MakeEncoderOnly(m, vocab_size, output_size, stacks, std::move(position_instance));
       break;
     case ModelSpec::DECODER_ONLY:
-      model = MakeDecoderOnly(m, vocab_size, factory, std::move(position_instance));
+      model = MakeDecoderOnly(m, vocab_size, stacks, std::move(position_instance));
       break;
     case ModelSpec::ENCODER_DECODER:
-      model = MakeEncoderDecoder(m, vocab_size, factory, std::move(position_instance));
+      model = MakeEncoderDecoder(m, vocab_size, stacks, std::move(position_instance));
       break;
     default:
       return absl::InvalidArgumentError("model.family is required");

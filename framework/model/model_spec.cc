@@ -5,6 +5,8 @@
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/model/fused_request.h"
+#include "framework/model/layer_override_spec.h"
 
 namespace tvlab {
 namespace {
@@ -42,8 +44,9 @@ void CheckCapabilities(const Experiment& spec, Problems* problems) {
   }
 }
 
-// Every model plugin kind's name and options, through the kind table.
-void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
+}  // namespace
+
+void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problems* problems) {
   PluginValidationArgs args;
   args.dims = dims;
   args.family = spec.model().family();
@@ -59,10 +62,14 @@ void ValidatePlugins(const Experiment& spec, const ModelDims& dims, Problems* pr
     if (!valid.ok())
       problems->Add(absl::StrCat(kind.options_path(), " (", name, "): ", valid.message()));
   }
+  // Attention options are checked here, per layer too (layer_overrides).
+  const int64_t window = spec.model().attention().window();
+  if (window < 0)
+    problems->Add(absl::StrCat("model.attention.window must be >= 0 (got ", window,
+                               "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
   CheckCapabilities(spec, problems);
+  CheckFusedRequest(spec, problems);
 }
-
-}  // namespace
 
 ModelDims ModelDimsFromSpec(const ModelSpec& m) {
   ModelDims d;
@@ -110,9 +117,6 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
                         ") is shorter than the task's sequences (", task_length,
                         "); raise it or set 0"));
-  if (m.attention().window() < 0)
-    p->Add(absl::StrCat("model.attention.window must be >= 0 (got ", m.attention().window(),
-                        "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
 
   const bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
                        m.num_layers() > 0;
@@ -120,7 +124,8 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     ModelDims dims = ModelDimsFromSpec(m);
     // Plugins see the sequence length the model will be built for.
     if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
-    ValidatePlugins(spec, dims, p);
+    ValidateModelPlugins(spec, dims, p);
+    ValidateLayerOverrides(spec, dims, p);
   }
 }
 

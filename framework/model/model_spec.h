@@ -17,6 +17,11 @@ namespace tvlab {
 // The sizes plugins are built and validated against.
 ModelDims ModelDimsFromSpec(const ModelSpec& model);
 
+// Every model plugin kind's name and options (through the kind table), and
+// the capability pairing of position and layout, of the model's settings
+// (spec.model().attention, position, norm, ffn; a layer's: LayerExperiment).
+void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problems* problems);
+
 // Adds every problem of spec.model() to `problems`. `task_length` is the
 // task's longest sequence (0 when the task did not validate): plugins are
 // validated at model.max_seq_len, or at the task's length when that is 0.

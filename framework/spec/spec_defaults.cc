@@ -1,8 +1,12 @@
 #include "framework/spec/spec_defaults.h"
 
+#include <functional>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
+#include "framework/schema/layer_overrides.h"
 #include "google/protobuf/any.pb.h"
 
 namespace tvlab {
@@ -74,6 +78,40 @@ void ResolvePluginOptions(Experiment* spec) {
   }
 }
 
+// For each plugin a layer override names other than the model's
+// (model.layer_overrides[i].<part> with its name field set): its options, as
+// the layer will see them, passed to `fill` and packed into the override, so
+// that the resolved spec holds them whole. Options the override gives for
+// the model's own plugin stay partial (they merge over the model's at each
+// layer, so a later change of the model's reaches the layer too).
+void ResolveOverrideOptions(
+    Experiment* spec,
+    const std::function<void(const PluginKind&, const std::string&, Message*)>& fill) {
+  ModelSpec* model = spec->mutable_model();
+  for (int i = 0; i < model->layer_overrides_size(); ++i) {
+    LayerOverride* o = model->mutable_layer_overrides(i);
+    Experiment merged = *spec;
+    merged.mutable_model()->clear_layer_overrides();
+    MergeLayerOverride(*o, merged.mutable_model());
+    for (const PluginKind& kind : PluginKinds()) {
+      if (kind.id == "task") continue;
+      const std::string part = kind.parent_path.substr(kind.parent_path.rfind('.') + 1);  // "attention"
+      const FieldDescriptor* part_field = o->GetDescriptor()->FindFieldByName(part);
+      if (part_field == nullptr || !o->GetReflection()->HasField(*o, part_field)) continue;
+      Message* parent = o->GetReflection()->MutableMessage(o, part_field);
+      const Reflection* r = parent->GetReflection();
+      const FieldDescriptor* name = parent->GetDescriptor()->FindFieldByName(kind.name_field);
+      if (!r->HasField(*parent, name) || r->GetString(*parent, name) == PluginNameIn(*spec, kind)) continue;
+      auto options = UnpackPluginOptions(merged, kind);
+      if (!options.ok()) continue;  // reported by validation
+      fill(kind, PluginNameIn(merged, kind), options->get());
+      static_cast<google::protobuf::Any*>(
+          r->MutableMessage(parent, parent->GetDescriptor()->FindFieldByName(kind.options_field)))
+          ->PackFrom(**options);
+    }
+  }
+}
+
 }  // namespace
 
 void ResolveAutomaticSizes(Experiment* spec) {
@@ -94,6 +132,14 @@ void ResolveAutomaticSizes(Experiment* spec) {
   if (model->d_ff() == 0 && args.dims.d_ff > 0) model->set_d_ff(static_cast<int32_t>(args.dims.d_ff));
   if (model->family() == ModelSpec::ENCODER_DECODER && model->num_decoder_layers() == 0)
     model->set_num_decoder_layers(model->num_layers());
+  // A layer's plugins resolve their own sizes; model-wide sizes (d_ff) are
+  // the model's, resolved above.
+  ResolveOverrideOptions(spec, [&](const PluginKind& kind, const std::string& name, Message* options) {
+    PluginValidationArgs layer_args;
+    layer_args.dims = ModelDimsFromSpec(spec->model());
+    layer_args.family = spec->model().family();
+    kind.resolve(name, options, &layer_args);
+  });
 }
 
 void ResolveDefaults(Experiment* spec) {
@@ -102,6 +148,9 @@ void ResolveDefaults(Experiment* spec) {
     spec->mutable_train()->mutable_optimizer()->mutable_adamw();
   FillDefaults(spec);
   ResolvePluginOptions(spec);
+  ResolveOverrideOptions(spec, [](const PluginKind&, const std::string&, Message* options) {
+    FillDefaults(options);
+  });
 }
 
 }  // namespace tvlab

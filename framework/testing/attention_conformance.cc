@@ -382,7 +382,9 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
   ModelDims dims = dims_;
   dims.dropout = 0.25f;
   auto layout = MakeAttentionLayout(std::get<0>(GetParam()), dims);
-  const bool fusable = score_->FusedDotProductScale().has_value();
+  const bool layout_fuses =
+      !((*AttentionLayoutRegistry().Get(std::get<0>(GetParam())))->capabilities & kNeverFusesLayout);
+  const bool fusable = score_->FusedDotProductScale().has_value() && layout_fuses;
   ForEachComparedInput(dims, [&](const AttentionInput& in, const std::string& where) {
     const int64_t calls_before = FusedAttentionCalls();
     SetAttentionKernel(AttentionKernel::kFused);

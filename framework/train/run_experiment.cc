@@ -78,6 +78,7 @@ class ExperimentRun {
 
   const Experiment& spec_;
   const Task& task_;
+  const AttentionCallCounts attention_at_start_ = AttentionCallCounts::Now();  // metrics.json counts from here
   const std::string& run_dir_;
   std::ostream& progress_;
   const RunOptions& options_;
@@ -212,6 +213,7 @@ absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
 
 absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {
   RunMetrics metrics = DivergedMetrics(spec_.runtime(), *model_, trained);
+  RecordAttentionCalls(attention_at_start_, &metrics);
   if (writer_) TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
   return metrics;
 }
@@ -220,6 +222,7 @@ absl::StatusOr<RunMetrics> ExperimentRun::EvaluateAndWriteResults(const TrainLoo
   world_.SetPhase("the final evaluation");
   TVLAB_ASSIGN_OR_RETURN(RunMetrics metrics,
                          FinalMetrics(spec_, *model_, task_, trained, options_.eval_only, world_));
+  RecordAttentionCalls(attention_at_start_, &metrics);
   if (world_.size() > 1) {
     metrics.set_data_parallel_ranks(world_.size());
     metrics.set_allreduce_seconds(reducer_->reduce_seconds());

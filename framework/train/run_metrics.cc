@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "framework/attention/attend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/eval_train_overlap.h"
 #include "framework/tensor/device_memory.h"
@@ -25,6 +26,12 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
   metrics->set_backend(runtime.backend());
   metrics->set_threads(runtime.threads());
   metrics->set_precision(runtime.precision());
+  for (const auto& [name, var] : model.NamedParameters()) {
+    const size_t layers = name.find(".layers.");  // "decoder.layers.3.ffn.w_1.weight"
+    if (layers == std::string::npos) continue;
+    const size_t end = name.find('.', layers + 8);
+    (*metrics->mutable_layer_parameters())[name.substr(0, end)] += static_cast<double>(var.value().numel());
+  }
   metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
 }
 
@@ -56,6 +63,14 @@ absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& mod
                                          spec.train().batch_size());
   if (epochs >= 0) metrics.set_epochs(epochs);
   return metrics;
+}
+
+AttentionCallCounts AttentionCallCounts::Now() { return {FusedAttentionCalls(), UnfusedAttentionCalls()}; }
+
+void RecordAttentionCalls(const AttentionCallCounts& at_start, RunMetrics* metrics) {
+  const AttentionCallCounts now = AttentionCallCounts::Now();
+  metrics->set_fused_attention_calls(static_cast<double>(now.fused - at_start.fused));
+  metrics->set_unfused_attention_calls(static_cast<double>(now.unfused - at_start.unfused));
 }
 
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained) {

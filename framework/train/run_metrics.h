@@ -23,6 +23,14 @@ namespace tvlab {
 absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& model, const Task& task,
                                         const TrainLoopResult& trained, bool eval_only, Communicator& world);
 
+// The process's attention call counters (framework/attention/attend.h).
+struct AttentionCallCounts {
+  int64_t fused = 0, unfused = 0;
+  static AttentionCallCounts Now();
+};
+// Records the attention calls since `at_start` (read when the run began).
+void RecordAttentionCalls(const AttentionCallCounts& at_start, RunMetrics* metrics);
+
 // REQUIRES: trained.diverged_at_step. Evaluation metrics stay absent.
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained);
 

@@ -84,6 +84,28 @@ TEST(GridLoader, SetOverridesTheBaseBeforeTheAxes) {
   EXPECT_THAT(g->cells[1].overrides, ElementsAre("train.steps=7", "model.num_heads=4", "model.num_heads=2"));
 }
 
+// An axis over a per-layer pattern's field: `set` adds the override (index
+// one past the end appends), the axis varies it per cell.
+TEST(GridLoader, AxesReachALayerOverride) {
+  auto g = Expand(R"pb(base_spec: "base.pbtxt"
+    set: ["model.num_layers=2", "model.layer_overrides[0].pattern=xy", "model.layer_overrides[0].letter=y"]
+    axis { field: "model.layer_overrides[0].ffn.plugin" values: ["swiglu", "geglu"] }
+    seeds: [0])pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_EQ(g->cells.size(), 2u);
+  ASSERT_EQ(g->cells[0].runs.size(), 1u);
+  ASSERT_TRUE(g->cells[0].valid()) << g->cells[0].invalid_reason;
+  ASSERT_TRUE(g->cells[1].valid()) << g->cells[1].invalid_reason;
+  EXPECT_EQ(g->cells[1].runs[0].spec.model().layer_overrides(0).ffn().plugin(), "geglu");
+  EXPECT_NE(g->cells[0].runs[0].key, g->cells[1].runs[0].key);
+  // A list of scalars (which layers) is not settable: the cell says so.
+  g = Expand(R"pb(base_spec: "base.pbtxt"
+    set: ["model.num_layers=2", "model.layer_overrides[0].layers=1"]
+    seeds: [0])pb");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g->cells[0].invalid_reason, HasSubstr("model.layer_overrides[0].layers is a list"));
+}
+
 TEST(GridLoader, TaskFilesResolveAgainstTheSpecThatNamesThem) {
   // Every run starts from cell_spec.pbtxt inside its run directory, so a
   // relative data path must be made absolute here, as LoadExperiment does.
