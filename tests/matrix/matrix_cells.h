@@ -1,0 +1,61 @@
+#ifndef TVLAB_TESTS_MATRIX_MATRIX_CELLS_H_
+#define TVLAB_TESTS_MATRIX_MATRIX_CELLS_H_
+
+// The combination matrix's cells: the axes table (axes.txt: "axis value
+// fragment" lines), the base spec (base.pbtxt), and the pairwise covering
+// array of the axes under validation (covering_array.h). A cell's spec is
+// the base with its values' fragments merged in, resolved and validated by
+// ResolveExperiment exactly as a run's spec; a spec validation refuses is an
+// illegal cell, skipped and counted.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/interfaces/task.h"
+#include "framework/schema/experiment.pb.h"
+#include "tests/matrix/covering_array.h"
+
+namespace tvlab {
+
+struct AxisValue {
+  std::string name;      // e.g. "rope"
+  std::string fragment;  // text format of Experiment, e.g. model { position { plugin: "rope" } }
+};
+
+struct Axis {
+  std::string name;  // e.g. "position"
+  std::vector<AxisValue> values;
+};
+
+// Parses the table; errors name `filename`, the line and what is wrong (a
+// line without a fragment, a fragment that is not text format of
+// Experiment, a value named twice).
+absl::StatusOr<std::vector<Axis>> ParseAxesTable(const std::string& text,
+                                                 const std::string& filename);
+
+struct MatrixCell {
+  std::string name;  // the values joined by "_" (a test name)
+  Experiment spec;   // resolved and validated
+  std::shared_ptr<const Task> task;
+};
+
+struct Matrix {
+  std::vector<Axis> axes;
+  std::vector<MatrixCell> cells;
+  CoveringArray array;
+  std::vector<std::string> refusals;  // validation's message for each refused cell
+};
+
+// The matrix of `axes` over `base`. A fragment that does not merge into the
+// base is an error (the table is wrong, not the cell illegal).
+absl::StatusOr<Matrix> BuildMatrix(const Experiment& base, const std::vector<Axis>& axes);
+
+// The matrix of the runfiles tests/matrix/base.pbtxt and axes.txt, built
+// once per process; aborts with the error if the files are broken.
+const Matrix& TheMatrix();
+
+}  // namespace tvlab
+
+#endif  // TVLAB_TESTS_MATRIX_MATRIX_CELLS_H_
