@@ -23,6 +23,10 @@ enum Capability : uint32_t {
   // model.max_seq_len (a learned table), so the plugin cannot extrapolate
   // past it; validation refuses an eval.context_length beyond it.
   kBoundedPositions = 1u << 2,
+  // Position encodings: a learned logit bias with one column per model head
+  // (t5_bias), so attention must run with model.num_heads query heads;
+  // validation refuses it with a layout that declares kAttendsWithFewerHeads.
+  kBiasPerModelHead = 1u << 3,
   // Can run inside the fused attention kernel (attend.h), declared
   // statically so that validation's memory estimate knows before anything
   // is built whether (T, S) buffers will exist. The conformance suites check
@@ -37,6 +41,9 @@ enum Capability : uint32_t {
   // with it. Layouts fuse unless they declare this; the conformance suite
   // checks the declaration both ways.
   kNeverFusesLayout = 1u << 10,
+  // Attention layouts: call Attend with fewer query heads than
+  // model.num_heads (differential: H/2 heads per softmax map).
+  kAttendsWithFewerHeads = 1u << 11,
 };
 
 }  // namespace tvlab

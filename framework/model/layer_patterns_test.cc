@@ -171,7 +171,7 @@ TEST(LayerPatterns, AutomaticSizesAndDefaultsAreResolvedPerOverride) {
   EXPECT_THAT(text, HasSubstr("#   encoder layer 0: as the model\n"));
   EXPECT_THAT(text, HasSubstr("#   encoder layer 1: attention { score: \"scaled_dot_product\" "));
   EXPECT_THAT(text, HasSubstr("layout: \"gqa\" layout_options { [type.googleapis.com/tvlab.GqaOptions] { "
-                              "num_kv_heads: 2 } } }\n"));
+                              "num_kv_heads: 2 } }"));
   // Read back (as --resume and generate do), the spec resolves to itself.
   auto again = ParseSpecText(text, "spec.resolved.pbtxt");
   ASSERT_TRUE(again.ok()) << again.status();

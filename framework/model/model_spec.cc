@@ -42,6 +42,12 @@ void CheckCapabilities(const Experiment& spec, Problems* problems) {
                                  "silently lost; choose another layout or position plugin"));
     }
   }
+  if ((needs & kBiasPerModelHead) && (provides & kAttendsWithFewerHeads)) {
+    problems->Add(absl::StrCat(position_kind.name_path(), ": '", position,
+                               "' learns one bias per model head, but ", layout_kind.display, " '",
+                               layout, "' attends with fewer heads than model.num_heads, so the "
+                               "table would not match; choose another layout or position plugin"));
+  }
 }
 
 }  // namespace

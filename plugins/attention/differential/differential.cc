@@ -92,7 +92,8 @@ std::pair<Var, Var> Halves(const Var& x) {
 
 class Differential : public AttentionLayout {
  public:
-  static constexpr uint32_t kCapabilities = kAppliesRotaryPositions | kAppliesLogitBias;
+  static constexpr uint32_t kCapabilities =
+      kAppliesRotaryPositions | kAppliesLogitBias | kAttendsWithFewerHeads;
 
   static absl::Status Validate(const DifferentialOptions& o, const ModelDims& dims) {
     if (absl::Status s = ValidateHeads(o, dims); !s.ok()) return s;
@@ -138,10 +139,10 @@ class Differential : public AttentionLayout {
     const Var& source = in.memory.defined() ? in.memory : in.x;  // (B, S_new, C)
     const PositionEncoding* rotation = SelfAttentionPosition(in);  // nullptr for cross-attention
     Var q = SplitHeads(w_q_->Forward(in.x), dims_.num_heads);     // (B, 2D, T, hs)
-    if (rotation) q = rotation->RotateQueryOrKey(q, in.position_offset);
+    if (rotation) q = rotation->RotateQuery(q, in.position_offset);
     Var k = KeyState(in, "k", /*token_dim=*/2, [&] {
       Var fresh = SplitHeads(w_k_->Forward(source), 2 * kv_heads_);  // (B, 2G', S_new, hs)
-      return rotation ? rotation->RotateQueryOrKey(fresh, in.position_offset) : fresh;
+      return rotation ? rotation->RotateKey(fresh, in.position_offset) : fresh;
     });  // (B, 2G', S, hs) over every key
     Var v = KeyState(in, "v", /*token_dim=*/2, [&] {
       return SplitHeads(w_v_->Forward(source), kv_heads_);  // (B, G', S_new, 2hs)

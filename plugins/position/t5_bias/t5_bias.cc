@@ -82,7 +82,7 @@ class T5BiasTable : public PositionEncoding {
 
 class T5Bias : public PositionEncoding {
  public:
-  static constexpr uint32_t kCapabilities = kAddsLogitBias;
+  static constexpr uint32_t kCapabilities = kAddsLogitBias | kBiasPerModelHead;
   static absl::Status Validate(const T5BiasOptions& options, const ModelDims&) {
     if (options.num_buckets() < 4 || options.num_buckets() % 2 != 0)
       return absl::InvalidArgumentError(absl::StrCat(
