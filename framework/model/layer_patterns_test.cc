@@ -203,10 +203,12 @@ TEST(LayerPatterns, WeightsRoundTripThroughTheResolvedSpec) {
   std::ostringstream sink;
   auto metrics = RunExperiment(spec, *LoadTask(spec).value(), dir, sink);
   ASSERT_TRUE(metrics.ok()) << metrics.status();
-  const auto& per_layer = metrics->layer_parameters();
-  ASSERT_EQ(per_layer.size(), 2u);
+  const auto& per_layer = metrics->layer_parameters();  // in model order
+  ASSERT_EQ(per_layer.size(), 2);
+  EXPECT_EQ(per_layer[0].layer(), "encoder.layers.0");
+  EXPECT_EQ(per_layer[1].layer(), "encoder.layers.1");
   // GQA's keys and values are half as wide: 2 * (16 * 8 + 8) fewer.
-  EXPECT_EQ(per_layer.at("encoder.layers.0") - per_layer.at("encoder.layers.1"), 2 * (16 * 8 + 8));
+  EXPECT_EQ(per_layer[0].parameters() - per_layer[1].parameters(), 2 * (16 * 8 + 8));
   std::ifstream in(dir + "/spec.resolved.pbtxt");
   std::stringstream text;
   text << in.rdbuf();

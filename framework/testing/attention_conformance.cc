@@ -176,7 +176,7 @@ Var Rows(const Tensor& x, int64_t start, int64_t length) {
 TEST_P(AttentionConformance, IncrementalSelfAttentionMatchesFullRecompute) {
   const int64_t t = 6, c = 8;
   Tensor x = RandomTensor({2, t, c}, 9);
-  for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+  for (const std::string& position_name : PositionsUsableWith(std::get<0>(GetParam()))) {
     auto position = MakePositionEncoding(position_name, dims_);
     AttentionInput full = Input(Var(x), CausalMask(0));
     full.position = position.get();
@@ -243,7 +243,7 @@ TEST_P(AttentionConformance, CrossAttentionIgnoresPositionEncodings) {
   cross.memory = RandomVar({2, 5, 8}, 21);
   cross.position_offset = 2;
   const Tensor without = layout_->Forward(cross).value();
-  for (const std::string& name : PositionEncodingRegistry().Names()) {
+  for (const std::string& name : PositionsUsableWith(std::get<0>(GetParam()))) {
     auto position = MakePositionEncoding(name, dims_);
     cross.position = position.get();
     EXPECT_EQ(layout_->Forward(cross).value().ToVector(), without.ToVector()) << name;
@@ -259,7 +259,7 @@ TEST_P(AttentionConformance, DeclaredCapabilitiesAreHonoured) {
   Var x = RandomVar({1, 5, 8}, 22);
   const Tensor plain = layout_->Forward(Input(x)).value();
   int checked = 0;
-  for (const std::string& name : PositionEncodingRegistry().Names()) {
+  for (const std::string& name : PositionsUsableWith(std::get<0>(GetParam()))) {
     const uint32_t needs = (*PositionEncodingRegistry().Get(name))->capabilities;
     const bool rotation = (needs & kRotatesQueriesAndKeys) && (provides & kAppliesRotaryPositions);
     const bool bias = (needs & kAddsLogitBias) && (provides & kAppliesLogitBias);
@@ -339,7 +339,7 @@ void AttentionConformance::ForEachComparedInput(
   const auto masks = ComparedMasks();
   for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
-    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+    for (const std::string& position_name : PositionsUsableWith(std::get<0>(GetParam()))) {
       auto position = MakePositionEncoding(position_name, dims);
       for (const auto& [mask_name, mask] : masks)
         for (bool cross : {false, true})

@@ -99,7 +99,7 @@ TEST_P(AttentionWindowConformance, FusedMatchesUnfusedUnderAWindow) {
       {"bidirectional W=2", Windowed(KeyPaddingMask({9, 6}), 2)}};
   for (const std::string& backend : HostBackends()) {
     ScopedBackend scoped(backend);
-    for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+    for (const std::string& position_name : PositionsUsableWith(std::get<0>(GetParam()))) {
       auto position = MakePositionEncoding(position_name, dims_);
       for (const auto& [mask_name, mask] : masks) {
         AttentionInput in = Input(RandomVar({2, 9, 8}, 42), mask);
@@ -136,7 +136,7 @@ TEST_P(AttentionWindowConformance, FusedMatchesUnfusedUnderAWindow) {
 TEST_P(AttentionWindowConformance, WindowedKvCacheDecodingMatchesFullRecompute) {
   const int64_t t = 11, c = 8, w = 3;
   Tensor x = RandomTensor({2, t, c}, 43);
-  for (const std::string& position_name : PositionEncodingRegistry().Names()) {
+  for (const std::string& position_name : PositionsUsableWith(std::get<0>(GetParam()))) {
     auto position = MakePositionEncoding(position_name, dims_);
     AttentionInput full = Input(Var(x), Windowed(CausalMask(0), w));
     full.position = position.get();

@@ -7,9 +7,21 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/attention/attend.h"
 
 namespace tvlab {
+
+std::vector<std::string> PositionsUsableWith(const std::string& layout) {
+  const uint32_t provides = (*AttentionLayoutRegistry().Get(layout))->capabilities;
+  std::vector<std::string> names;
+  for (const std::string& name : PositionEncodingRegistry().Names()) {
+    const uint32_t needs = (*PositionEncodingRegistry().Get(name))->capabilities;
+    if ((needs & kBiasPerModelHead) && (provides & kAttendsWithFewerHeads)) continue;
+    names.push_back(name);
+  }
+  return names;
+}
 namespace {
 
 // The entry of `name`, or, when that plugin is not linked into this test,

@@ -19,6 +19,12 @@
 
 namespace tvlab {
 
+// The linked position plugins that validation accepts with attention layout
+// `layout` (CheckCapabilities in framework/model/model_spec.cc): all of them
+// but a per-model-head bias table (t5_bias) with a layout that attends with
+// fewer heads (differential).
+std::vector<std::string> PositionsUsableWith(const std::string& layout);
+
 // Uniform in [lo, hi), a pure function of (shape, salt).
 Tensor RandomTensor(const Shape& shape, uint64_t salt, float lo = -1.0f, float hi = 1.0f);
 Var RandomVar(const Shape& shape, uint64_t salt, float lo = -1.0f, float hi = 1.0f);

@@ -30,7 +30,12 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
     const size_t layers = name.find(".layers.");  // "decoder.layers.3.ffn.w_1.weight"
     if (layers == std::string::npos) continue;
     const size_t end = name.find('.', layers + 8);
-    (*metrics->mutable_layer_parameters())[name.substr(0, end)] += static_cast<double>(var.value().numel());
+    const std::string layer = name.substr(0, end);
+    auto* list = metrics->mutable_layer_parameters();
+    auto it = std::find_if(list->begin(), list->end(), [&](const auto& l) { return l.layer() == layer; });
+    RunMetrics::LayerParameters* entry = it != list->end() ? &*it : list->Add();
+    entry->set_layer(layer);
+    entry->set_parameters(entry->parameters() + static_cast<double>(var.value().numel()));
   }
   metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
 }
