@@ -7,8 +7,34 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
+namespace {
+
+// The attention options every layout honours (model.attention fields 6..9,
+// framework/attention/attention_extras.h), their values read from the
+// schema: "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, ...".
+std::string AttentionOptionsLine() {
+  const google::protobuf::Descriptor* d = AttentionSpec::descriptor();
+  std::vector<std::string> options;
+  for (const char* field : {"logit_softcap", "sink", "qk_norm", "output_gate"}) {
+    const google::protobuf::FieldDescriptor* f = d->FindFieldByName(field);
+    if (f->enum_type() == nullptr) {
+      options.push_back(absl::StrCat(field, " (float, 0 = off)"));
+      continue;
+    }
+    std::vector<std::string> values;
+    for (int i = 0; i < f->enum_type()->value_count(); ++i)
+      values.push_back(f->enum_type()->value(i)->name());
+    options.push_back(absl::StrCat(field, " ", absl::StrJoin(values, "|")));
+  }
+  return absl::StrCat("attention options (model.attention, every layout, all fuse: soft-cap and "
+                      "sink inside the fused kernel): ",
+                      absl::StrJoin(options, ", "));
+}
+
+}  // namespace
 
 // One line per kind of the kind table (with its spec field and default),
 // then the backends.
@@ -42,6 +68,7 @@ void ListPlugins(std::ostream& out) {
   out << "fused attention (runtime.attention auto|fused|unfused): "
       << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition)
       << "; backends " << absl::StrJoin(backends, ", ") << "\n";
+  out << AttentionOptionsLine() << "\n";
 }
 
 }  // namespace tvlab

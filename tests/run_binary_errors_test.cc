@@ -32,7 +32,10 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "normalization (model.norm.plugin, default layernorm): ",
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
-                               "backend (runtime.backend): "}) {
+                               "backend (runtime.backend): ",
+                               "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, "
+                               "qk_norm NONE|RMSNORM|LAYERNORM, output_gate "
+                               "NONE|HEADWISE|ELEMENTWISE"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",

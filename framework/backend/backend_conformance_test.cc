@@ -449,7 +449,7 @@ TEST_P(BackendConformance, PositionTablesRotarySinusoidalAndAlibi) {
 // Fused attention at sizes that cross the tiles of a tiled kernel (64 query
 // rows, 128 keys): MHA, GQA and MQA; causal, key padding (a row with no
 // key at all), both; ALiBi slopes; decoding one query against a long cache;
-// dropout; value size different from the key size.
+// dropout; value size different from the key size; soft-cap and sinks.
 struct FusedCase {
   std::string name;
   FusedAttentionDesc d;
@@ -494,6 +494,16 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
   cases.push_back({"mqa batch 1 keys split across threads", d});
+  d = base(2, 4, 2, 140, 300, 16, 16);
+  d.mask = CausalMask(160);
+  d.mask.key_lengths = {0, 250};  // row 0 sees no key: only the sink
+  d.scale = 1.0f;                 // logits past the cap
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(6, RngPurpose::kDropout, 4);
+  cases.push_back({"gqa soft-cap after alibi, sinks, empty row, dropout", d});
   return cases;
 }
 

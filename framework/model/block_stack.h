@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "framework/attention/attention_extras.h"
 #include "framework/attention/kv_cache.h"
 #include "framework/backend/attention_mask.h"
 #include "framework/interfaces/attention_layout.h"
@@ -30,6 +31,9 @@ struct BlockFactory {
   std::function<std::unique_ptr<Ffn>()> make_ffn;
   std::function<std::unique_ptr<Normalization>()> make_norm;
   const NormPlacement* placement = nullptr;
+  // The attention options of each attention sublayer (attention_extras.h);
+  // empty when none is on, so such a model has no extra parameters.
+  std::function<std::unique_ptr<AttentionExtras>()> make_attention_extras;
 };
 
 // What one pass through a stack sees besides its input.
@@ -58,6 +62,7 @@ class TransformerBlock : public Module {
     AttentionLayout* attention = nullptr;
     AttentionScore* score = nullptr;
     nn::Dropout* dropout = nullptr;
+    AttentionExtras* extras = nullptr;  // nullptr = no attention option on
   };
   void AddAttention(const std::string& name, const BlockFactory& factory, float dropout,
                     Sublayer* out);

@@ -6,6 +6,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/status_macros.h"
+#include "framework/model/attention_options_spec.h"
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
@@ -91,6 +92,11 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   factory.make_ffn = [=] { return ffn.entry->create(*ffn.options, dims); };
   factory.make_norm = placement_args.make_norm;
   factory.placement = placement_instance.get();
+  const AttentionOptions attention_options = AttentionOptionsFromSpec(m.attention());
+  if (attention_options.any())
+    factory.make_attention_extras = [=] {
+      return std::make_unique<AttentionExtras>(attention_options, dims);
+    };
 
   auto position_instance = position.entry->create(*position.options, dims);
   std::unique_ptr<Model> model;

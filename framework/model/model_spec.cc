@@ -5,6 +5,7 @@
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/model/attention_options_spec.h"
 
 namespace tvlab {
 namespace {
@@ -108,6 +109,8 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
                         ") is shorter than the task's sequences (", task_length,
                         "); raise it or set 0"));
+
+  ValidateAttentionOptions(m.attention(), "model.attention", p);
 
   const bool dims_ok = m.d_model() > 0 && m.num_heads() > 0 && m.d_model() % m.num_heads() == 0 &&
                        m.num_layers() > 0;

@@ -124,12 +124,25 @@ void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n,
   DropoutFactors(*d.dropout_stream, d.dropout, first, n, keep, words);
 }
 
-// Biases and masks the score tile `s` (rows x cols, leading dim kKeyTile) of
-// queries [i0, i0 + rows) against keys [j0, j0 + cols) of (b, h). Returns
-// per row the number of visible keys in the tile (a prefix: causal and
-// key-padding masks both hide a suffix of the keys).
+// row[j] = c * tanh(row[j] / c) for j < n (the soft-cap); with `slope`,
+// also slope[j] = 1 - (row[j] / c)^2, the capped logit's derivative.
+void SoftCapRow(float* row, int64_t n, float c, float* slope) {
+  const float inverse = 1.0f / c;
+  for (int64_t j = 0; j < n; ++j) {
+    const float t = std::tanh(row[j] * inverse);
+    row[j] = c * t;
+    if (slope != nullptr) slope[j] = 1.0f - (row[j] * inverse) * (row[j] * inverse);
+  }
+}
+
+// Biases, soft-caps and masks the score tile `s` (rows x cols, leading dim
+// kKeyTile) of queries [i0, i0 + rows) against keys [j0, j0 + cols) of
+// (b, h). Returns per row the number of visible keys in the tile (a prefix:
+// causal and key-padding masks both hide a suffix of the keys). With
+// `cap_slope` (same layout as s), the soft-cap's derivative per visible key.
 void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, int64_t j0,
-                 int64_t rows, int64_t cols, float* s, int64_t* visible) {
+                 int64_t rows, int64_t cols, float* s, int64_t* visible,
+                 float* cap_slope = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * kKeyTile;
     const int64_t n = std::clamp<int64_t>(d.VisibleEnd(b, i0 + r) - j0, 0, cols);
@@ -137,12 +150,15 @@ void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, 
     if (!d.alibi_slopes.empty())
       SubtractDistanceBias(row, n, static_cast<float>(d.alibi_slopes[h]),
                            d.alibi_offset + i0 + r - j0);
+    if (d.logit_softcap > 0.0f)
+      SoftCapRow(row, n, d.logit_softcap, cap_slope ? cap_slope + r * kKeyTile : nullptr);
     std::fill(row + n, row + cols, kNegInf);
   }
 }
 
 struct Tiles {
-  std::vector<float> s, p, keep;  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout
+  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout, soft-cap slope
+  std::vector<float> s, p, keep, cap_slope;
   std::vector<float> m, l;        // running max and sum per query row
   std::vector<int64_t> visible;
   std::vector<uint32_t> words;
@@ -150,6 +166,7 @@ struct Tiles {
       : s(kQueryTile * kKeyTile),
         p(kQueryTile * kKeyTile),
         keep(kQueryTile * kKeyTile),
+        cap_slope(kQueryTile * kKeyTile),
         m(kQueryTile),
         l(kQueryTile),
         visible(kQueryTile) {}
@@ -167,8 +184,9 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
   const float* vg = v + kv * d.keys * hv;                    // (S, hv)
   float* o = out + row0 * hv;                                // (rows, hv)
   std::fill(o, o + rows * hv, 0.0f);
-  std::fill(t.m.begin(), t.m.end(), kNegInf);
-  std::fill(t.l.begin(), t.l.end(), 0.0f);
+  // The running max and sum start at the sink's entry (exp(sink - sink) = 1).
+  std::fill(t.m.begin(), t.m.end(), d.has_sink() ? d.sink_logits[h] : kNegInf);
+  std::fill(t.l.begin(), t.l.end(), d.has_sink() ? 1.0f : 0.0f);
   const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);  // the last row sees the most
   for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
     const int64_t cols = std::min(kKeyTile, key_end - j0);
@@ -200,7 +218,7 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
           hv);
   }
   for (int64_t r = 0; r < rows; ++r) {
-    if (t.l[r] == 0.0f) {  // no visible key: zero output
+    if (t.l[r] == 0.0f) {  // no visible key and no sink: zero output
       std::fill(o + r * hv, o + (r + 1) * hv, 0.0f);
       lse[row0 + r] = kNegInf;
       continue;
@@ -245,7 +263,8 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
         Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
               kKeyTile);
-        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
+        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data(),
+                    t.cap_slope.data());
         const bool dropped = d.dropout > 0.0f;
         for (int64_t r = 0; r < rows; ++r) {
           float* row = t.s.data() + r * kKeyTile;
@@ -271,6 +290,10 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
           LogitGradient(t.s.data() + r * kKeyTile,
                         dropped ? t.keep.data() + r * kKeyTile : nullptr,
                         t.p.data() + r * kKeyTile, cols, big_d[i0 + r], d.scale);
+        if (d.logit_softcap > 0.0f)  // ds of the uncapped logits: times the cap's slope
+          for (int64_t r = 0; r < rows; ++r)
+            MultiplyRows(t.p.data() + r * kKeyTile, t.cap_slope.data() + r * kKeyTile,
+                         std::min(cols, t.visible[r]));
         // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
         Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
               dqt, hs);
