@@ -68,6 +68,10 @@ void ListPlugins(std::ostream& out) {
   out << "fused attention (runtime.attention auto|fused|unfused): "
       << fusable("attention_score", kFusableScore) << "; " << fusable("position", kFusablePosition)
       << "; backends " << absl::StrJoin(backends, ", ") << "\n";
+  out << "attention window (model.attention.window, default 0 = full attention): W > 0 lets "
+         "each self-attention query see W keys (causal: itself and W - 1 before it); every "
+         "score, layout and position; fuses wherever the score and position do; the KV cache "
+         "holds at most W tokens\n";
   out << AttentionOptionsLine() << "\n";
 }
 

@@ -33,6 +33,7 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
                                "backend (runtime.backend): ",
+                               "attention window (model.attention.window, default 0 = full attention)",
                                "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, "
                                "qk_norm NONE|RMSNORM|LAYERNORM, output_gate "
                                "NONE|HEADWISE|ELEMENTWISE"}) {

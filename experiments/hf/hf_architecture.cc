@@ -54,7 +54,18 @@ void AppendCommonTail(std::vector<HfConfigKey>* config) {
   config->push_back(Fixed("use_cache", "true"));
 }
 
+// Neither exported architecture has a sliding window: a windowed model
+// would load there with full attention and compute something else.
+absl::Status RejectWindow(const ModelSpec& m) {
+  if (m.attention().window() <= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "model.attention.window (", m.attention().window(),
+      ") has no counterpart in Llama's or GPT-2's Hugging Face config; export a model trained "
+      "without a window"));
+}
+
 absl::Status ReadLlamaOptions(const ModelSpec& m, Values* v) {
+  TVLAB_RETURN_IF_ERROR(RejectWindow(m));
   TVLAB_ASSIGN_OR_RETURN(RopeOptions rope, Unpack<RopeOptions>(m.position().options(), "model.position.options"));
   TVLAB_ASSIGN_OR_RETURN(RmsNormOptions norm, Unpack<RmsNormOptions>(m.norm().options(), "model.norm.options"));
   v->rope_base = rope.base();
@@ -71,6 +82,7 @@ absl::Status ReadLlamaOptions(const ModelSpec& m, Values* v) {
 }
 
 absl::Status ReadGpt2Options(const ModelSpec& m, Values* v) {
+  TVLAB_RETURN_IF_ERROR(RejectWindow(m));
   TVLAB_ASSIGN_OR_RETURN(LayerNormOptions norm, Unpack<LayerNormOptions>(m.norm().options(), "model.norm.options"));
   TVLAB_ASSIGN_OR_RETURN(GeluFfnOptions gelu, Unpack<GeluFfnOptions>(m.ffn().options(), "model.ffn.options"));
   v->norm_eps = norm.eps();

@@ -171,6 +171,28 @@ Var QueryChunkedAttend(const Var& q, const Var& k, const Var& v, const Attention
   return Concat(parts, 2);  // (B, H, T, hs_v)
 }
 
+// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v) on
+// the path the policy, backend and plugins allow.
+Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+  const int64_t h = q.dim(1), t = q.dim(2), s = k.dim(2);
+  if (TakesFusedPath(c, h, t, s)) return FusedAttend(q, k, v, c);  // (B, H, T, hs_v)
+  if (TakesQueryChunkedPath(c, t, s)) return QueryChunkedAttend(q, k, v, c);  // (B, H, T, hs_v)
+  return UnfusedAttend(q, k, v, c, /*first_query=*/0, /*all_queries=*/t);  // (B, H, T, hs_v)
+}
+
+// A sliding window's cache dropped the keys before absolute position
+// `first_key` (kv_cache.h): key j of k and v sits at first_key + j. The mask
+// and the position bias, stated by the caller over positions from 0, are
+// restated over the held keys (every distance p - j stays the same).
+Var AttendOverHeldKeys(const Var& q, const Var& k, const Var& v, const AttentionContext& c,
+                       int64_t first_key) {
+  AttentionContext held = c;
+  held.mask.causal_offset -= first_key;
+  for (int64_t& length : held.mask.key_lengths) length = std::max<int64_t>(length - first_key, 0);
+  held.position_offset -= first_key;  // the bias's query position (rotation is done)
+  return AttendOverKeys(q, k, v, held);
+}
+
 }  // namespace
 
 void SetAttentionKernel(AttentionKernel kernel) { Policy() = kernel; }
@@ -227,26 +249,24 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
   const AttentionExtras* extras = c.extras;
   Var q = extras != nullptr ? extras->NormalizeQuery(q_in) : q_in;  // (B, H, T, hs)
   if (c.rotation) q = c.rotation->RotateQueryOrKey(q, c.position_offset);
+  const int64_t window = c.mask.window;
   Var k = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "k", /*token_dim=*/2, [&] {
     Var fresh = new_keys();  // (B, G, S_new, hs)
     if (extras != nullptr) fresh = extras->NormalizeKey(fresh);
     return c.rotation ? c.rotation->RotateQueryOrKey(fresh, c.position_offset) : fresh;
-  });  // (B, G, S, hs) over every key
+  }, window);  // (B, G, S, hs) over every key the cache holds
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,
-                         new_values);  // (B, G, S, hs_v)
+                         new_values, window);  // (B, G, S, hs_v)
   const int64_t h = q.dim(1), t = q.dim(2), g = k.dim(1);
   TVLAB_CHECK(g > 0 && h % g == 0) << g << " key/value heads for " << h << " query heads";
   TVLAB_CHECK(v.dim(1) == g && v.dim(2) == k.dim(2)) << "keys and values disagree";
 
   const int64_t s = k.dim(2);
-  Var out;  // (B, H, T, hs_v)
-  if (TakesFusedPath(c, h, t, s)) {
-    out = FusedAttend(q, k, v, c);
-  } else if (TakesQueryChunkedPath(c, t, s)) {
-    out = QueryChunkedAttend(q, k, v, c);
-  } else {
-    out = UnfusedAttend(q, k, v, c, /*first_query=*/0, /*all_queries=*/t);
-  }
+  // The sink, soft-cap and gate do not depend on key positions: the same
+  // over the keys a window's cache holds.
+  const Var out = !c.cross_attention && window > 0 && c.position_offset + t > s
+                      ? AttendOverHeldKeys(q, k, v, c, c.position_offset + t - s)
+                      : AttendOverKeys(q, k, v, c);  // (B, H, T, hs_v)
   return extras != nullptr ? extras->GateOutput(out, c.gate_input) : out;  // (B, H, T, hs_v)
 }
 

@@ -22,12 +22,16 @@ namespace tvlab {
 //   cache == nullptr:   compute()
 //   self-attention:     cached tokens ++ compute() of the new tokens
 //   cross-attention:    compute() on the first call, the stored state after
+// window > 0 (the self-attention mask's, attention_mask.h): the cache keeps
+// only the last `window` tokens (kv_cache.h), so the result's first key may
+// be a later position than 0.
 // REQUIRES (self-attention with a cache): position_offset equals the tokens
-// cached under `name` (the contract in kv_cache.h).
+// appended under `name` so far, KvCache::Seen (the contract in kv_cache.h).
 Var CachedKeyState(KvCache* cache, bool cross_attention, int64_t position_offset,
-                   const std::string& name, int token_dim, const std::function<Var()>& compute);
+                   const std::string& name, int token_dim, const std::function<Var()>& compute,
+                   int64_t window = 0);
 
-// CachedKeyState with the cache, kind and offset of `in`.
+// CachedKeyState with the cache, kind, offset and mask window of `in`.
 Var KeyState(const AttentionInput& in, const std::string& name, int token_dim,
              const std::function<Var()>& compute);
 

@@ -13,12 +13,26 @@ void KvCache::Claim(Use use) {
   use_ = use;
 }
 
-Var KvCache::Append(const std::string& name, const Var& fresh, int token_dim) {
+namespace {
+
+// Drops all but the last keep_last tokens of `value` (keep_last > 0),
+// counting them in `dropped`.
+void KeepLastTokens(int64_t keep_last, Tensor* value, int token_dim, int64_t* dropped) {
+  const int64_t held = value->dim(token_dim);
+  if (keep_last <= 0 || held <= keep_last) return;
+  *value = Slice(Var(*value), token_dim, held - keep_last, keep_last).value();  // a copy
+  *dropped += held - keep_last;
+}
+
+}  // namespace
+
+Var KvCache::Append(const std::string& name, const Var& fresh, int token_dim, int64_t keep_last) {
   Claim(Use::kSelf);
   if (token_dim < 0) token_dim += static_cast<int>(fresh.rank());
   auto it = entries_.find(name);
   if (it == entries_.end()) {
-    entries_[name] = Entry{fresh.value(), token_dim};
+    Entry& entry = entries_[name] = Entry{fresh.value(), token_dim};
+    KeepLastTokens(keep_last, &entry.value, token_dim, &entry.dropped);
     return fresh;
   }
   Entry& entry = it->second;
@@ -30,6 +44,7 @@ Var KvCache::Append(const std::string& name, const Var& fresh, int token_dim) {
         << ", new tokens are " << ShapeToString(fresh.shape());
   Var all = Concat({Var(entry.value), fresh}, token_dim);  // old tokens, then new
   entry.value = all.value();
+  KeepLastTokens(keep_last, &entry.value, token_dim, &entry.dropped);
   return all;
 }
 
@@ -48,6 +63,12 @@ int64_t KvCache::Length(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return 0;
   return it->second.value.dim(it->second.token_dim);
+}
+
+int64_t KvCache::Seen(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return 0;
+  return it->second.dropped + it->second.value.dim(it->second.token_dim);
 }
 
 int64_t KvCache::length() const {

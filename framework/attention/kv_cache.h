@@ -17,6 +17,14 @@
 //    (framework/backend/attention_mask.h). The first call is the prefill
 //    (T = prompt length), later calls decode (usually T = 1). The result
 //    equals running the whole sequence at once with a causal mask.
+//  - Sliding window (mask.window = W > 0, model.attention.window): after
+//    each call the cache keeps only the last W tokens of every entry, the
+//    only ones a later query can see, so it never holds more than W (a
+//    sliding buffer: KV bytes bounded by W, not by the tokens generated).
+//    Seen() counts every token appended, length() the tokens held; a call
+//    attends over the held and new tokens, key j at absolute position
+//    Seen() - length() + j, and Attend restates the caller's mask and
+//    position bias in those keys' indices (attend.h).
 //  - Cross-attention (memory defined). The first call computes the source's
 //    state from memory and stores it; later calls reuse it, so memory is
 //    projected once per source. memory must stay set on every call (it marks
@@ -49,7 +57,9 @@ class KvCache {
   // Self-attention: appends `fresh` (the new tokens' state, tokens along
   // `token_dim`, batch along dim 0) to entry `name` and returns the cached
   // and the fresh tokens together. The first append fixes the entry's shape.
-  Var Append(const std::string& name, const Var& fresh, int token_dim);
+  // keep_last > 0 then keeps only the entry's last keep_last tokens (a
+  // sliding window; the returned tokens are all of them).
+  Var Append(const std::string& name, const Var& fresh, int token_dim, int64_t keep_last = 0);
 
   // Cross-attention: entry `name` (source tokens along `token_dim`), made by
   // `compute` on the first call and returned as stored afterwards.
@@ -57,6 +67,8 @@ class KvCache {
 
   // Tokens held by entry `name` (0 if absent).
   int64_t Length(const std::string& name) const;
+  // Tokens ever appended to entry `name`: held plus dropped by a window.
+  int64_t Seen(const std::string& name) const;
   // Tokens held: generated so far (self) or source tokens (cross). Every
   // entry holds the same number after a complete call.
   int64_t length() const;
@@ -82,6 +94,7 @@ class KvCache {
   struct Entry {
     Tensor value;
     int token_dim = 0;
+    int64_t dropped = 0;  // tokens before the held ones (sliding window)
   };
   void Claim(Use use);
 

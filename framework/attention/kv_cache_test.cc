@@ -39,6 +39,26 @@ TEST(KvCache, AppendsNewTokensAfterTheCachedOnes) {
   EXPECT_EQ(cache.Names(), (std::vector<std::string>{"k", "v"}));
 }
 
+// A sliding window (keep_last = W): every call returns all held and new
+// tokens, then the entry keeps its last W; Seen counts every token.
+TEST(KvCache, AWindowKeepsOnlyTheLastTokens) {
+  KvCache cache;
+  EXPECT_EQ(cache.Append("k", Var(Tokens(0, 4)), 2, /*keep_last=*/3).value().ToVector(),
+            Tokens(0, 4).ToVector());  // a prefill longer than the window
+  EXPECT_EQ(cache.Get("k").ToVector(), Tokens(1, 3).ToVector());
+  EXPECT_EQ(cache.Length("k"), 3);
+  EXPECT_EQ(cache.Seen("k"), 4);
+  Var all = cache.Append("k", Var(Tokens(4, 1)), 2, 3);
+  EXPECT_EQ(all.value().ToVector(), Tokens(1, 4).ToVector());  // held, then new
+  EXPECT_EQ(cache.Get("k").ToVector(), Tokens(2, 3).ToVector());
+  EXPECT_EQ(cache.Seen("k"), 5);
+  EXPECT_EQ(cache.Bytes(4), 4 * (2 * 1 * 3 * 2));  // bounded by the window
+  cache.Append("k", Var(Tokens(5, 1)), 2);  // no window: keeps everything
+  EXPECT_EQ(cache.Length("k"), 4);
+  EXPECT_EQ(cache.Seen("k"), 6);
+  EXPECT_EQ(cache.Seen("v"), 0);
+}
+
 TEST(KvCache, GradientsReachOnlyTheNewTokens) {
   KvCache cache;
   cache.Append("k", Var(Tokens(0, 2)), 2);

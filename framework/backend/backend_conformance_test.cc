@@ -226,6 +226,38 @@ TEST_P(BackendConformance, AttentionMaskBiasCausalPaddingAndBoth) {
   for (int64_t i = 2 * t * s; i < 3 * t * s; ++i) EXPECT_EQ(p[i], -inf);  // row 2: no keys
 }
 
+TEST_P(BackendConformance, AttentionMaskBiasWindows) {
+  TVLAB_NEED(Kernel::kAttentionMaskBias);
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t t = 3, s = 5;
+  AttentionMask causal = CausalMask(/*offset=*/2);  // queries at 2, 3, 4
+  causal.window = 2;                                // each sees itself and one before
+  AttentionMask bidirectional = KeyPaddingMask({5, 4});
+  bidirectional.window = 2;  // |i - j| < 2, queries at 0, 1, 2
+  AttentionMask one = CausalMask(0);
+  one.window = 1;
+  for (const AttentionMask& mask : {causal, bidirectional, one}) {
+    const int64_t rows = mask.key_lengths.empty() ? 1 : mask.key_lengths.size();
+    std::vector<float> want(rows * t * s, 7.0f);  // (R, 1, T, S)
+    Dev got = D(want);
+    be_->AttentionMaskBias(mask, t, s, got.p());
+    ref_->AttentionMaskBias(mask, t, s, want.data());
+    EXPECT_EQ(got.host(), want);
+  }
+  // The reference against the definition (p - W < j <= p; |p - j| < W).
+  std::vector<float> c(t * s), b(2 * t * s), o(t * s);
+  ref_->AttentionMaskBias(causal, t, s, c.data());
+  EXPECT_EQ(c, std::vector<float>({-inf, 0, 0, -inf, -inf, -inf, -inf, 0, 0, -inf,
+                                   -inf, -inf, -inf, 0, 0}));
+  ref_->AttentionMaskBias(bidirectional, t, s, b.data());
+  EXPECT_EQ(std::vector<float>(b.begin() + t * s, b.end()),  // row 1: length 4
+            std::vector<float>({0, 0, -inf, -inf, -inf, 0, 0, 0, -inf, -inf,
+                                -inf, 0, 0, 0, -inf}));
+  ref_->AttentionMaskBias(one, t, s, o.data());
+  EXPECT_EQ(o, std::vector<float>({0, -inf, -inf, -inf, -inf, -inf, 0, -inf, -inf, -inf,
+                                   -inf, -inf, 0, -inf, -inf}));
+}
+
 TEST_P(BackendConformance, NormalizeLayerAndRms) {
   TVLAB_NEED(Kernel::kNormalize, Kernel::kNormalizeBackward);
   const int64_t rows = 5, cols = 16;
@@ -504,6 +536,49 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(6, RngPurpose::kDropout, 4);
   cases.push_back({"gqa soft-cap after alibi, sinks, empty row, dropout", d});
+  // Sliding windows: the tiled kernels skip key tiles before the band
+  // (W = 300 spans key tiles; W = 1 sees only the query itself; W >= T is
+  // plain causal; a cache offset and key padding; bidirectional).
+  d = base(1, 2, 2, 700, 700, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.window = 300;
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
+  cases.push_back({"causal window 300 across tiles, dropout", d});
+  d = base(1, 2, 1, 70, 70, 8, 8);
+  d.mask = CausalMask(0);
+  d.mask.window = 1;
+  cases.push_back({"window 1", d});
+  d = base(1, 2, 2, 70, 70, 8, 8);
+  d.mask = CausalMask(0);
+  d.mask.window = 500;
+  cases.push_back({"window past T", d});
+  d = base(2, 4, 2, 40, 600, 16, 8);
+  d.mask = CausalMask(560);  // a cache of 560 keys, 40 new queries
+  d.mask.window = 257;
+  d.mask.key_lengths = {600, 590};
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.alibi_offset = 560;
+  cases.push_back({"gqa window, cache offset, padding, alibi", d});
+  d = base(2, 2, 2, 300, 300, 8, 8);
+  d.mask = KeyPaddingMask({300, 200});
+  d.mask.window = 100;  // bidirectional: |i - j| < 100
+  cases.push_back({"bidirectional window, padding", d});
+  // A window with the attention options: the band's tiles, soft-cap and
+  // sink together; row 1's keys end before the band of its later queries
+  // (only the sink there), across key tiles, with dropout.
+  d = base(2, 4, 2, 140, 700, 16, 16);
+  d.mask = CausalMask(560);  // a cache of 560 keys, 140 new queries
+  d.mask.window = 300;
+  d.mask.key_lengths = {700, 350};  // row 1, positions past 649: no key
+  d.scale = 1.0f;  // logits past the cap
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.alibi_offset = 560;
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(8, RngPurpose::kDropout, 5);
+  cases.push_back({"gqa window with soft-cap and sinks, cache offset, padding, dropout", d});
   return cases;
 }
 

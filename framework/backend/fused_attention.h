@@ -78,11 +78,11 @@ struct FusedAttentionDesc {
     TVLAB_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == batch);
   }
   // Whether key j is visible to query i of batch row b.
-  bool Visible(int64_t b, int64_t i, int64_t j) const {
-    if (mask.causal && j > mask.causal_offset + i) return false;
-    if (!mask.key_lengths.empty() && j >= mask.key_lengths[b]) return false;
-    return true;
-  }
+  bool Visible(int64_t b, int64_t i, int64_t j) const { return mask.Visible(b, i, j, keys); }
+  // Keys [VisibleBegin(i), VisibleEnd(b, i)) may be visible to query i; none
+  // outside. Both ends never decrease with i (attention_mask.h).
+  int64_t VisibleBegin(int64_t i) const { return mask.VisibleBegin(i); }
+  int64_t VisibleEnd(int64_t b, int64_t i) const { return mask.VisibleEnd(b, i, keys); }
   // The soft-cap of a logit (unchanged when logit_softcap is 0), and the
   // derivative of the capped logit by the uncapped one, given the capped.
   float SoftCap(float logit) const {
@@ -94,13 +94,6 @@ struct FusedAttentionDesc {
     return 1.0f - t * t;
   }
   bool has_sink() const { return !sink_logits.empty(); }
-  // Keys [0, VisibleEnd(b, i)) may be visible to query i; none beyond.
-  int64_t VisibleEnd(int64_t b, int64_t i) const {
-    int64_t end = keys;
-    if (mask.causal) end = std::min(end, mask.causal_offset + i + 1);
-    if (!mask.key_lengths.empty()) end = std::min(end, mask.key_lengths[b]);
-    return std::max<int64_t>(end, 0);
-  }
 };
 
 }  // namespace tvlab

@@ -35,8 +35,9 @@ using AttentionProbe = std::function<void(const std::string& layer_path, const T
 struct AttentionInput {
   Var x;       // (B, T, C) the queries' sequence
   Var memory;  // (B, S, C) keys/values for cross-attention; undefined = self
-  // Which keys each query sees (causal, key padding), as a description
-  // (framework/backend/attention_mask.h); default = every key visible.
+  // Which keys each query sees (causal, key padding, a sliding window), as
+  // a description (framework/backend/attention_mask.h); default = every key
+  // visible.
   AttentionMask mask;
   int64_t position_offset = 0;  // position of x's first token
   const AttentionScore* score = nullptr;
@@ -44,8 +45,8 @@ struct AttentionInput {
   ForwardContext ctx;
   const AttentionProbe* probe = nullptr;
   // Incremental decoding state of this sublayer; nullptr = none. With a
-  // cache, x holds only the new tokens and position_offset must equal
-  // cache->length() for self-attention (see kv_cache.h).
+  // cache, x holds only the new tokens and position_offset must equal the
+  // tokens the cache has seen for self-attention (see kv_cache.h).
   KvCache* cache = nullptr;
   // The sublayer's attention options (QK-norm, soft-cap, sink, output gate),
   // applied by Attend; nullptr = none. Made by the block code, never by a

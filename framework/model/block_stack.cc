@@ -3,7 +3,8 @@
 namespace tvlab {
 
 TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
-                                   bool cross_attention) {
+                                   bool cross_attention)
+    : window_(factory.window) {
   AddAttention("attention", factory, dropout, &self_);
   if (cross_attention) AddAttention("cross_attention", factory, dropout, &cross_);
   ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
@@ -44,7 +45,9 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
 
 Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) const {
   KvCache* self_cache = in.self_caches ? &(*in.self_caches)[layer] : nullptr;
-  Var h = Attend(self_, x, in, Var(), in.self_mask, self_cache, in.position_offset);
+  AttentionMask self_mask = in.self_mask;  // the stack's mask, with this block's window
+  self_mask.window = window_;
+  Var h = Attend(self_, x, in, Var(), self_mask, self_cache, in.position_offset);
   if (cross_.attention != nullptr) {
     KvCache* cross_cache = in.cross_caches ? &(*in.cross_caches)[layer] : nullptr;
     h = Attend(cross_, h, in, in.memory, in.cross_mask, cross_cache, in.position_offset);
@@ -77,6 +80,15 @@ Var BlockStack::Forward(const Var& x, const StackInput& in) const {
 int64_t BlockStack::KvCacheBytesPerToken(int64_t bytes_per_element) const {
   int64_t total = 0;
   for (const TransformerBlock* block : blocks_) total += block->KvCacheBytesPerToken(bytes_per_element);
+  return total;
+}
+
+int64_t BlockStack::KvCacheBytesBound(int64_t bytes_per_element) const {
+  int64_t total = 0;
+  for (const TransformerBlock* block : blocks_) {
+    if (block->window() <= 0) return 0;  // this layer's cache grows with the sequence
+    total += block->window() * block->KvCacheBytesPerToken(bytes_per_element);
+  }
   return total;
 }
 

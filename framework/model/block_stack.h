@@ -31,6 +31,9 @@ struct BlockFactory {
   std::function<std::unique_ptr<Ffn>()> make_ffn;
   std::function<std::unique_ptr<Normalization>()> make_norm;
   const NormPlacement* placement = nullptr;
+  // model.attention.window: self-attention sees the `window` nearest keys
+  // (attention_mask.h); 0 = every key. Cross-attention is never windowed.
+  int64_t window = 0;
   // The attention options of each attention sublayer (attention_extras.h);
   // empty when none is on, so such a model has no extra parameters.
   std::function<std::unique_ptr<AttentionExtras>()> make_attention_extras;
@@ -55,6 +58,7 @@ class TransformerBlock : public Module {
   // x (B, T, C) -> (B, T, C); `layer` indexes the stack's caches.
   Var Forward(const Var& x, const StackInput& in, size_t layer) const;
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
+  int64_t window() const { return window_; }
 
  private:
   struct Sublayer {
@@ -71,6 +75,7 @@ class TransformerBlock : public Module {
 
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent
+  int64_t window_;  // of the self-attention mask (BlockFactory::window)
   ResidualWrapper* ffn_residual_;
   Ffn* ffn_;
   nn::Dropout* ffn_dropout_;
@@ -83,6 +88,8 @@ class BlockStack : public Module {
   Var Forward(const Var& x, const StackInput& in) const;
   int64_t num_layers() const { return static_cast<int64_t>(blocks_.size()); }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
+  // Model::KvCacheBytesBound of this stack's self-attention caches.
+  int64_t KvCacheBytesBound(int64_t bytes_per_element) const;
 
  private:
   std::vector<TransformerBlock*> blocks_;

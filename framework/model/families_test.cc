@@ -90,6 +90,61 @@ TEST_P(Families, IncrementalDecodingEqualsTheFullForward) {
   }
 }
 
+// model.attention.window: decoding through caches that keep only the last
+// W tokens equals the full windowed forward past T > W, for MHA and GQA with
+// rotary and ALiBi positions; no layer's cache ever holds more than W
+// tokens, and the model reports that bound.
+TEST_P(Families, WindowedIncrementalDecodingEqualsTheWindowedFullForward) {
+  const int64_t window = 2;
+  for (const char* layout : {"mha", "gqa"})
+    for (const char* position : {"rope", "alibi"}) {
+      Experiment spec = Spec(GetParam(), {std::string("model.position.plugin=") + position,
+                                          std::string("model.attention.layout=") + layout,
+                                          "model.attention.window=2"});
+      auto model = *BuildModel(spec, 14);
+      Batch batch = Pack({Examples()[0]});
+      ASSERT_GT(batch.length, 2 * window);
+      Tensor full = model->Forward(batch, {}).value();  // (1, T, V)
+      const int64_t v = full.dim(2);
+      NoGradGuard no_grad;
+      DecodeState state = model->BeginDecoding(batch, /*use_cache=*/true);
+      std::vector<int32_t> prefill(batch.inputs.begin(), batch.inputs.begin() + 3);
+      std::vector<Tensor> steps = {model->DecodeStep(&state, prefill, 3).value()};
+      for (int64_t t = 3; t < batch.length; ++t) {
+        steps.push_back(model->DecodeStep(&state, {batch.inputs[t]}, 1).value());
+        for (const KvCache& cache : state.self_caches) EXPECT_EQ(cache.length(), window);
+      }
+      int64_t t = 0;
+      for (const Tensor& s : steps)
+        for (int64_t i = 0; i < s.dim(1); ++i, ++t)
+          for (int64_t c = 0; c < v; ++c)
+            ASSERT_NEAR(s.data()[i * v + c], full.data()[t * v + c], 1e-5)
+                << layout << ", " << position << ", position " << t;
+      EXPECT_EQ(model->KvCacheBytesBound(4), window * model->KvCacheBytesPerToken(4));
+    }
+  // Without a window the cache grows with the sequence: no bound.
+  EXPECT_EQ((*BuildModel(Spec(GetParam()), 14))->KvCacheBytesBound(4), 0);
+}
+
+TEST_P(Families, WindowedCachedAndUncachedDecodingProduceTheSameTokens) {
+  Experiment spec = Spec(GetParam(), {"model.attention.window=2"});
+  auto model = NoEosModel(spec);
+  for (auto method : {DecodingSpec::GREEDY, DecodingSpec::BEAM}) {
+    DecodingSpec d;
+    d.set_method(method);
+    d.set_max_new_tokens(8);
+    for (const Example& e : Examples()) {
+      std::vector<int32_t> source, prefix;
+      PromptFor(spec.model().family(), e.source, &source, &prefix);
+      d.set_use_kv_cache(true);
+      auto cached = Generate(*model, source, prefix, d, spec.model().max_seq_len(), 3);
+      d.set_use_kv_cache(false);
+      auto recomputed = Generate(*model, source, prefix, d, spec.model().max_seq_len(), 3);
+      EXPECT_EQ(cached, recomputed) << DecodingSpec::Method_Name(method);
+    }
+  }
+}
+
 TEST_P(Families, CachedAndUncachedDecodingProduceTheSameTokens) {
   Experiment spec = Spec(GetParam());
   auto model = NoEosModel(spec);
@@ -197,6 +252,17 @@ TEST(FamilyValidation, TasksMustFitTheFamily) {
   ASSERT_FALSE(cls.ok());
   EXPECT_NE(cls.status().message().find("set model.pooling to MEAN or FIRST_TOKEN"), std::string::npos)
       << cls.status();
+}
+
+TEST(FamilyValidation, ANegativeWindowIsRejectedByName) {
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/window.pbtxt";
+  std::ofstream(path) << "model { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 }\n"
+                         "task { plugin: \"reverse\" }\ntrain { steps: 1 }\n";
+  ASSERT_TRUE(LoadExperiment(path, {"model.attention.window=4"}).ok());
+  auto bad = LoadExperiment(path, {"model.attention.window=-1"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("model.attention.window must be >= 0 (got -1)"),
+            std::string::npos) << bad.status();
 }
 
 }  // namespace

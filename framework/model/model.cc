@@ -92,6 +92,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   factory.make_ffn = [=] { return ffn.entry->create(*ffn.options, dims); };
   factory.make_norm = placement_args.make_norm;
   factory.placement = placement_instance.get();
+  factory.window = m.attention().window();
   const AttentionOptions attention_options = AttentionOptionsFromSpec(m.attention());
   if (attention_options.any())
     factory.make_attention_extras = [=] {

@@ -44,6 +44,14 @@ class Model : public Module {
                       const AttentionProbe* probe = nullptr) const = 0;
   // KV-cache bytes one generated token adds, over all layers.
   virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
+  // The most KV-cache bytes one sequence's decoding state ever holds, over
+  // all layers, when every self-attention layer has a window
+  // (model.attention.window: a cache keeps at most W tokens); 0 when the
+  // cache grows with the sequence (some layer sees every key).
+  virtual int64_t KvCacheBytesBound(int64_t bytes_per_element) const {
+    (void)bytes_per_element;
+    return 0;
+  }
 
   // Generation (decoder-only and encoder-decoder).
   virtual bool SupportsDecoding() const { return false; }

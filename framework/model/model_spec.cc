@@ -109,6 +109,9 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
                         ") is shorter than the task's sequences (", task_length,
                         "); raise it or set 0"));
+  if (m.attention().window() < 0)
+    p->Add(absl::StrCat("model.attention.window must be >= 0 (got ", m.attention().window(),
+                        "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
 
   ValidateAttentionOptions(m.attention(), "model.attention", p);
 

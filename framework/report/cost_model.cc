@@ -1,5 +1,7 @@
 #include "framework/report/cost_model.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
@@ -12,13 +14,31 @@ bool IsLookupParameter(const std::string& name) {
   return absl::StartsWith(name, "embedding.") || absl::StartsWith(name, "position.");
 }
 
+namespace {
+
+// Keys a query sees on average over T queries: (T + 1) / 2 causal, T
+// bidirectional; with a window W, causal min(p + 1, W) and bidirectional
+// the keys within W - 1 positions of p (attention_mask.h), averaged over p.
+double MeanKeysSeen(int64_t t, bool causal, int64_t window) {
+  if (window <= 0) return causal ? (t + 1) / 2.0 : static_cast<double>(t);
+  double total = 0;
+  for (int64_t p = 0; p < t; ++p) {
+    const int64_t first = std::max<int64_t>(p - window + 1, 0);
+    const int64_t end = causal ? p + 1 : std::min<int64_t>(p + window, t);
+    total += static_cast<double>(end - first);
+  }
+  return t > 0 ? total / static_cast<double>(t) : 0.0;
+}
+
+}  // namespace
+
 CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
   CostEstimate c;
   for (const auto& [name, count] : in.parameters) {
     c.parameters += count;
     (IsLookupParameter(name) ? c.lookup_parameters : c.dense_parameters) += count;
   }
-  const double keys_seen = in.causal ? (in.seq_len + 1) / 2.0 : static_cast<double>(in.seq_len);
+  const double keys_seen = MeanKeysSeen(in.seq_len, in.causal, in.window);
   c.dense_flops_per_token = 6.0 * static_cast<double>(c.dense_parameters);
   c.attention_flops_per_token =
       12.0 * static_cast<double>(in.num_layers) * keys_seen * static_cast<double>(in.attention_width);
@@ -47,6 +67,7 @@ absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const 
   in.seq_len = task.max_length();  // what trains, not the (possibly longer) model limit
   in.attention_width = dims.num_heads * dims.head_dim;
   in.causal = dims.causal;
+  in.window = resolved.model().attention().window();
   in.kv_cache_bytes_per_token = model->KvCacheBytesPerToken(sizeof(float));
   return EstimateTrainingCost(in);
 }

@@ -41,6 +41,7 @@ struct CostModelInputs {
   int64_t seq_len = 0;          // T
   int64_t attention_width = 0;  // d_attn = query heads * head_dim
   bool causal = false;
+  int64_t window = 0;  // model.attention.window: keys each query sees, 0 = all
   int64_t kv_cache_bytes_per_token = 0;
 };
 

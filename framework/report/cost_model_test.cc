@@ -30,6 +30,22 @@ TEST(CostModel, SixFlopsPerDenseParameterPlusAttention) {
   EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token, 12.0 * 2 * 4.5 * 16);
 }
 
+// A window W: causal query p sees min(p + 1, W) keys, a bidirectional one
+// the keys within W - 1 positions (T 4, W 2: 1, 2, 2, 2 and 2, 3, 3, 2).
+TEST(CostModel, AWindowCountsOnlyTheKeysInsideIt) {
+  CostModelInputs in;
+  in.num_layers = 1;
+  in.seq_len = 4;
+  in.attention_width = 1;
+  in.window = 2;
+  in.causal = true;
+  EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token, 12.0 * 7 / 4);
+  in.causal = false;
+  EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token, 12.0 * 10 / 4);
+  in.window = 8;  // wider than T: every key, as without a window
+  EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token, 12.0 * 4);
+}
+
 TEST(CostModel, LookupTablesAreTokenAndPositionTables) {
   EXPECT_TRUE(IsLookupParameter("embedding.weight"));
   EXPECT_TRUE(IsLookupParameter("position.weight"));

@@ -20,6 +20,8 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
   metrics->set_parameters(model.NumParameters());
   metrics->set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
   metrics->set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
+  if (const int64_t bound = model.KvCacheBytesBound(sizeof(float)); bound > 0)
+    metrics->set_kv_cache_bytes_bound(static_cast<double>(bound));
   metrics->set_backend(runtime.backend());
   metrics->set_threads(runtime.threads());
   metrics->set_precision(runtime.precision());

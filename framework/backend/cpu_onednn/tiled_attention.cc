@@ -135,24 +135,33 @@ void SoftCapRow(float* row, int64_t n, float c, float* slope) {
   }
 }
 
+// The visible keys of one row of a tile: columns [first, first + count).
+struct VisibleSpan {
+  int64_t first = 0, count = 0;
+};
+
 // Biases, soft-caps and masks the score tile `s` (rows x cols, leading dim
 // kKeyTile) of queries [i0, i0 + rows) against keys [j0, j0 + cols) of
-// (b, h). Returns per row the number of visible keys in the tile (a prefix:
-// causal and key-padding masks both hide a suffix of the keys). With
-// `cap_slope` (same layout as s), the soft-cap's derivative per visible key.
+// (b, h). Returns per row the span of visible keys in the tile (one
+// interval: the causal and key-padding masks hide a suffix of the keys, a
+// window also a prefix). With `cap_slope` (same layout as s), the soft-cap's
+// derivative per visible key.
 void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, int64_t j0,
-                 int64_t rows, int64_t cols, float* s, int64_t* visible,
+                 int64_t rows, int64_t cols, float* s, VisibleSpan* visible,
                  float* cap_slope = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * kKeyTile;
-    const int64_t n = std::clamp<int64_t>(d.VisibleEnd(b, i0 + r) - j0, 0, cols);
-    visible[r] = n;
+    const int64_t first = std::clamp<int64_t>(d.VisibleBegin(i0 + r) - j0, 0, cols);
+    const int64_t end = std::clamp<int64_t>(d.VisibleEnd(b, i0 + r) - j0, first, cols);
+    visible[r] = {first, end - first};
     if (!d.alibi_slopes.empty())
-      SubtractDistanceBias(row, n, static_cast<float>(d.alibi_slopes[h]),
-                           d.alibi_offset + i0 + r - j0);
+      SubtractDistanceBias(row + first, end - first, static_cast<float>(d.alibi_slopes[h]),
+                           d.alibi_offset + i0 + r - j0 - first);
     if (d.logit_softcap > 0.0f)
-      SoftCapRow(row, n, d.logit_softcap, cap_slope ? cap_slope + r * kKeyTile : nullptr);
-    std::fill(row + n, row + cols, kNegInf);
+      SoftCapRow(row + first, end - first, d.logit_softcap,
+                 cap_slope ? cap_slope + r * kKeyTile + first : nullptr);
+    std::fill(row, row + first, kNegInf);
+    std::fill(row + end, row + cols, kNegInf);
   }
 }
 
@@ -160,7 +169,7 @@ struct Tiles {
   // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout, soft-cap slope
   std::vector<float> s, p, keep, cap_slope;
   std::vector<float> m, l;        // running max and sum per query row
-  std::vector<int64_t> visible;
+  std::vector<VisibleSpan> visible;
   std::vector<uint32_t> words;
   Tiles()
       : s(kQueryTile * kKeyTile),
@@ -187,8 +196,11 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
   // The running max and sum start at the sink's entry (exp(sink - sink) = 1).
   std::fill(t.m.begin(), t.m.end(), d.has_sink() ? d.sink_logits[h] : kNegInf);
   std::fill(t.l.begin(), t.l.end(), d.has_sink() ? 1.0f : 0.0f);
-  const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);  // the last row sees the most
-  for (int64_t j0 = 0; j0 < key_end; j0 += kKeyTile) {
+  // The first row sees the earliest key, the last row the latest: the key
+  // tiles outside (a window's band: O(T * W) work) are skipped.
+  const int64_t key_begin = d.VisibleBegin(i0);
+  const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);
+  for (int64_t j0 = key_begin; j0 < key_end; j0 += kKeyTile) {
     const int64_t cols = std::min(kKeyTile, key_end - j0);
     // s (rows, cols) = scale * q_tile @ k_tile^T
     Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
@@ -196,21 +208,23 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
     BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
     for (int64_t r = 0; r < rows; ++r) {
       float* row = t.s.data() + r * kKeyTile;
-      const int64_t n = t.visible[r];
+      const int64_t first = t.visible[r].first, n = t.visible[r].count;
       if (n == 0) {
         std::fill(row, row + cols, 0.0f);
         continue;
       }
-      const float m_new = std::max(t.m[r], RowMax(row, n));
+      float* span = row + first;  // the visible keys [j0 + first, j0 + first + n)
+      const float m_new = std::max(t.m[r], RowMax(span, n));
       const float correction = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - m_new);
-      const float sum = ExpShiftedSum(row, n, m_new);  // row[:n] = exp(s - m_new)
-      std::fill(row + n, row + cols, 0.0f);
+      const float sum = ExpShiftedSum(span, n, m_new);  // span[:n] = exp(s - m_new)
+      std::fill(row, span, 0.0f);
+      std::fill(span + n, row + cols, 0.0f);
       t.l[r] = t.l[r] * correction + sum;
       t.m[r] = m_new;
       if (correction != 1.0f) ScaleRow(o + r * hv, hv, correction);
       if (d.dropout > 0.0f) {
-        KeepFactors(d, (row0 + r) * d.keys + j0, n, t.words, t.keep.data());
-        MultiplyRows(row, t.keep.data(), n);
+        KeepFactors(d, (row0 + r) * d.keys + j0 + first, n, t.words, t.keep.data());
+        MultiplyRows(span, t.keep.data(), n);
       }
     }
     // o (rows, hv) += p (rows, cols) @ v_tile (cols, hv)
@@ -257,8 +271,9 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
       const float* qt = q + row0 * hs;      // (rows, hs)
       const float* dot = dout + row0 * hv;  // (rows, hv)
       float* dqt = dq_out + row0 * hs;      // (rows, hs)
+      const int64_t visible_begin = std::max(key_begin, d.VisibleBegin(i0));  // a window's band
       const int64_t visible_end = std::min(key_end, d.VisibleEnd(b, i0 + rows - 1));
-      for (int64_t j0 = key_begin; j0 < visible_end; j0 += kKeyTile) {
+      for (int64_t j0 = visible_begin; j0 < visible_end; j0 += kKeyTile) {
         const int64_t cols = std::min(kKeyTile, visible_end - j0);
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
         Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
@@ -268,15 +283,17 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
         const bool dropped = d.dropout > 0.0f;
         for (int64_t r = 0; r < rows; ++r) {
           float* row = t.s.data() + r * kKeyTile;
-          const int64_t n = lse[row0 + r] == kNegInf ? 0 : t.visible[r];
-          if (n > 0) ExpShiftedSum(row, n, lse[row0 + r]);
-          std::fill(row + n, row + cols, 0.0f);
+          const int64_t first = t.visible[r].first;
+          const int64_t n = lse[row0 + r] == kNegInf ? 0 : t.visible[r].count;
+          if (n > 0) ExpShiftedSum(row + first, n, lse[row0 + r]);
+          std::fill(row, row + first, 0.0f);
+          std::fill(row + first + n, row + cols, 0.0f);
           if (dropped) {  // t.p = p * keep: the weights the forward used
             float* pd = t.p.data() + r * kKeyTile;
             float* keep = t.keep.data() + r * kKeyTile;
             std::copy(row, row + cols, pd);
             std::fill(keep, keep + cols, 0.0f);
-            if (n > 0) KeepFactors(d, (row0 + r) * d.keys + j0, n, t.words, keep);
+            if (n > 0) KeepFactors(d, (row0 + r) * d.keys + j0 + first, n, t.words, keep + first);
             MultiplyRows(pd, keep, cols);
           }
         }
@@ -291,9 +308,10 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
                         dropped ? t.keep.data() + r * kKeyTile : nullptr,
                         t.p.data() + r * kKeyTile, cols, big_d[i0 + r], d.scale);
         if (d.logit_softcap > 0.0f)  // ds of the uncapped logits: times the cap's slope
-          for (int64_t r = 0; r < rows; ++r)
-            MultiplyRows(t.p.data() + r * kKeyTile, t.cap_slope.data() + r * kKeyTile,
-                         std::min(cols, t.visible[r]));
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t first = r * kKeyTile + t.visible[r].first;  // ds is 0 outside
+            MultiplyRows(t.p.data() + first, t.cap_slope.data() + first, t.visible[r].count);
+          }
         // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
         Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
               dqt, hs);

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kThreads)
 __device__ __forceinline__ float WeightGradient(const FusedAttentionParams& p, float dot, float dw,
                                                 int64_t h, int64_t i, int64_t j, int64_t row,
                                                 int64_t row_end, float row_lse, float row_d) {
-  if (j >= row_end) return 0.0f;
+  if (!Visible(p, i, j, row_end)) return 0.0f;
   const float logit = Logit(p, dot, h, i, j);
   const float prob = expf(logit - row_lse);
   return prob * (Keep(p, row, j) * dw - row_d) * p.scale * SoftCapSlope(p, logit);
@@ -74,6 +74,7 @@ __global__ void __launch_bounds__(kThreads)
 
   StageRows(q + bh * T * hs, i0, T, kRowsPerBlock, hs, sQ, hs);
   StageRows(dout + bh * T * hv, i0, T, kRowsPerBlock, hv, sdO, hv);
+  const int64_t block_begin = VisibleBegin(p, i0);
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
 
   // Per owned row: visible end (0 for a row that saw no key: lse = -inf, no
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int x = 0; x < kDimsPerLane; ++x) acc[r][x] = 0.0f;
   }
 
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
+  for (int64_t j0 = block_begin; j0 < block_end; j0 += kTile) {
     __syncthreads();
     StageRows(kbg, j0, S, kTile, hs, sK, hs + 1);
     StageRows(vbg, j0, S, kTile, hv, sV, hv + 1);
@@ -175,7 +176,7 @@ __device__ __forceinline__ void KeyValueTile(const FusedAttentionParams& p, int6
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t j = j0 + warp * kRowsPerWarp + r;
     weight[r] = ds[r] = 0.0f;
-    if (j < row_end) {  // also i < T (row_end is 0 past T: lse -inf)
+    if (Visible(p, i, j, row_end)) {  // also i < T (row_end is 0 past T: lse -inf)
       const float logit = Logit(p, dot[r], h, i, j);
       const float prob = expf(logit - row_lse);
       const float keep = Keep(p, row, j);
@@ -230,15 +231,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int x = 0; x < kDimsPerLane; ++x) dk_acc[r][x] = dv_acc[r][x] = 0.0f;
 
-  // Queries before q_begin see none of the owned keys (causal: query i sees
-  // key j iff i >= j - causal_offset); with key lengths, keys past the
-  // row's length are seen by no query at all.
-  int64_t q_begin = p.causal ? Max64(0, j0 - p.causal_offset) : 0;
-  if (p.key_lengths != nullptr && j0 >= p.key_lengths[b]) q_begin = T;
+  // Queries outside [q_begin, q_end) see none of the owned keys (QueryRange).
+  int64_t q_begin = 0, q_end = T;
+  QueryRange(p, b, j0, j0 + kRowsPerBlock - 1, &q_begin, &q_end);
 
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
     const int64_t bh = b * p.heads + h;
-    for (int64_t i0 = q_begin; i0 < T; i0 += kTile) {
+    for (int64_t i0 = q_begin; i0 < q_end; i0 += kTile) {
       __syncthreads();
       StageRows(q + bh * T * hs, i0, T, kTile, hs, sQ, hs + 1);
       StageRows(dout + bh * T * hv, i0, T, kTile, hv, sdO, hv + 1);

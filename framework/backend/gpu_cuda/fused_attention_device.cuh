@@ -88,14 +88,42 @@ __device__ __forceinline__ float WarpSum(float x) {
   return x;
 }
 
-// Keys [0, VisibleEnd) may be visible to query i of batch row b; none
-// beyond (FusedAttentionDesc::VisibleEnd). Non-decreasing in i.
+// Keys [VisibleBegin, VisibleEnd) may be visible to query i of batch row b;
+// none outside (FusedAttentionDesc's, attention_mask.h). Both non-decreasing
+// in i; VisibleBegin is 0 without a window.
+__device__ __forceinline__ int64_t VisibleBegin(const FusedAttentionParams& p, int64_t i) {
+  return p.window > 0 ? Max64(p.causal_offset + i - p.window + 1, 0) : 0;
+}
 __device__ __forceinline__ int64_t VisibleEnd(const FusedAttentionParams& p, int64_t b,
                                               int64_t i) {
   int64_t end = p.keys;
   if (p.causal) end = Min64(end, p.causal_offset + i + 1);
+  if (p.window > 0 && !p.causal) end = Min64(end, p.causal_offset + i + p.window);
   if (p.key_lengths != nullptr) end = Min64(end, p.key_lengths[b]);
   return Max64(end, 0);
+}
+// Whether key j, below the row's VisibleEnd `row_end`, is inside its window.
+__device__ __forceinline__ bool Visible(const FusedAttentionParams& p, int64_t i, int64_t j,
+                                        int64_t row_end) {
+  return j < row_end && j >= VisibleBegin(p, i);
+}
+// Queries [begin, end) may see some key of [j_first, j_last]; the dK/dV
+// kernels sweep only those (causal: none before j_first - causal_offset;
+// a window: none past j_last + W - 1 - causal_offset, and bidirectionally
+// none before j_first - W + 1 - causal_offset; key padding past the row's
+// length: none at all).
+__device__ __forceinline__ void QueryRange(const FusedAttentionParams& p, int64_t b,
+                                           int64_t j_first, int64_t j_last, int64_t* begin,
+                                           int64_t* end) {
+  int64_t first = p.causal ? Max64(0, j_first - p.causal_offset) : 0;
+  int64_t last_end = p.queries;
+  if (p.window > 0) {
+    if (!p.causal) first = Max64(first, j_first - p.window + 1 - p.causal_offset);
+    last_end = Min64(last_end, j_last + p.window - p.causal_offset);
+  }
+  if (p.key_lengths != nullptr && j_first >= p.key_lengths[b]) first = p.queries;
+  *begin = first;
+  *end = Max64(last_end, 0);
 }
 
 // The logit of (h, i, j) from the dot product q_i . k_j (j visible).

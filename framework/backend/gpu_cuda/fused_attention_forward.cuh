@@ -49,7 +49,7 @@ __device__ __forceinline__ void OnlineSoftmaxStep(const FusedAttentionParams& p,
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t i = first_row + r;
-    const float s = j < rows.end[r] ? Logit(p, dot[r], h, i, j) : -INFINITY;
+    const float s = Visible(p, i, j, rows.end[r]) ? Logit(p, dot[r], h, i, j) : -INFINITY;
     const float m_new = fmaxf(rows.m[r], WarpMax(s));
     float alpha = 1.0f, e = 0.0f;
     if (m_new != -INFINITY) {  // else nothing visible yet: nothing to add
@@ -116,14 +116,16 @@ __global__ void __launch_bounds__(kThreads)
   const float* vbg = v + (b * p.kv_heads + g) * S * hv;  // (S, hs_v) of (b, g)
 
   StageRows(q + bh * T * hs, i0, T, kRowsPerBlock, hs, sQ, hs);
-  // Keys at or past the last row's VisibleEnd are hidden from every row of
-  // the block (causal: the tiles above the diagonal are skipped).
+  // Keys outside [first row's VisibleBegin, last row's VisibleEnd) are hidden
+  // from every row of the block (causal: the tiles above the diagonal are
+  // skipped; a window: the tiles before its band too).
+  const int64_t block_begin = VisibleBegin(p, i0);
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
   const int64_t first_row = i0 + warp * kRowsPerWarp;
   ForwardRows<kDimsPerLane> rows;
   StartRows(p, b, h, first_row, rows);
 
-  for (int64_t j0 = 0; j0 < block_end; j0 += kTile) {
+  for (int64_t j0 = block_begin; j0 < block_end; j0 += kTile) {
     __syncthreads();  // the previous tile is consumed
     StageRows(kbg, j0, S, kTile, hs, sK, hs + 1);
     StageRows(vbg, j0, S, kTile, hv, sV, hv);

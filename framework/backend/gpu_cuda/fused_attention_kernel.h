@@ -25,9 +25,11 @@ struct FusedAttentionParams {
   int64_t head_dim = 0, value_dim = 0;         // hs, hs_v
   float scale = 1.0f;
   // The mask (attention_mask.h): query i sees key j iff
-  //   (!causal || j <= causal_offset + i) && (!key_lengths || j < key_lengths[b]).
+  //   (!causal || j <= causal_offset + i) && (!key_lengths || j < key_lengths[b])
+  //   && (window == 0 || |causal_offset + i - j| < window).
   bool causal = false;
   int64_t causal_offset = 0;
+  int64_t window = 0;
   const int32_t* key_lengths = nullptr;  // (B) on the device, or null
   // ALiBi: logit -= float(alibi_slopes[h] * |alibi_offset + i - j|), in double
   // as the reference backend does.

@@ -134,9 +134,12 @@ using fused::Keep;
 using fused::Logit;
 using fused::Max64;
 using fused::Min64;
+using fused::QueryRange;
 using fused::SoftCapSlope;
 using fused::StartMax;
 using fused::StartSum;
+using fused::Visible;
+using fused::VisibleBegin;
 using fused::VisibleEnd;
 
 using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major>;

@@ -54,6 +54,7 @@ __global__ void __launch_bounds__(kThreads)
 
   StageBf16(q + bh * T * hs, i0, T, kBlockRows, hs, hsp, sQ, L.qk_pitch);
   StageBf16(dout + bh * T * hv, i0, T, kBlockRows, hv, hvp, sdO, L.v_pitch);
+  const int64_t block_begin = VisibleBegin(p, i0);  // a window's band starts here
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kBlockRows, T) - 1);
 
   const int r = lane / 2, half = lane % 2;
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int n = 0; n < kDim / 16; ++n) wmma::fill_fragment(acc[n], 0.0f);
 
-  for (int64_t j0 = 0; j0 < block_end; j0 += kCols) {
+  for (int64_t j0 = block_begin; j0 < block_end; j0 += kCols) {
     __syncthreads();
     StageBf16(kbg, j0, S, kCols, hs, hsp, sK, L.qk_pitch);
     StageBf16(vbg, j0, S, kCols, hv, hvp, sV, L.v_pitch);
@@ -80,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = half * 32; c < half * 32 + 32; ++c) {
       const int64_t j = j0 + c;
       float ds = 0.0f;
-      if (j < row_end) {
+      if (Visible(p, i, j, row_end)) {
         const float logit = Logit(p, sS[r * L.s_pitch + c], h, i, j);
         const float prob = expf(logit - row_lse);
         ds = prob * (Keep(p, bh * T + i, j) * sdP[r * L.s_pitch + c] - row_d) * p.scale *
@@ -114,7 +115,7 @@ __device__ __forceinline__ void KeyValueWeightsHalfRow(const FusedAttentionParam
   for (int c = half * 32; c < half * 32 + 32; ++c) {
     const int64_t ii = i0 + c;  // the query of column c
     float w = 0.0f, ds = 0.0f;
-    if (sLse[c] != -INFINITY && j < VisibleEnd(p, b, ii)) {
+    if (sLse[c] != -INFINITY && Visible(p, ii, j, VisibleEnd(p, b, ii))) {
       const float logit = Logit(p, srow[c], h, ii, j);
       const float prob = expf(logit - sLse[c]);
       const float keep = Keep(p, first_row + ii, j);
@@ -176,16 +177,16 @@ __global__ void __launch_bounds__(kThreads)
     wmma::fill_fragment(dv_acc[n], 0.0f);
   }
 
-  // As in the fp32 kernel: queries before q_begin see none of the owned
-  // keys; keys past the row's length are seen by no query.
-  int64_t q_begin = p.causal ? Max64(0, j0 - p.causal_offset) : 0;
-  if (p.key_lengths != nullptr && j0 >= p.key_lengths[b]) q_begin = T;
+  // As in the fp32 kernel: queries outside [q_begin, q_end) see none of the
+  // owned keys (QueryRange).
+  int64_t q_begin = 0, q_end = T;
+  QueryRange(p, b, j0, j0 + kBlockRows - 1, &q_begin, &q_end);
 
   const int r = lane / 2, half = lane % 2;
   const int64_t j = j0 + warp * kRows + r;  // this lane's key
   for (int64_t h = g * group; h < (g + 1) * group; ++h) {
     const int64_t bh = b * p.heads + h;
-    for (int64_t i0 = q_begin; i0 < T; i0 += kCols) {
+    for (int64_t i0 = q_begin; i0 < q_end; i0 += kCols) {
       __syncthreads();
       StageBf16(q + bh * T * hs, i0, T, kCols, hs, hsp, sQ, L.qk_pitch);
       StageBf16(dout + bh * T * hv, i0, T, kCols, hv, hvp, sdO, L.v_pitch);

@@ -26,7 +26,7 @@ __device__ __forceinline__ float SoftmaxTileHalfRow(const FusedAttentionParams& 
   float tile_max = -INFINITY;
   for (int c = half * 32; c < half * 32 + 32; ++c) {
     const int64_t j = j0 + c;
-    const float s = j < row_end ? Logit(p, srow[c], h, i, j) : -INFINITY;
+    const float s = Visible(p, i, j, row_end) ? Logit(p, srow[c], h, i, j) : -INFINITY;
     srow[c] = s;
     tile_max = fmaxf(tile_max, s);
   }
@@ -105,6 +105,7 @@ __global__ void __launch_bounds__(kThreads)
   StageBf16(q + bh * T * hs, i0, T, kBlockRows, hs, hsp, sQ, L.qk_pitch);
   for (int e = lane; e < kRows * hvp; e += 32) sO[(e / hvp) * L.o_pitch + e % hvp] = 0.0f;
   __syncwarp();  // the rows are zero before any lane rescales or reads them
+  const int64_t block_begin = VisibleBegin(p, i0);  // a window's band starts here
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kBlockRows, T) - 1);
 
   // This lane's row r and column half; its row's running max m and sum l
@@ -114,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t row_end = i < T ? VisibleEnd(p, b, i) : 0;
   float m = StartMax(p, h), l = StartSum(p);  // the sink's entry, or nothing seen
 
-  for (int64_t j0 = 0; j0 < block_end; j0 += kCols) {
+  for (int64_t j0 = block_begin; j0 < block_end; j0 += kCols) {
     __syncthreads();  // the previous tiles are consumed
     StageBf16(kbg, j0, S, kCols, hs, hsp, sK, L.qk_pitch);
     StageBf16(vbg, j0, S, kCols, hv, hvp, sV, L.v_pitch);

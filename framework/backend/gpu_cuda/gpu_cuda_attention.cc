@@ -32,6 +32,7 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   p.scale = d.scale;
   p.causal = d.mask.causal;
   p.causal_offset = d.mask.causal_offset;
+  p.window = d.mask.window;
   p.alibi_offset = d.alibi_offset;
   p.logit_softcap = d.logit_softcap;
   p.bf16 = d.precision == Precision::kBf16;  // the tensor-core kernels where they fit

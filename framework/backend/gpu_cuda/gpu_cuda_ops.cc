@@ -193,7 +193,7 @@ void GpuCudaBackend::AttentionMaskBias(const AttentionMask& mask, int64_t t, int
                                        float* out) {
   const bool padded = !mask.key_lengths.empty();
   const int64_t rows = padded ? static_cast<int64_t>(mask.key_lengths.size()) : 1;
-  CheckLaunch(LaunchAttentionMaskBias(mask.causal, mask.causal_offset,
+  CheckLaunch(LaunchAttentionMaskBias(mask.causal, mask.causal_offset, mask.window,
                                       padded ? mask.key_lengths.data() : nullptr, rows, t, s,
                                       out),
               "AttentionMaskBias");

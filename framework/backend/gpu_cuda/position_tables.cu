@@ -26,14 +26,17 @@ struct Slopes {
 };
 
 // out points at the chunk's first row; padded = false: every key is real.
-__global__ void MaskBiasKernel(bool causal, int64_t causal_offset, KeyLengths lengths,
-                               bool padded, int64_t rows, int64_t t, int64_t s, float* out) {
+__global__ void MaskBiasKernel(bool causal, int64_t causal_offset, int64_t window,
+                               KeyLengths lengths, bool padded, int64_t rows, int64_t t,
+                               int64_t s, float* out) {
   const int64_t n = rows * t * s;
   for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
     const int64_t j = idx % s, i = (idx / s) % t, r = idx / (s * t);
     const bool future = causal && j > causal_offset + i;
     const bool padding = padded && j >= lengths.value[r];
-    out[idx] = future || padding ? -INFINITY : 0.0f;
+    const int64_t distance = causal_offset + i - j;  // query position minus key position
+    const bool outside = window > 0 && (distance >= window || -distance >= window);
+    out[idx] = future || padding || outside ? -INFINITY : 0.0f;
   }
 }
 
@@ -74,8 +77,9 @@ __global__ void AlibiKernel(Slopes slopes, int64_t heads, int64_t q_offset, int6
 
 }  // namespace
 
-int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* key_lengths,
-                            int64_t rows, int64_t t, int64_t s, float* out) {
+int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, int64_t window,
+                            const int64_t* key_lengths, int64_t rows, int64_t t, int64_t s,
+                            float* out) {
   if (t <= 0 || s <= 0) return 0;
   for (int64_t first = 0; first < rows; first += kChunk) {
     const int64_t count = rows - first < kChunk ? rows - first : kChunk;
@@ -83,7 +87,8 @@ int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* k
     if (key_lengths)
       for (int64_t r = 0; r < count; ++r) lengths.value[r] = key_lengths[first + r];
     TVLAB_LAUNCH(GridFor(count * t * s), kThreads, 0, 0, MaskBiasKernel)(
-        causal, causal_offset, lengths, key_lengths != nullptr, count, t, s, out + first * t * s);
+        causal, causal_offset, window, lengths, key_lengths != nullptr, count, t, s,
+        out + first * t * s);
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
   }
   return 0;

@@ -13,9 +13,11 @@
 namespace tvlab {
 
 // out (R, 1, T, S): 0 where key j is visible to query i of row r, else -inf.
-// key_lengths: R host values, or null with R = 1 (no padding).
-int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, const int64_t* key_lengths,
-                            int64_t rows, int64_t t, int64_t s, float* out);
+// key_lengths: R host values, or null with R = 1 (no padding); window > 0
+// hides keys W or more positions from the query (AttentionMask's window).
+int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, int64_t window,
+                            const int64_t* key_lengths, int64_t rows, int64_t t, int64_t s,
+                            float* out);
 // cos, sin (T, D/2) of (offset + p) * base^(-2i / D).
 int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
                        float* sin);

@@ -14,15 +14,10 @@ void ReferenceBackend::AttentionMaskBias(const AttentionMask& mask, int64_t t, i
                                          float* out) {
   const float inf = std::numeric_limits<float>::infinity();
   const int64_t rows = mask.key_lengths.empty() ? 1 : static_cast<int64_t>(mask.key_lengths.size());
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t visible_keys = mask.key_lengths.empty() ? s : mask.key_lengths[r];
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < t; ++i)
-      for (int64_t j = 0; j < s; ++j) {
-        const bool future = mask.causal && j > mask.causal_offset + i;
-        const bool padding = j >= visible_keys;
-        out[(r * t + i) * s + j] = future || padding ? -inf : 0.0f;  // (R, 1, T, S)
-      }
-  }
+      for (int64_t j = 0; j < s; ++j)  // causal, key padding and window (attention_mask.h)
+        out[(r * t + i) * s + j] = mask.Visible(r, i, j, s) ? 0.0f : -inf;  // (R, 1, T, S)
 }
 
 void ReferenceBackend::RotaryTables(int64_t offset, int64_t t, int64_t d, double base,
