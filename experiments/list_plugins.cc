@@ -8,6 +8,7 @@
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "google/protobuf/descriptor.h"
+#include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
 namespace {
@@ -37,6 +38,26 @@ std::string OptionsLine(const PluginKind& kind) {
   }
   if (plugins.empty()) return "";
   return absl::StrCat("  options (", kind.options_path(), "): ", absl::StrJoin(plugins, "; "), "\n");
+// The attention options every layout honours (model.attention fields 6..9,
+// framework/attention/attention_extras.h), their values read from the
+// schema: "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, ...".
+std::string AttentionOptionsLine() {
+  const google::protobuf::Descriptor* d = AttentionSpec::descriptor();
+  std::vector<std::string> options;
+  for (const char* field : {"logit_softcap", "sink", "qk_norm", "output_gate"}) {
+    const google::protobuf::FieldDescriptor* f = d->FindFieldByName(field);
+    if (f->enum_type() == nullptr) {
+      options.push_back(absl::StrCat(field, " (float, 0 = off)"));
+      continue;
+    }
+    std::vector<std::string> values;
+    for (int i = 0; i < f->enum_type()->value_count(); ++i)
+      values.push_back(f->enum_type()->value(i)->name());
+    options.push_back(absl::StrCat(field, " ", absl::StrJoin(values, "|")));
+  }
+  return absl::StrCat("attention options (model.attention, every layout, all fuse: soft-cap and "
+                      "sink inside the fused kernel): ",
+                      absl::StrJoin(options, ", "));
 }
 
 }  // namespace
@@ -81,6 +102,7 @@ void ListPlugins(std::ostream& out) {
          "each self-attention query see W keys (causal: itself and W - 1 before it); every "
          "score, layout and position; fuses wherever the score and position do; the KV cache "
          "holds at most W tokens\n";
+  out << AttentionOptionsLine() << "\n";
 }
 
 }  // namespace tvlab

@@ -33,7 +33,10 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
                                "backend (runtime.backend): ",
-                               "attention window (model.attention.window, default 0 = full attention)"}) {
+                               "attention window (model.attention.window, default 0 = full attention)",
+                               "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, "
+                               "qk_norm NONE|RMSNORM|LAYERNORM, output_gate "
+                               "NONE|HEADWISE|ELEMENTWISE"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",

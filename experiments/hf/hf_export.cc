@@ -99,6 +99,11 @@ absl::Status CheckPlugins(const ModelSpec& m, const HfArchitecture& arch) {
   const std::string& layout = m.attention().layout();
   if (std::find(arch.layouts.begin(), arch.layouts.end(), layout) == arch.layouts.end())
     return NoEquivalent(absl::StrCat("model.attention.layout '", layout, "'"), arch.name, arch.layouts_fix);
+  const AttentionSpec& a = m.attention();
+  if (a.logit_softcap() > 0.0f || a.sink() != AttentionSpec::Sink::NONE ||
+      a.qk_norm() != AttentionSpec::QkNorm::NONE || a.output_gate() != AttentionSpec::OutputGate::NONE)
+    return NoEquivalent("model.attention's options (logit_softcap, sink, qk_norm, output_gate)", arch.name,
+                        absl::StrCat(arch.name, " has none of them; only a run with all of them off exports"));
   return absl::OkStatus();
 }
 

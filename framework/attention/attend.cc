@@ -72,6 +72,11 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   d.alibi_slopes = FusedBias(c, d.heads).alibi_slopes;
   d.alibi_offset = c.position_offset;
   d.precision = CurrentMatMulPrecision();  // runtime.precision, as the unfused path's MatMuls
+  Var sink_logits;  // (H) or undefined
+  if (c.extras != nullptr) {
+    d.logit_softcap = c.extras->options().logit_softcap;
+    sink_logits = c.extras->SinkLogits();
+  }
   if (c.ctx.training && c.dropout > 0.0f) {
     d.dropout = c.dropout;
     // A data-parallel shard's weights start at an even element (TakesFusedPath).
@@ -79,7 +84,7 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
     d.dropout_stream = stream.SkipWords(stream.ShardFirstElement(d.batch * d.heads * d.queries * d.keys) / 2);
   }
   FusedCalls().fetch_add(1);
-  return FusedAttention(q, k, v, d);  // (B, H, T, hs_v)
+  return FusedAttention(q, k, v, d, sink_logits);  // (B, H, T, hs_v)
 }
 
 // Dropout of the weights (B, H, rows, S) of queries [first, first + rows)
@@ -115,11 +120,13 @@ Var UnfusedAttend(const Var& q, const Var& k, const Var& v, const AttentionConte
     Var bias = c.logit_bias->LogitBias(h, c.position_offset + first_query, t, s);  // (1 or B, H, T, S)
     if (bias.defined()) logits = Add(logits, bias);
   }
+  if (c.extras != nullptr) logits = c.extras->SoftCap(logits);  // (B, H, T, S)
   AttentionMask mask = c.mask;
   mask.causal_offset += first_query;  // query i of the chunk is query first_query + i
   Tensor mask_bias = MaskBias(mask, b, t, s);  // (1 or B, 1, T, S): 0 or -inf
   if (mask_bias.defined()) logits = Add(logits, Var(mask_bias));
-  Var weights = Softmax(logits);  // (B, H, T, S), rows sum to 1 over visible keys
+  // (B, H, T, S), rows sum to 1 over visible keys (to <= 1 with a sink)
+  Var weights = c.extras != nullptr ? c.extras->Softmax(logits) : Softmax(logits);
   if (c.probe != nullptr && *c.probe) (*c.probe)(c.owner->path(), weights.value());
   if (c.ctx.training && c.dropout > 0.0f) {
     const RngStream stream = c.owner->DropoutStream(c.ctx, "attention_weights");
@@ -237,6 +244,8 @@ AttentionContext ContextFor(const AttentionInput& in, const Module& owner, float
   c.ctx = in.ctx;
   c.probe = in.probe;
   c.owner = &owner;
+  c.extras = in.extras;
+  c.gate_input = in.x;
   return c;
 }
 
@@ -244,10 +253,13 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
            const AttentionContext& c) {
   TVLAB_CHECK(c.score != nullptr) << "attention needs a score plugin";
   TVLAB_CHECK(c.owner != nullptr) << "attention needs its owner module";
-  Var q = c.rotation ? c.rotation->RotateQuery(q_in, c.position_offset) : q_in;  // (B, H, T, hs)
+  const AttentionExtras* extras = c.extras;
+  Var q = extras != nullptr ? extras->NormalizeQuery(q_in) : q_in;  // (B, H, T, hs)
+  if (c.rotation) q = c.rotation->RotateQuery(q, c.position_offset);
   const int64_t window = c.mask.window;
   Var k = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "k", /*token_dim=*/2, [&] {
     Var fresh = new_keys();  // (B, G, S_new, hs)
+    if (extras != nullptr) fresh = extras->NormalizeKey(fresh);
     return c.rotation ? c.rotation->RotateKey(fresh, c.position_offset) : fresh;
   }, window);  // (B, G, S, hs) over every key the cache holds
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,
@@ -257,9 +269,12 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
   TVLAB_CHECK(v.dim(1) == g && v.dim(2) == k.dim(2)) << "keys and values disagree";
 
   const int64_t s = k.dim(2);
-  if (!c.cross_attention && window > 0 && c.position_offset + t > s)
-    return AttendOverHeldKeys(q, k, v, c, c.position_offset + t - s);  // (B, H, T, hs_v)
-  return AttendOverKeys(q, k, v, c);  // (B, H, T, hs_v)
+  // The sink, soft-cap and gate do not depend on key positions: the same
+  // over the keys a window's cache holds.
+  const Var out = !c.cross_attention && window > 0 && c.position_offset + t > s
+                      ? AttendOverHeldKeys(q, k, v, c, c.position_offset + t - s)
+                      : AttendOverKeys(q, k, v, c);  // (B, H, T, hs_v)
+  return extras != nullptr ? extras->GateOutput(out, c.gate_input) : out;  // (B, H, T, hs_v)
 }
 
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {

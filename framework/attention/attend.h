@@ -4,9 +4,12 @@
 // Attend: the one entry point of attention. Every layout projects its
 // queries, keys and values and calls it; Attend is the single place where
 //
-//   rotate q and the new keys (RoPE) -> KV cache -> score(q, k)
-//   -> + position logit bias -> + mask -> softmax -> probe -> dropout -> @ v
+//   QK-norm -> rotate q and the new keys (RoPE) -> KV cache -> score(q, k)
+//   -> + position logit bias -> soft-cap -> + mask -> softmax (with a sink)
+//   -> probe -> dropout -> @ v -> output gate
 //
+// (QK-norm, soft-cap, sink and gate are the options of attention_extras.h,
+// off unless AttentionContext::extras says otherwise.)
 // is composed. Everything after the KV cache runs as one fused kernel
 // (Backend::FusedAttention, framework/backend/fused_attention.h: no (T, S)
 // buffer in forward or backward) when
@@ -47,6 +50,7 @@
 #include <optional>
 #include <string>
 
+#include "framework/attention/attention_extras.h"
 #include "framework/attention/kv_cache.h"
 #include "framework/autograd/var.h"
 #include "framework/backend/attention_mask.h"
@@ -76,6 +80,10 @@ struct AttentionContext {
   ForwardContext ctx;
   const AttentionProbe* probe = nullptr;  // receives weights (B, H, T, S)
   const Module* owner = nullptr;  // required: keys the dropout mask, names the probe's layer
+  // The attention options (attention_extras.h) and the sublayer's input
+  // x (B, T, C) their output gate reads; nullptr = none.
+  const AttentionExtras* extras = nullptr;
+  Var gate_input;
 };
 
 // The context of a layout's call: score, mask, offset, cache and probe from

@@ -27,16 +27,53 @@ Var Softmax(const Var& x) {
   });
 }
 
-Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc) {
-  const FusedAttentionDesc d = desc;
+namespace {
+
+// The sink logits' gradient (H), from the fused forward's out (B, H, T, hs_v)
+// and lse (B, H, T) and the output gradient dout (B, H, T, hs_v): the
+// sink's weight exp(sink_h - lse) times minus dout . out per row, summed
+// over b and i. Backend kernels only: the tensors stay on their device.
+Tensor SinkLogitGradient(const FusedAttentionDesc& d, const Tensor& sink, const Tensor& out,
+                         const Tensor& lse, const Tensor& dout) {
+  const Shape rows = {d.batch, d.heads, d.queries}, per_head = {1, d.heads, 1};
+  Tensor products = Tensor::Empty(out.shape());  // (B, H, T, hs_v)
+  B().Binary(BinaryOp::kMul, dout.ptr(), dout.shape(), out.ptr(), out.shape(), products.ptr(),
+             out.shape());
+  Tensor row_dot = Tensor::Empty({d.batch, d.heads, d.queries, 1});
+  B().ReduceSumTo(products.ptr(), products.shape(), row_dot.ptr(), row_dot.shape());
+  Tensor sink_weight = Tensor::Empty(rows);  // (B, H, T): exp(sink_h - lse)
+  B().Binary(BinaryOp::kSub, sink.ptr(), per_head, lse.ptr(), rows, sink_weight.ptr(), rows);
+  B().Unary(UnaryOp::kExp, sink_weight.ptr(), sink_weight.ptr(), sink_weight.numel());
+  Tensor terms = Tensor::Empty(rows);  // (B, H, T): exp(sink_h - lse) * (dout . out)
+  B().Binary(BinaryOp::kMul, sink_weight.ptr(), rows, row_dot.ptr(), rows, terms.ptr(), rows);
+  Tensor sum = Tensor::Empty(per_head);
+  B().ReduceSumTo(terms.ptr(), rows, sum.ptr(), per_head);
+  Tensor grad = Tensor::Empty({d.heads});
+  Tensor zero = Tensor::Zeros({1});
+  B().Binary(BinaryOp::kSub, zero.ptr(), {1}, sum.ptr(), {d.heads}, grad.ptr(), {d.heads});
+  return grad;
+}
+
+}  // namespace
+
+Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc,
+                   const Var& sink_logits) {
+  FusedAttentionDesc d = desc;
   TVLAB_CHECK(q.shape() == Shape({d.batch, d.heads, d.queries, d.head_dim})) << ShapeToString(q.shape());
   TVLAB_CHECK(k.shape() == Shape({d.batch, d.kv_heads, d.keys, d.head_dim})) << ShapeToString(k.shape());
   TVLAB_CHECK(v.shape() == Shape({d.batch, d.kv_heads, d.keys, d.value_dim})) << ShapeToString(v.shape());
+  std::vector<Var> inputs = {q, k, v};
+  if (sink_logits.defined()) {
+    TVLAB_CHECK(sink_logits.shape() == Shape({d.heads})) << ShapeToString(sink_logits.shape());
+    d.sink_logits = sink_logits.value().ToVector();  // H numbers read by the host-side desc
+    inputs.push_back(sink_logits);
+  }
   Tensor out = Tensor::Empty({d.batch, d.heads, d.queries, d.value_dim});
   Tensor lse = Tensor::Empty({d.batch, d.heads, d.queries});
   B().FusedAttention(d, q.value().ptr(), k.value().ptr(), v.value().ptr(), out.ptr(), lse.ptr());
   auto qn = q.node(), kn = k.node(), vn = v.node();
-  return MakeResult(out, {q, k, v}, [qn, kn, vn, d, out, lse](const Tensor& dout) {
+  auto sn = sink_logits.defined() ? sink_logits.node() : nullptr;
+  return MakeResult(out, inputs, [qn, kn, vn, sn, d, out, lse](const Tensor& dout) {
     Tensor dq = Tensor::Empty(qn->value.shape());
     Tensor dk = Tensor::Empty(kn->value.shape());
     Tensor dv = Tensor::Empty(vn->value.shape());
@@ -45,6 +82,8 @@ Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentio
     if (qn->requires_grad) AccumulateOwnedGrad(*qn, std::move(dq));
     if (kn->requires_grad) AccumulateOwnedGrad(*kn, std::move(dk));
     if (vn->requires_grad) AccumulateOwnedGrad(*vn, std::move(dv));
+    if (sn != nullptr && sn->requires_grad)
+      AccumulateOwnedGrad(*sn, SinkLogitGradient(d, sn->value, out, lse, dout));
   });
 }
 

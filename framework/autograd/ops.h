@@ -50,7 +50,11 @@ Var Softmax(const Var& x);
 // (B, H, T, hs_v). The backward recomputes the weights from the saved
 // per-row log-sum-exp. REQUIRES: the backend implements kFusedAttention and
 // kFusedAttentionBackward; the desc's sizes match the inputs.
-Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc);
+// sink_logits (H), when defined, is the desc's sink (its values replace
+// desc.sink_logits) and gets its gradient from the saved lse, out and dout:
+//   d sink_h = -sum_{b,i} exp(sink_h - lse[b,h,i]) * (dout[b,h,i] . out[b,h,i]).
+Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc,
+                   const Var& sink_logits = Var());
 
 // Normalizes over the last dimension. subtract_mean = true is LayerNorm,
 // false is RMSNorm. gamma (C) and beta (C) may be undefined.

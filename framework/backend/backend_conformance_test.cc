@@ -481,7 +481,7 @@ TEST_P(BackendConformance, PositionTablesRotarySinusoidalAndAlibi) {
 // Fused attention at sizes that cross the tiles of a tiled kernel (64 query
 // rows, 128 keys): MHA, GQA and MQA; causal, key padding (a row with no
 // key at all), both; ALiBi slopes; decoding one query against a long cache;
-// dropout; value size different from the key size.
+// dropout; value size different from the key size; soft-cap and sinks.
 struct FusedCase {
   std::string name;
   FusedAttentionDesc d;
@@ -526,6 +526,16 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
   cases.push_back({"mqa batch 1 keys split across threads", d});
+  d = base(2, 4, 2, 140, 300, 16, 16);
+  d.mask = CausalMask(160);
+  d.mask.key_lengths = {0, 250};  // row 0 sees no key: only the sink
+  d.scale = 1.0f;                 // logits past the cap
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(6, RngPurpose::kDropout, 4);
+  cases.push_back({"gqa soft-cap after alibi, sinks, empty row, dropout", d});
   // Sliding windows: the tiled kernels skip key tiles before the band
   // (W = 300 spans key tiles; W = 1 sees only the query itself; W >= T is
   // plain causal; a cache offset and key padding; bidirectional).
@@ -554,6 +564,21 @@ std::vector<FusedCase> FusedCases() {
   d.mask = KeyPaddingMask({300, 200});
   d.mask.window = 100;  // bidirectional: |i - j| < 100
   cases.push_back({"bidirectional window, padding", d});
+  // A window with the attention options: the band's tiles, soft-cap and
+  // sink together; row 1's keys end before the band of its later queries
+  // (only the sink there), across key tiles, with dropout.
+  d = base(2, 4, 2, 140, 700, 16, 16);
+  d.mask = CausalMask(560);  // a cache of 560 keys, 140 new queries
+  d.mask.window = 300;
+  d.mask.key_lengths = {700, 350};  // row 1, positions past 649: no key
+  d.scale = 1.0f;  // logits past the cap
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.alibi_offset = 560;
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(8, RngPurpose::kDropout, 5);
+  cases.push_back({"gqa window with soft-cap and sinks, cache offset, padding, dropout", d});
   return cases;
 }
 

@@ -7,9 +7,17 @@
 //
 //   logit[i, j] = scale * q[b, h, i] . k[b, g, j]
 //                 - alibi_slopes[h] * |alibi_offset + i - j|   (if slopes given)
+//   logit[i, j] = c * tanh(logit[i, j] / c)   (soft-cap, if logit_softcap c > 0)
 //                 masked to -inf where `mask` hides key j from query i
 //   p[i, :]     = softmax(logit[i, :])       (all-hidden row: p = 0)
 //   out[b,h,i]  = sum_j p[i, j] * keep[b, h, i, j] * v[b, g, j]
+//
+// With sink_logits (H numbers), the softmax has one more entry per row, the
+// sink's logit sink_logits[h], whose value is zero: p[i, j] =
+// exp(logit[i, j] - lse[i]) with lse[i] = log(exp(sink_logits[h]) +
+// sum_j exp(logit[i, j])); an all-hidden row has lse = sink_logits[h] and
+// out = 0. The backward needs nothing more (it reads lse); the sink's own
+// gradient comes from lse, out and dout (autograd's FusedAttention).
 //
 // keep = Backend::DropoutMask(*dropout_stream, dropout) over the (B, H, T, S)
 // weights in row-major order (1 when dropout is 0): the unfused path's
@@ -22,8 +30,9 @@
 // v (B, G, S, hs_v), out (B, H, T, hs_v), lse (B, H, T). Shared K/V heads
 // (GQA, MQA) are read by index, never copied.
 
-#include <cstdint>
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -46,6 +55,8 @@ struct FusedAttentionDesc {
   AttentionMask mask;
   std::vector<double> alibi_slopes;  // H slopes, or empty for no bias
   int64_t alibi_offset = 0;          // position of query 0 for the bias
+  float logit_softcap = 0.0f;        // c of the soft-cap; 0 = none
+  std::vector<float> sink_logits;    // H sink logits, or empty for no sink
   float dropout = 0.0f;              // probability of dropping a weight
   std::optional<RngStream> dropout_stream;  // required when dropout > 0
   // runtime.precision of the products (q.k, weights.v and their gradients).
@@ -61,6 +72,8 @@ struct FusedAttentionDesc {
     TVLAB_CHECK(kv_heads > 0 && heads % kv_heads == 0)
         << kv_heads << " key/value heads for " << heads << " query heads";
     TVLAB_CHECK(alibi_slopes.empty() || static_cast<int64_t>(alibi_slopes.size()) == heads);
+    TVLAB_CHECK(sink_logits.empty() || static_cast<int64_t>(sink_logits.size()) == heads);
+    TVLAB_CHECK(logit_softcap >= 0.0f) << "logit_softcap " << logit_softcap;
     TVLAB_CHECK(dropout <= 0.0f || dropout_stream.has_value()) << "dropout needs a stream";
     TVLAB_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == batch);
   }
@@ -70,6 +83,17 @@ struct FusedAttentionDesc {
   // outside. Both ends never decrease with i (attention_mask.h).
   int64_t VisibleBegin(int64_t i) const { return mask.VisibleBegin(i); }
   int64_t VisibleEnd(int64_t b, int64_t i) const { return mask.VisibleEnd(b, i, keys); }
+  // The soft-cap of a logit (unchanged when logit_softcap is 0), and the
+  // derivative of the capped logit by the uncapped one, given the capped.
+  float SoftCap(float logit) const {
+    return logit_softcap > 0.0f ? logit_softcap * std::tanh(logit * (1.0f / logit_softcap)) : logit;
+  }
+  float SoftCapSlope(float capped) const {
+    if (logit_softcap <= 0.0f) return 1.0f;
+    const float t = capped * (1.0f / logit_softcap);
+    return 1.0f - t * t;
+  }
+  bool has_sink() const { return !sink_logits.empty(); }
 };
 
 }  // namespace tvlab

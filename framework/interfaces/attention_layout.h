@@ -25,6 +25,9 @@ namespace tvlab {
 // Defined by the attention kit (framework/attention/kv_cache.h), which sits
 // above this layer; the contracts only pass a pointer through.
 class KvCache;
+// Also the kit's (framework/attention/attention_extras.h): the attention
+// options every layout honours and their parameters.
+class AttentionExtras;
 
 // Receives attention weights (B, H, T, S) per layer when inspection is on.
 using AttentionProbe = std::function<void(const std::string& layer_path, const Tensor& weights)>;
@@ -45,6 +48,10 @@ struct AttentionInput {
   // cache, x holds only the new tokens and position_offset must equal the
   // tokens the cache has seen for self-attention (see kv_cache.h).
   KvCache* cache = nullptr;
+  // The sublayer's attention options (QK-norm, soft-cap, sink, output gate),
+  // applied by Attend; nullptr = none. Made by the block code, never by a
+  // layout, which only passes it on (ContextFor).
+  const AttentionExtras* extras = nullptr;
 };
 
 class AttentionLayout : public Module {

@@ -23,6 +23,8 @@ void TransformerBlock::AddAttention(const std::string& name, const BlockFactory&
   out->score = AddChild(name == "attention" ? std::string("score") : name + "_score",
                         factory.make_score());
   out->dropout = AddChild(name + "_dropout", std::make_unique<nn::Dropout>(dropout));
+  if (factory.make_attention_extras)  // "<name>_options.q_norm", "<name>_options.gate.weight", ...
+    out->extras = AddChild(name + "_options", factory.make_attention_extras());
 }
 
 Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& in,
@@ -39,6 +41,7 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
     a.ctx = in.ctx;
     a.probe = in.probe;
     a.cache = cache;
+    a.extras = s.extras;
     return s.dropout->Forward(s.attention->Forward(a), in.ctx);
   });
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "framework/attention/attention_extras.h"
 #include "framework/attention/kv_cache.h"
 #include "framework/backend/attention_mask.h"
 #include "framework/interfaces/attention_layout.h"
@@ -34,6 +35,9 @@ struct BlockFactory {
   // model.attention.window: self-attention sees the `window` nearest keys
   // (attention_mask.h); 0 = every key. Cross-attention is never windowed.
   int64_t window = 0;
+  // The attention options of each attention sublayer (attention_extras.h);
+  // empty when none is on, so such a model has no extra parameters.
+  std::function<std::unique_ptr<AttentionExtras>()> make_attention_extras;
   // Set when the layer's position plugin is not the model's (a per-layer
   // override): the block then owns its own ("position") and its attention
   // uses it instead of StackInput::position.
@@ -74,6 +78,7 @@ class TransformerBlock : public Module {
     AttentionLayout* attention = nullptr;
     AttentionScore* score = nullptr;
     nn::Dropout* dropout = nullptr;
+    AttentionExtras* extras = nullptr;  // nullptr = no attention option on
   };
   void AddAttention(const std::string& name, const BlockFactory& factory, float dropout,
                     Sublayer* out);

@@ -6,6 +6,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/status_macros.h"
+#include "framework/model/attention_options_spec.h"
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
@@ -93,6 +94,11 @@ absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const Mo
   factory.make_norm = placement_args.make_norm;
   factory.placement = placements->back().get();
   factory.window = layer_spec.model().attention().window();
+  const AttentionOptions attention_options = AttentionOptionsFromSpec(layer_spec.model().attention());
+  if (attention_options.any())
+    factory.make_attention_extras = [=] {
+      return std::make_unique<AttentionExtras>(attention_options, dims);
+    };
   if (!google::protobuf::util::MessageDifferencer::Equals(layer_spec.model().position(), model.position())) {
     TVLAB_ASSIGN_OR_RETURN(auto position, Choose(layer_spec, "position", PositionEncodingRegistry()));
     factory.make_position = [=] { return position.entry->create(*position.options, dims); };

@@ -7,6 +7,7 @@
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/fused_request.h"
 #include "framework/model/layer_override_spec.h"
+#include "framework/model/attention_options_spec.h"
 
 namespace tvlab {
 namespace {
@@ -73,6 +74,7 @@ void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problem
   if (window < 0)
     problems->Add(absl::StrCat("model.attention.window must be >= 0 (got ", window,
                                "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
+  ValidateAttentionOptions(spec.model().attention(), "model.attention", problems);
   CheckCapabilities(spec, problems);
   CheckFusedRequest(spec, problems);
 }

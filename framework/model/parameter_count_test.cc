@@ -67,6 +67,36 @@ TEST(ParameterCount, SwigluWidthRuleGivesTheSeedsBlockWithoutDff) {
   EXPECT_EQ(CountUnder(**model, "encoder.layers.0."), 49536);
 }
 
+// The attention options' parameters (framework/attention/attention_extras.h)
+// sit beside each layer's attention under their documented names: q_norm and
+// k_norm (hs each), sink_logits (H) and the gate (C -> H, with bias); none
+// when every option is off.
+TEST(ParameterCount, AttentionOptionsAddTheirParametersPerLayer) {
+  const int64_t d = 64, h = 4, hs = 16;
+  const std::string base = kLlamaBlock;
+  auto plain = BuildModel(Spec(base), 10);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(CountUnder(**plain, "encoder.layers.0.attention_options."), 0);
+  auto model = BuildModel(
+      Spec(base, {"model.attention.qk_norm=RMSNORM", "model.attention.sink=LEARNED",
+                  "model.attention.output_gate=HEADWISE", "model.attention.logit_softcap=30"}),
+      10);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string options = "encoder.layers.0.attention_options.";
+  EXPECT_EQ(CountUnder(**model, options + "q_norm"), hs);
+  EXPECT_EQ(CountUnder(**model, options + "k_norm"), hs);
+  EXPECT_EQ(CountUnder(**model, options + "sink_logits"), h);
+  EXPECT_EQ(CountUnder(**model, options + "gate.weight"), d * h);
+  EXPECT_EQ(CountUnder(**model, options + "gate.bias"), 0);  // bias: false (model.bias)
+  EXPECT_EQ(CountUnder(**model, "encoder.layers.0."),
+            49536 + 2 * hs + h + d * h);  // the seed's block plus the options
+  // Soft-cap alone has no parameters, and the off-by-one sink none either.
+  auto unparameterised = BuildModel(
+      Spec(base, {"model.attention.sink=OFF_BY_ONE", "model.attention.logit_softcap=30"}), 10);
+  ASSERT_TRUE(unparameterised.ok()) << unparameterised.status();
+  EXPECT_EQ(CountUnder(**unparameterised, "encoder.layers.0."), 49536);
+}
+
 // Runs one training step and returns metrics.json's `parameters`.
 double ReportedParameters(const Experiment& spec) {
   std::string dir = TestTmpDir() + "/run_" + std::to_string(spec.model().d_model()) + "_" +

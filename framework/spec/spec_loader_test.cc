@@ -170,6 +170,29 @@ TEST(SpecLoader, BadOverridesSayWhatIsWrong) {
               HasSubstr("tvlab.SinusoidalOptions has no field 'nope'; its fields: base"));
 }
 
+// The attention options (model.attention fields 6..9): validated with the
+// field path, and written into the resolved spec, defaults included.
+TEST(SpecLoader, AttentionOptionsAreValidatedAndResolved) {
+  EXPECT_THAT(std::string(Load(kGood, {"model.attention.logit_softcap=-1"}).message()),
+              HasSubstr("model.attention.logit_softcap must be 0 (off) or a finite number > 0 "
+                        "(got -1)"));
+  EXPECT_THAT(std::string(Load(kGood, {"model.attention.sink=YES"}).message()),
+              HasSubstr("is not one of NONE, OFF_BY_ONE, LEARNED"));
+  auto plain = LoadExperiment(WriteTemp(kGood), {});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_THAT(SpecToText(*plain), HasSubstr("logit_softcap: 0"));
+  EXPECT_THAT(SpecToText(*plain), HasSubstr("sink: NONE"));
+  auto spec = LoadExperiment(WriteTemp(kGood),
+                             {"model.attention.qk_norm=LAYERNORM", "model.attention.sink=LEARNED",
+                              "model.attention.output_gate=ELEMENTWISE",
+                              "model.attention.logit_softcap=50"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const std::string text = SpecToText(*spec);
+  for (const char* field : {"qk_norm: LAYERNORM", "sink: LEARNED", "output_gate: ELEMENTWISE",
+                            "logit_softcap: 50"})
+    EXPECT_THAT(text, HasSubstr(field));
+}
+
 TEST(SpecLoader, OptionsOfTheWrongTypeNameBothTypes) {
   absl::Status s = Load(Replace(kGood, "  num_heads: 2\n",
                                 "  num_heads: 2\n  position { plugin: \"sinusoidal\" options { "

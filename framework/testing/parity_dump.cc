@@ -32,7 +32,10 @@
 // parameters from the plugins' own initialisation seeded by salt. It writes
 // x, memory (cross), mask (B, 1, T, S, the additive bias), g, y, dx, dmemory
 // (cross), and param/layout.<name>, grad/layout.<name>, param/score.<name>,
-// grad/score.<name>.
+// grad/score.<name>. The attention options (attention_extras.h) come from
+// softcap=<c> sink=off_by_one|learned qk_norm=rmsnorm|layernorm
+// gate=headwise|elementwise (each off when absent), their parameters drawn
+// U(0.5, 1.5) and written as param/options.<name>, grad/options.<name>.
 //
 // list=<kind id> prints the kind's folder, its default plugin ("-" for
 // none) and its registered plugins, one per line, and writes no file.

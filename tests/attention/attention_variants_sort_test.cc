@@ -76,7 +76,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"sort_digits_additive", 1024.0, 0.75},
                       Variant{"sort_digits_gqa", 512.0, 0.70},
                       Variant{"sort_digits_mqa", 256.0, 0.75},
-                      Variant{"sort_digits_mla", 320.0, 0.75}),
+                      Variant{"sort_digits_mla", 320.0, 0.75},
+                      // The attention options (docs/attention.md), one
+                      // config each: QK-norm on mha, soft-cap and a learned
+                      // sink on gqa (G = 2), a headwise output gate on mha.
+                      Variant{"sort_digits_qk_norm", 1024.0, 0.75},
+                      Variant{"sort_digits_softcap_sink", 512.0, 0.75},
+                      Variant{"sort_digits_gated", 1024.0, 0.75}),
     [](const auto& info) { return info.param.config; });
 
 }  // namespace

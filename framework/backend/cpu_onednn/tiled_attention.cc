@@ -124,17 +124,31 @@ void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n,
   DropoutFactors(*d.dropout_stream, d.dropout, first, n, keep, words);
 }
 
+// row[j] = c * tanh(row[j] / c) for j < n (the soft-cap); with `slope`,
+// also slope[j] = 1 - (row[j] / c)^2, the capped logit's derivative.
+void SoftCapRow(float* row, int64_t n, float c, float* slope) {
+  const float inverse = 1.0f / c;
+  for (int64_t j = 0; j < n; ++j) {
+    const float t = std::tanh(row[j] * inverse);
+    row[j] = c * t;
+    if (slope != nullptr) slope[j] = 1.0f - (row[j] * inverse) * (row[j] * inverse);
+  }
+}
+
 // The visible keys of one row of a tile: columns [first, first + count).
 struct VisibleSpan {
   int64_t first = 0, count = 0;
 };
 
-// Biases and masks the score tile `s` (rows x cols, leading dim kKeyTile) of
-// queries [i0, i0 + rows) against keys [j0, j0 + cols) of (b, h). Returns
-// per row the span of visible keys in the tile (one interval: the causal and
-// key-padding masks hide a suffix of the keys, a window also a prefix).
+// Biases, soft-caps and masks the score tile `s` (rows x cols, leading dim
+// kKeyTile) of queries [i0, i0 + rows) against keys [j0, j0 + cols) of
+// (b, h). Returns per row the span of visible keys in the tile (one
+// interval: the causal and key-padding masks hide a suffix of the keys, a
+// window also a prefix). With `cap_slope` (same layout as s), the soft-cap's
+// derivative per visible key.
 void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, int64_t j0,
-                 int64_t rows, int64_t cols, float* s, VisibleSpan* visible) {
+                 int64_t rows, int64_t cols, float* s, VisibleSpan* visible,
+                 float* cap_slope = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * kKeyTile;
     const int64_t first = std::clamp<int64_t>(d.VisibleBegin(i0 + r) - j0, 0, cols);
@@ -143,13 +157,17 @@ void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, 
     if (!d.alibi_slopes.empty())
       SubtractDistanceBias(row + first, end - first, static_cast<float>(d.alibi_slopes[h]),
                            d.alibi_offset + i0 + r - j0 - first);
+    if (d.logit_softcap > 0.0f)
+      SoftCapRow(row + first, end - first, d.logit_softcap,
+                 cap_slope ? cap_slope + r * kKeyTile + first : nullptr);
     std::fill(row, row + first, kNegInf);
     std::fill(row + end, row + cols, kNegInf);
   }
 }
 
 struct Tiles {
-  std::vector<float> s, p, keep;  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout
+  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout, soft-cap slope
+  std::vector<float> s, p, keep, cap_slope;
   std::vector<float> m, l;        // running max and sum per query row
   std::vector<VisibleSpan> visible;
   std::vector<uint32_t> words;
@@ -157,6 +175,7 @@ struct Tiles {
       : s(kQueryTile * kKeyTile),
         p(kQueryTile * kKeyTile),
         keep(kQueryTile * kKeyTile),
+        cap_slope(kQueryTile * kKeyTile),
         m(kQueryTile),
         l(kQueryTile),
         visible(kQueryTile) {}
@@ -174,8 +193,9 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
   const float* vg = v + kv * d.keys * hv;                    // (S, hv)
   float* o = out + row0 * hv;                                // (rows, hv)
   std::fill(o, o + rows * hv, 0.0f);
-  std::fill(t.m.begin(), t.m.end(), kNegInf);
-  std::fill(t.l.begin(), t.l.end(), 0.0f);
+  // The running max and sum start at the sink's entry (exp(sink - sink) = 1).
+  std::fill(t.m.begin(), t.m.end(), d.has_sink() ? d.sink_logits[h] : kNegInf);
+  std::fill(t.l.begin(), t.l.end(), d.has_sink() ? 1.0f : 0.0f);
   // The first row sees the earliest key, the last row the latest: the key
   // tiles outside (a window's band: O(T * W) work) are skipped.
   const int64_t key_begin = d.VisibleBegin(i0);
@@ -212,7 +232,7 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
           hv);
   }
   for (int64_t r = 0; r < rows; ++r) {
-    if (t.l[r] == 0.0f) {  // no visible key: zero output
+    if (t.l[r] == 0.0f) {  // no visible key and no sink: zero output
       std::fill(o + r * hv, o + (r + 1) * hv, 0.0f);
       lse[row0 + r] = kNegInf;
       continue;
@@ -258,7 +278,8 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
         Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
               kKeyTile);
-        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
+        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data(),
+                    t.cap_slope.data());
         const bool dropped = d.dropout > 0.0f;
         for (int64_t r = 0; r < rows; ++r) {
           float* row = t.s.data() + r * kKeyTile;
@@ -286,6 +307,11 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
           LogitGradient(t.s.data() + r * kKeyTile,
                         dropped ? t.keep.data() + r * kKeyTile : nullptr,
                         t.p.data() + r * kKeyTile, cols, big_d[i0 + r], d.scale);
+        if (d.logit_softcap > 0.0f)  // ds of the uncapped logits: times the cap's slope
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t first = r * kKeyTile + t.visible[r].first;  // ds is 0 outside
+            MultiplyRows(t.p.data() + first, t.cap_slope.data() + first, t.visible[r].count);
+          }
         // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
         Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
               dqt, hs);

@@ -9,7 +9,7 @@
 // With P the softmax weights (recomputed as exp(logit - lse)), M the dropout
 // factors and W = P * M (the reference backend's comment):
 //   dv_j += W_ij dout_i;  dW_ij = dout_i . v_j;
-//   ds_ij = P_ij (M_ij dW_ij - D_i) scale;  dq_i += ds_ij k_j;  dk_j += ds_ij q_i.
+//   ds_ij = P_ij (M_ij dW_ij - D_i) scale cap'_ij (cap' the soft-cap's slope);  dq_i += ds_ij k_j;  dk_j += ds_ij q_i.
 
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 
@@ -37,8 +37,9 @@ __device__ __forceinline__ float WeightGradient(const FusedAttentionParams& p, f
                                                 int64_t h, int64_t i, int64_t j, int64_t row,
                                                 int64_t row_end, float row_lse, float row_d) {
   if (!Visible(p, i, j, row_end)) return 0.0f;
-  const float prob = expf(Logit(p, dot, h, i, j) - row_lse);
-  return prob * (Keep(p, row, j) * dw - row_d) * p.scale;
+  const float logit = Logit(p, dot, h, i, j);
+  const float prob = expf(logit - row_lse);
+  return prob * (Keep(p, row, j) * dw - row_d) * p.scale * SoftCapSlope(p, logit);
 }
 
 // Step 2: dq. Grid and rows as the forward.
@@ -176,10 +177,11 @@ __device__ __forceinline__ void KeyValueTile(const FusedAttentionParams& p, int6
     const int64_t j = j0 + warp * kRowsPerWarp + r;
     weight[r] = ds[r] = 0.0f;
     if (Visible(p, i, j, row_end)) {  // also i < T (row_end is 0 past T: lse -inf)
-      const float prob = expf(Logit(p, dot[r], h, i, j) - row_lse);
+      const float logit = Logit(p, dot[r], h, i, j);
+      const float prob = expf(logit - row_lse);
       const float keep = Keep(p, row, j);
       weight[r] = prob * keep;
-      ds[r] = prob * (keep * dw[r] - sD[lane]) * p.scale;
+      ds[r] = prob * (keep * dw[r] - sD[lane]) * p.scale * SoftCapSlope(p, logit);
     }
   }
   AccumulateKeyValueGradients<kDimsPerLane>(weight, ds, sQ, sdO, hs, hv, col0, lane, dk_acc,

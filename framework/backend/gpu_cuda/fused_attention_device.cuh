@@ -25,8 +25,9 @@
 // and a pitch of hs + 1 puts consecutive lanes in distinct banks. The owned
 // rows are staged unpadded (every lane reads the same address: a broadcast).
 //
-// Masks, ALiBi and dropout are computed in the tile from the params, never
-// materialised. Dropout uses philox.cuh with the CPU's element indexing:
+// Masks, ALiBi, the soft-cap and dropout are computed in the tile from the
+// params, never materialised; a sink is where each row's online softmax
+// starts (its max and sum), so the backward needs only the saved lse. Dropout uses philox.cuh with the CPU's element indexing:
 // element (b, h, i, j) of the (B, H, T, S) weights, word e / 2, half e % 2.
 //
 // Backward without races: dK/dV are accumulated by one block per
@@ -46,7 +47,7 @@
 // The kernels are in fused_attention_forward.cuh and
 // fused_attention_backward.cuh; fused_attention_kernel.cu launches them.
 // They use nothing but CUDA's built-ins (threadIdx, blockIdx,
-// __syncthreads, __shfl_sync, __shfl_xor_sync, expf, logf, fmaxf) and the
+// __syncthreads, __shfl_sync, __shfl_xor_sync, expf, logf, tanhf, fmaxf) and the
 // dynamic shared memory named through TVLAB_DYNAMIC_SHARED_FLOATS, so that
 // the CPU emulator (emulator/cuda_emulator.h: one fiber per thread) runs
 // these very kernels against the reference backend without a GPU.
@@ -134,7 +135,26 @@ __device__ __forceinline__ float Logit(const FusedAttentionParams& p, float dot,
     l -= static_cast<float>(p.alibi_slopes[h] *
                             static_cast<double>(distance < 0 ? -distance : distance));
   }
+  if (p.logit_softcap > 0.0f) l = p.logit_softcap * tanhf(l * (1.0f / p.logit_softcap));
   return l;
+}
+
+// The derivative of a soft-capped logit by the uncapped one, from the
+// capped logit (1 without a soft-cap): ds of the uncapped logit is the
+// capped one's times this.
+__device__ __forceinline__ float SoftCapSlope(const FusedAttentionParams& p, float capped) {
+  if (p.logit_softcap <= 0.0f) return 1.0f;
+  const float t = capped * (1.0f / p.logit_softcap);
+  return 1.0f - t * t;
+}
+
+// Where a row's online softmax starts: the sink's entry (max = its logit,
+// sum = exp(0) = 1) with sinks, else nothing seen (-inf, 0).
+__device__ __forceinline__ float StartMax(const FusedAttentionParams& p, int64_t h) {
+  return p.sink_logits != nullptr ? p.sink_logits[h] : -INFINITY;
+}
+__device__ __forceinline__ float StartSum(const FusedAttentionParams& p) {
+  return p.sink_logits != nullptr ? 1.0f : 0.0f;
 }
 
 // The inverted-dropout factor of weight (row, j), row = (b * H + h) * T + i.

@@ -5,10 +5,11 @@
 // (emulator/cuda_emulator.h), against the reference backend. The shapes are
 // smaller than the conformance suite's (the emulator runs a fiber per
 // thread) but reach what it does not: causal with offset, key padding with
-// an empty row, ALiBi, GQA and MQA, T != S, dropout, sliding windows
-// (causal, with a cache offset, bidirectional, W = 2), and head sizes from 8
-// to 300 (every kDimsPerLane template, windows past 256 columns, both
-// tensor-core widths). What the emulator cannot check (nvcc's code, timing)
+// an empty row, ALiBi, soft-cap, sinks, GQA and MQA, T != S, dropout,
+// sliding windows (causal, with a cache offset, bidirectional, W = 2, and
+// with soft-cap and sinks), and head sizes from 8 to 300 (every
+// kDimsPerLane template, windows past 256 columns, both tensor-core
+// widths). What the emulator cannot check (nvcc's code, timing)
 // is left to tools/gpu_check.sh on a real GPU.
 
 #include <cuda_runtime.h>
@@ -64,6 +65,8 @@ FusedAttentionParams Params(const FusedAttentionDesc& d, std::vector<int32_t>* l
   p.causal = d.mask.causal, p.causal_offset = d.mask.causal_offset, p.window = d.mask.window;
   p.alibi_offset = d.alibi_offset;
   if (!d.alibi_slopes.empty()) p.alibi_slopes = d.alibi_slopes.data();
+  p.logit_softcap = d.logit_softcap;
+  if (!d.sink_logits.empty()) p.sink_logits = d.sink_logits.data();
   lengths->assign(d.mask.key_lengths.begin(), d.mask.key_lengths.end());
   if (!lengths->empty()) p.key_lengths = lengths->data();
   if (d.dropout > 0.0f) {
@@ -121,6 +124,21 @@ std::vector<Case> Cases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
   cases.push_back({"gqa causal dropout, three tiles", d});
+  d = base(2, 4, 2, 40, 40, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {0, 25};  // row 0 sees no key: only the sink
+  d.scale = 1.0f;                // logits well past the cap
+  d.logit_softcap = 2.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  cases.push_back({"gqa soft-cap and sinks, empty row", d});
+  d = base(1, 4, 1, 150, 150, 32, 32);
+  d.mask = CausalMask(0);
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.logit_softcap = 5.0f;  // capped after ALiBi
+  d.sink_logits = {1.0f, 0.0f, -1.0f, 3.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
+  cases.push_back({"mqa alibi soft-cap sinks dropout, three tiles", d});
   // Sliding windows (attention_mask.h): key tiles before the band skipped
   // in every kernel, the dK/dV sweep bounded on both sides.
   d = base(1, 2, 2, 150, 150, 16, 16);
@@ -145,6 +163,16 @@ std::vector<Case> Cases() {
   d.mask.window = 2;  // itself and one before (W = 1, whose weights are exactly 1 so that
                       // bf16 rounds nothing, is in the backend conformance suite)
   cases.push_back({"window 2", d});
+  d = base(2, 4, 2, 40, 100, 16, 16);
+  d.mask = CausalMask(60);  // a cache of 60 keys, 40 new queries
+  d.mask.window = 12;
+  d.mask.key_lengths = {100, 50};  // row 1 from position 61: only the sink
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
+  d.alibi_offset = 60;
+  d.scale = 1.0f;  // logits past the cap
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  cases.push_back({"gqa window 12, cache offset, soft-cap, sinks, empty rows", d});
   return cases;
 }
 
@@ -248,7 +276,7 @@ TEST(FusedAttentionEmulated, TensorCoreKernelsMatchTheReferenceOnBf16Inputs) {
     ExpectClose(got.dv, dv, 2e-2f, c.name + ": dv");
     EXPECT_NE(got.out, fp32.out) << "the tensor-core kernels did not run (no bf16 rounding)";
   }
-  EXPECT_EQ(ran, 11) << "every case but the one with head sizes past 128";
+  EXPECT_EQ(ran, 14) << "every case but the one with head sizes past 128";
 }
 
 }  // namespace

@@ -20,16 +20,17 @@ struct ForwardRows {
   float acc[kRowsPerWarp][kDimsPerLane];
 };
 
-// Rows first_row .. first_row + 3 of batch row b: nothing seen yet.
+// Rows first_row .. first_row + 3 of batch row b, head h: nothing seen yet
+// but the sink.
 template <int kDimsPerLane>
-__device__ __forceinline__ void StartRows(const FusedAttentionParams& p, int64_t b,
+__device__ __forceinline__ void StartRows(const FusedAttentionParams& p, int64_t b, int64_t h,
                                           int64_t first_row, ForwardRows<kDimsPerLane>& rows) {
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t i = first_row + r;
     rows.end[r] = i < p.queries ? VisibleEnd(p, b, i) : 0;
-    rows.m[r] = -INFINITY;
-    rows.l[r] = 0.0f;
+    rows.m[r] = StartMax(p, h);  // the sink's entry, or nothing seen
+    rows.l[r] = StartSum(p);
 #pragma unroll
     for (int x = 0; x < kDimsPerLane; ++x) rows.acc[r][x] = 0.0f;
   }
@@ -122,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
   const int64_t first_row = i0 + warp * kRowsPerWarp;
   ForwardRows<kDimsPerLane> rows;
-  StartRows(p, b, first_row, rows);
+  StartRows(p, b, h, first_row, rows);
 
   for (int64_t j0 = block_begin; j0 < block_end; j0 += kTile) {
     __syncthreads();  // the previous tile is consumed

@@ -35,6 +35,11 @@ struct FusedAttentionParams {
   // as the reference backend does.
   const double* alibi_slopes = nullptr;  // (H) on the device, or null
   int64_t alibi_offset = 0;
+  // The soft-cap: logit = c * tanh(logit / c) after ALiBi, before the mask
+  // (0 = none); and the sink logits, one more softmax entry per row with a
+  // zero value (fused_attention.h).
+  float logit_softcap = 0.0f;
+  const float* sink_logits = nullptr;  // (H) on the device, or null
   // Dropout of the weights (B, H, T, S) in row-major element order,
   // philox.cuh's DropoutFactor; off when dropout is false.
   bool dropout = false;
@@ -50,7 +55,7 @@ struct FusedAttentionParams {
 
 // Forward: out (B, H, T, hs_v) and lse (B, H, T) from q (B, H, T, hs),
 // k (B, G, S, hs), v (B, G, S, hs_v). A row that sees no key gets out = 0
-// and lse = -inf. Returns "" on success, else what went wrong.
+// and lse = -inf (the sink's logit with sinks). Returns "" on success, else what went wrong.
 std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const float* q,
                                         const float* k, const float* v, float* out,
                                         float* lse);

@@ -14,7 +14,8 @@ namespace tc {
 
 // With P the weights recomputed as exp(logit - lse), M the dropout factors
 // and D_i = dout_i . out_i (fused::RowDotKernel):
-//   dV += (P M)^T dout;  dP = dout V^T;  dS = P (M dP - D) scale;
+//   dV += (P M)^T dout;  dP = dout V^T;  dS = P (M dP - D) scale cap'
+// (cap' the soft-cap's slope, 1 without one);
 //   dQ += dS K;  dK += dS^T Q.
 
 // Backward, dQ. Grid as the forward. Regions: own_qk = Q rows, own_v = dout
@@ -81,8 +82,10 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t j = j0 + c;
       float ds = 0.0f;
       if (Visible(p, i, j, row_end)) {
-        const float prob = expf(Logit(p, sS[r * L.s_pitch + c], h, i, j) - row_lse);
-        ds = prob * (Keep(p, bh * T + i, j) * sdP[r * L.s_pitch + c] - row_d) * p.scale;
+        const float logit = Logit(p, sS[r * L.s_pitch + c], h, i, j);
+        const float prob = expf(logit - row_lse);
+        ds = prob * (Keep(p, bh * T + i, j) * sdP[r * L.s_pitch + c] - row_d) * p.scale *
+             SoftCapSlope(p, logit);
       }
       sdS[r * L.w_pitch + c] = ToBf16(ds);
     }
@@ -113,10 +116,11 @@ __device__ __forceinline__ void KeyValueWeightsHalfRow(const FusedAttentionParam
     const int64_t ii = i0 + c;  // the query of column c
     float w = 0.0f, ds = 0.0f;
     if (sLse[c] != -INFINITY && Visible(p, ii, j, VisibleEnd(p, b, ii))) {
-      const float prob = expf(Logit(p, srow[c], h, ii, j) - sLse[c]);
+      const float logit = Logit(p, srow[c], h, ii, j);
+      const float prob = expf(logit - sLse[c]);
       const float keep = Keep(p, first_row + ii, j);
       w = prob * keep;
-      ds = prob * (keep * dprow[c] - sD[c]) * p.scale;
+      ds = prob * (keep * dprow[c] - sD[c]) * p.scale * SoftCapSlope(p, logit);
     }
     wrow[c] = ToBf16(w);
     dsrow[c] = ToBf16(ds);

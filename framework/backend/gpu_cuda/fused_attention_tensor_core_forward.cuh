@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kThreads)
   const int r = lane / 2, half = lane % 2;
   const int64_t i = i0 + warp * kRows + r;
   const int64_t row_end = i < T ? VisibleEnd(p, b, i) : 0;
-  float m = -INFINITY, l = 0.0f;
+  float m = StartMax(p, h), l = StartSum(p);  // the sink's entry, or nothing seen
 
   for (int64_t j0 = block_begin; j0 < block_end; j0 += kCols) {
     __syncthreads();  // the previous tiles are consumed

@@ -18,8 +18,9 @@
 namespace tvlab {
 namespace {
 
-// The params of `d`. The slopes (H doubles) and key lengths (B int32) go to
-// the device in one copy, into `tables`, which must outlive the launches
+// The params of `d`. The slopes (H doubles), sink logits (H floats) and key
+// lengths (B int32) go to the device in one copy, into `tables`, which must
+// outlive the launches
 // (it does: the caller holds it until they are queued, and a later reuse of
 // its memory is ordered after them on the one stream).
 cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* tables) {
@@ -33,6 +34,7 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   p.causal_offset = d.mask.causal_offset;
   p.window = d.mask.window;
   p.alibi_offset = d.alibi_offset;
+  p.logit_softcap = d.logit_softcap;
   p.bf16 = d.precision == Precision::kBf16;  // the tensor-core kernels where they fit
   if (d.dropout > 0.0f) {
     p.dropout = true;
@@ -41,17 +43,21 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
     p.stream = cuda::MakePhiloxStream(*d.dropout_stream);
   }
 
-  // Host image of the tables: [slopes (H doubles)][key lengths (B int32)].
+  // Host image of the tables: [slopes (H doubles)][sink logits (H floats)]
+  // [key lengths (B int32)].
   const size_t slope_bytes = d.alibi_slopes.size() * sizeof(double);
+  const size_t sink_bytes = d.sink_logits.size() * sizeof(float);
   const size_t length_bytes = d.mask.key_lengths.size() * sizeof(int32_t);
-  if (slope_bytes + length_bytes == 0) return p;
-  std::vector<char> host(slope_bytes + length_bytes);
+  if (slope_bytes + sink_bytes + length_bytes == 0) return p;
+  std::vector<char> host(slope_bytes + sink_bytes + length_bytes);
   if (slope_bytes) std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);  // not null
+  if (sink_bytes) std::memcpy(host.data() + slope_bytes, d.sink_logits.data(), sink_bytes);
   for (size_t b = 0; b < d.mask.key_lengths.size(); ++b) {
     const int64_t length = d.mask.key_lengths[b];
     TVLAB_CHECK(length <= std::numeric_limits<int32_t>::max()) << "key length " << length;
     const int32_t narrow = static_cast<int32_t>(std::max<int64_t>(length, 0));
-    std::memcpy(host.data() + slope_bytes + b * sizeof(int32_t), &narrow, sizeof(narrow));
+    std::memcpy(host.data() + slope_bytes + sink_bytes + b * sizeof(int32_t), &narrow,
+                sizeof(narrow));
   }
   // Floats enough for the bytes. Each caching-allocator buffer is a whole
   // cudaMalloc block (256-byte aligned), so the doubles at offset 0 are
@@ -61,7 +67,9 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   const cudaError_t err = cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice);
   TVLAB_CHECK(err == cudaSuccess) << "fused attention tables: " << cudaGetErrorString(err);
   if (slope_bytes) p.alibi_slopes = reinterpret_cast<const double*>(device);
-  if (length_bytes) p.key_lengths = reinterpret_cast<const int32_t*>(device + slope_bytes);
+  if (sink_bytes) p.sink_logits = reinterpret_cast<const float*>(device + slope_bytes);
+  if (length_bytes)
+    p.key_lengths = reinterpret_cast<const int32_t*>(device + slope_bytes + sink_bytes);
   return p;
 }
 

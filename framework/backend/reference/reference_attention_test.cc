@@ -137,5 +137,76 @@ TEST(ReferenceAttention, FusedAttentionBackwardIsTheForwardsDerivative) {
   for (size_t i = q.size() / 2; i < q.size(); ++i) EXPECT_EQ(dq[i], 0.0f) << "dq " << i;
 }
 
+// Soft-cap and sink by their definition: logit = c tanh(l / c), and one more
+// softmax entry of logit sink_h and value 0; a row that sees no key puts
+// all its weight on the sink (out 0, lse = the sink's logit).
+TEST(ReferenceAttention, SoftCapAndSinkAreTheDefinition) {
+  ReferenceBackend ref;
+  FusedAttentionDesc d = SmallCase();
+  d.batch = 2;
+  d.mask.key_lengths = {4, 0};  // batch row 1 sees no key
+  d.logit_softcap = 0.4f;
+  d.sink_logits = {0.3f, -0.7f};
+  const std::vector<float> q = {1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1,
+                                2, 1, 0, 3, 1, 1, 1, 0, 0, 1, 1, 1};
+  const std::vector<float> k = {1, 0, 0, 1, 1, 1, -1, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<float> out(12), lse(12);
+  ref.FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 3; ++i) {
+      const int64_t row = h * 3 + i;
+      double logits[4], sum = std::exp(static_cast<double>(d.sink_logits[h])), want = 0;
+      const int64_t visible = i + 2;
+      for (int64_t j = 0; j < visible; ++j) {
+        const double l = 0.5 * (q[row * 2] * k[j * 2] + q[row * 2 + 1] * k[j * 2 + 1]) -
+                         d.alibi_slopes[h] * std::abs(1 + i - j);
+        logits[j] = 0.4 * std::tanh(l / 0.4);
+        sum += std::exp(logits[j]);
+      }
+      for (int64_t j = 0; j < visible; ++j) want += std::exp(logits[j]) / sum * v[j];
+      EXPECT_NEAR(out[row], want, 1e-6) << "head " << h << ", query " << i;
+      EXPECT_NEAR(lse[row], std::log(sum), 1e-6) << "head " << h << ", query " << i;
+      EXPECT_EQ(out[6 + row], 0.0f) << "batch row 1 sees only the sink";
+      EXPECT_FLOAT_EQ(lse[6 + row], d.sink_logits[h]);
+    }
+}
+
+// With soft-cap and sink, dq, dk, dv still against central differences
+// (the sink changes lse only; the cap's slope enters ds).
+TEST(ReferenceAttention, SoftCapAndSinkBackwardIsTheForwardsDerivative) {
+  ReferenceBackend ref;
+  FusedAttentionDesc d = SmallCase();
+  d.value_dim = 2, d.logit_softcap = 0.6f, d.sink_logits = {0.2f, 1.1f};
+  std::vector<float> q(2 * 3 * 2), k(4 * 2), v(4 * 2), dout(2 * 3 * 2);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = 2 * std::sin(0.7 * i + 0.1);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = std::cos(0.9 * i);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.3f * i - 1.0f;
+  for (size_t i = 0; i < dout.size(); ++i) dout[i] = std::sin(1.3 * i);
+  auto loss = [&]() {
+    std::vector<float> out(dout.size()), lse(6);
+    ref.FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+    double l = 0;
+    for (size_t i = 0; i < out.size(); ++i) l += static_cast<double>(dout[i]) * out[i];
+    return l;
+  };
+  auto slope = [&](float* x) {
+    const float keep = *x, h = 1e-2f;
+    *x = keep + h;
+    const double up = loss();
+    *x = keep - h;
+    const double down = loss();
+    *x = keep;
+    return (up - down) / (2 * h);
+  };
+  std::vector<float> out(dout.size()), lse(6), dq(q.size()), dk(k.size()), dv(v.size());
+  ref.FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+  ref.FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(),
+                             dout.data(), dq.data(), dk.data(), dv.data());
+  for (size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(dq[i], slope(&q[i]), 2e-3) << "dq " << i;
+  for (size_t i = 0; i < k.size(); ++i) EXPECT_NEAR(dk[i], slope(&k[i]), 2e-3) << "dk " << i;
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(dv[i], slope(&v[i]), 2e-3) << "dv " << i;
+}
+
 }  // namespace
 }  // namespace tvlab

@@ -47,7 +47,7 @@ void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k, int6
     float l = d.scale * Dot(qi, kg + j * d.head_dim, d.head_dim);
     if (!d.alibi_slopes.empty())
       l -= static_cast<float>(d.alibi_slopes[h] * std::abs(d.alibi_offset + i - j));
-    logits[j] = l;
+    logits[j] = d.SoftCap(l);
   }
 }
 
@@ -65,13 +65,14 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
         float* o = out + row * d.value_dim;
         std::fill(o, o + d.value_dim, 0.0f);
         RowLogits(d, q, k, b, h, i, logits.data());
-        float max = kNegInf;
+        const float sink = d.has_sink() ? d.sink_logits[h] : kNegInf;
+        float max = sink;
         for (float l : logits) max = std::max(max, l);
-        if (max == kNegInf) {  // no visible key
+        if (max == kNegInf) {  // no visible key and no sink
           lse[row] = kNegInf;
           continue;
         }
-        double sum = 0.0;
+        double sum = d.has_sink() ? std::exp(static_cast<double>(sink - max)) : 0.0;
         for (float l : logits) sum += std::exp(static_cast<double>(l - max));
         const float row_lse = max + static_cast<float>(std::log(sum));
         lse[row] = row_lse;
@@ -88,7 +89,8 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
 // With P the softmax weights, M the dropout factors and W = P * M:
 //   dv_j += W_ij dout_i;  dW_ij = dout_i . v_j;
 //   dlogit_ij = P_ij (M_ij dW_ij - D_i),  D_i = sum_j W_ij dW_ij = dout_i . out_i;
-//   dq_i += scale dlogit_ij k_j;  dk_j += scale dlogit_ij q_i.
+//   dq_i += scale cap'_ij dlogit_ij k_j;  dk_j += scale cap'_ij dlogit_ij q_i,
+// cap' the soft-cap's slope (1 without one). A sink changes only lse.
 void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
                                               const float* k, const float* v,
                                               const float* out, const float* lse,
@@ -121,7 +123,7 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
           for (int64_t c = 0; c < d.value_dim; ++c)
             dvg[j * d.value_dim + c] += p * keep[j] * doi[c];
           const float dw = Dot(doi, vg + j * d.value_dim, d.value_dim);
-          const float dlogit = p * (keep[j] * dw - big_d) * d.scale;
+          const float dlogit = p * (keep[j] * dw - big_d) * d.SoftCapSlope(logits[j]) * d.scale;
           for (int64_t c = 0; c < d.head_dim; ++c) {
             dqi[c] += dlogit * kg[j * d.head_dim + c];
             dkg[j * d.head_dim + c] += dlogit * qi[c];

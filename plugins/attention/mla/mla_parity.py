@@ -11,6 +11,11 @@ import torch
 
 from attention_parity import check_layout, linear, merge_heads, split_heads
 
+# Only the decoupled part of each head is rotated, here, before attend: the
+# attention options' QK-norm then acts on the assembled heads
+# (framework/testing/attention_options_parity.py).
+ROTATES_PART_OF_EACH_HEAD = True
+
 
 def layer(p, x, memory, num_heads, options, rotate, attend):  # -> (B, T, C)
     c = linear(memory, p, "w_dkv")                          # (B, S, d_c)
