@@ -38,6 +38,8 @@ std::string OptionsLine(const PluginKind& kind) {
   }
   if (plugins.empty()) return "";
   return absl::StrCat("  options (", kind.options_path(), "): ", absl::StrJoin(plugins, "; "), "\n");
+}
+
 // The attention options every layout honours (model.attention fields 6..9,
 // framework/attention/attention_extras.h), their values read from the
 // schema: "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, ...".
