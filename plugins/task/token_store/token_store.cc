@@ -181,9 +181,10 @@ class TokenStoreTask : public LanguageModelTask {
       for (int32_t id : window)
         if (id < 0 || id >= vocab_size()) {
           std::fprintf(stderr, "token store file '%s' holds id %d outside the vocabulary of %lld: "
-                       "the store is damaged; prepare it again\n",
+                       "the store is damaged; prepare it again (the run's checkpoints are "
+                       "kept; --resume continues from the last one)\n",
                        stream.split().tokens_path().c_str(), id, static_cast<long long>(vocab_size()));
-          std::abort();
+          std::exit(1);  // a damaged input, not a tvlab bug: no core dump
         }
       b.inputs.insert(b.inputs.end(), window.begin(), window.end() - 1);  // (B, T)
       b.targets.insert(b.targets.end(), window.begin() + 1, window.end());  // (B, T)
