@@ -75,7 +75,7 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   Var sink_logits;  // (H) or undefined
   if (c.extras != nullptr) {
     d.logit_softcap = c.extras->options().logit_softcap;
-    sink_logits = c.extras->SinkLogits();
+    sink_logits = c.extras->SinkLogits(d.heads);
   }
   if (c.ctx.training && c.dropout > 0.0f) {
     d.dropout = c.dropout;
@@ -254,12 +254,13 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
   TVLAB_CHECK(c.score != nullptr) << "attention needs a score plugin";
   TVLAB_CHECK(c.owner != nullptr) << "attention needs its owner module";
   const AttentionExtras* extras = c.extras;
-  Var q = extras != nullptr ? extras->NormalizeQuery(q_in) : q_in;  // (B, H, T, hs)
+  const AttentionExtras* qk_norm = c.qk_normalized ? nullptr : extras;
+  Var q = qk_norm != nullptr ? qk_norm->NormalizeQuery(q_in) : q_in;  // (B, H, T, hs)
   if (c.rotation) q = c.rotation->RotateQuery(q, c.position_offset);
   const int64_t window = c.mask.window;
   Var k = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "k", /*token_dim=*/2, [&] {
     Var fresh = new_keys();  // (B, G, S_new, hs)
-    if (extras != nullptr) fresh = extras->NormalizeKey(fresh);
+    if (qk_norm != nullptr) fresh = qk_norm->NormalizeKey(fresh);
     return c.rotation ? c.rotation->RotateKey(fresh, c.position_offset) : fresh;
   }, window);  // (B, G, S, hs) over every key the cache holds
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,

@@ -84,6 +84,10 @@ struct AttentionContext {
   // x (B, T, C) their output gate reads; nullptr = none.
   const AttentionExtras* extras = nullptr;
   Var gate_input;
+  // Set by a layout that rotates by itself and has applied the options'
+  // QK-norm to q and the new keys before rotating them (differential), so
+  // that Attend does not normalise again.
+  bool qk_normalized = false;
 };
 
 // The context of a layout's call: score, mask, offset, cache and probe from

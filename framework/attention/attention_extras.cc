@@ -48,21 +48,24 @@ Var AttentionExtras::SoftCap(const Var& logits) const {
   return Scale(Tanh(Scale(logits, 1.0f / c)), c);  // (B, H, T, S), in (-c, c)
 }
 
-Var AttentionExtras::SinkLogits() const {
+Var AttentionExtras::SinkLogits(int64_t heads) const {
   switch (options_.sink) {
     case AttentionOptions::Sink::kNone: return Var();
-    case AttentionOptions::Sink::kOffByOne: return Var(Tensor::Zeros({heads_}));  // (H), constant
-    case AttentionOptions::Sink::kLearned: return sink_logits_;                   // (H)
+    case AttentionOptions::Sink::kOffByOne: return Var(Tensor::Zeros({heads}));  // (H'), constant
+    case AttentionOptions::Sink::kLearned:
+      // Validation refuses a learned sink with a layout that attends with
+      // fewer heads than model.num_heads (kAttendsWithFewerHeads).
+      TVLAB_CHECK_EQ(heads, heads_);
+      return sink_logits_;  // (H)
   }
   return Var();
 }
 
 Var AttentionExtras::Softmax(const Var& masked_logits) const {
-  Var sink = SinkLogits();
-  if (!sink.defined()) return tvlab::Softmax(masked_logits);  // (B, H, T, S)
   const int64_t b = masked_logits.dim(0), h = masked_logits.dim(1), t = masked_logits.dim(2),
                 s = masked_logits.dim(3);
-  TVLAB_CHECK_EQ(h, heads_);
+  Var sink = SinkLogits(h);
+  if (!sink.defined()) return tvlab::Softmax(masked_logits);  // (B, H, T, S)
   // (B, H, T, 1) + (1, H, 1, 1) -> (B, H, T, 1): head h's sink logit in every row.
   Var column = Add(Var(Tensor::Zeros({b, h, t, 1})), Reshape(sink, {1, h, 1, 1}));
   Var weights = tvlab::Softmax(Concat({masked_logits, column}, 3));  // (B, H, T, S + 1)

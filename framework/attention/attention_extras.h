@@ -65,9 +65,11 @@ class AttentionExtras : public Module {
   Var NormalizeKey(const Var& k) const;
   // logits (B, H, T, S) -> c * tanh(logits / c); unchanged when off.
   Var SoftCap(const Var& logits) const;
-  // The sink logit of each query head (H): the learned parameter, a constant
-  // 0 (off-by-one), or undefined (no sink).
-  Var SinkLogits() const;
+  // The sink logit of each of the `heads` query heads of an Attend call:
+  // the learned parameter (H), a constant 0 (off-by-one; any head count), or
+  // undefined (no sink).
+  // REQUIRES: heads == model.num_heads for a learned sink.
+  Var SinkLogits(int64_t heads) const;
   // Masked logits (B, H, T, S) -> weights (B, H, T, S): the softmax over the
   // S keys and the sink, the sink's own weight dropped (rows sum to <= 1; a
   // row that sees no key is all zero). Plain softmax without a sink.

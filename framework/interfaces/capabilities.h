@@ -42,7 +42,9 @@ enum Capability : uint32_t {
   // checks the declaration both ways.
   kNeverFusesLayout = 1u << 10,
   // Attention layouts: call Attend with fewer query heads than
-  // model.num_heads (differential: H/2 heads per softmax map).
+  // model.num_heads (differential: H/2 heads per softmax map); validation
+  // then refuses kBiasPerModelHead positions, a learned sink and the output
+  // gate (one parameter per model head each).
   kAttendsWithFewerHeads = 1u << 11,
 };
 

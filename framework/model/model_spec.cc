@@ -19,6 +19,23 @@ std::string Divisors(int64_t n) {
   return absl::StrJoin(out, ", ");
 }
 
+// A learned sink logit and the output gate have one parameter (row) per
+// model head; a layout that attends with fewer heads (differential: H / 2)
+// cannot use them.
+void CheckPerHeadOptions(const AttentionSpec& attention, const std::string& layout,
+                         uint32_t provides, Problems* problems) {
+  if (!(provides & kAttendsWithFewerHeads)) return;
+  const std::string why = absl::StrCat(
+      "learns one per model head, but layout '", layout,
+      "' attends with fewer heads than model.num_heads, so it would not match; ");
+  if (attention.sink() == AttentionSpec::Sink::LEARNED)
+    problems->Add(absl::StrCat("model.attention.sink: LEARNED ", why,
+                               "use sink: OFF_BY_ONE (a fixed logit 0) or another layout"));
+  if (attention.output_gate() != AttentionSpec::OutputGate::NONE)
+    problems->Add(absl::StrCat("model.attention.output_gate ", why,
+                               "remove output_gate or choose another layout"));
+}
+
 // What the position plugin needs inside attention, the layout must provide
 // (framework/interfaces/capabilities.h).
 void CheckCapabilities(const Experiment& spec, Problems* problems) {
@@ -49,6 +66,7 @@ void CheckCapabilities(const Experiment& spec, Problems* problems) {
                                layout, "' attends with fewer heads than model.num_heads, so the "
                                "table would not match; choose another layout or position plugin"));
   }
+  CheckPerHeadOptions(spec.model().attention(), layout, provides, problems);
 }
 
 }  // namespace

@@ -193,6 +193,21 @@ TEST(SpecLoader, AttentionOptionsAreValidatedAndResolved) {
     EXPECT_THAT(text, HasSubstr(field));
 }
 
+// A learned sink and the output gate have one parameter per model head;
+// differential attends with num_heads / 2, so both are refused with it,
+// naming the field and the fix; the off-by-one sink has no parameter.
+TEST(SpecLoader, PerHeadAttentionOptionsAreRefusedWithDifferential) {
+  const std::string differential = "model.attention.layout=differential";
+  EXPECT_THAT(std::string(Load(kGood, {differential, "model.attention.sink=LEARNED"}).message()),
+              HasSubstr("model.attention.sink: LEARNED learns one per model head, but layout "
+                        "'differential' attends with fewer heads"));
+  EXPECT_THAT(std::string(Load(kGood, {differential, "model.attention.output_gate=HEADWISE"})
+                              .message()),
+              HasSubstr("model.attention.output_gate learns one per model head"));
+  EXPECT_TRUE(Load(kGood, {differential, "model.attention.sink=OFF_BY_ONE"}).ok());
+  EXPECT_TRUE(Load(kGood, {"model.attention.sink=LEARNED"}).ok());
+}
+
 TEST(SpecLoader, OptionsOfTheWrongTypeNameBothTypes) {
   absl::Status s = Load(Replace(kGood, "  num_heads: 2\n",
                                 "  num_heads: 2\n  position { plugin: \"sinusoidal\" options { "

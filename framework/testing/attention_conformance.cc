@@ -356,31 +356,6 @@ void AttentionConformance::ForEachComparedInput(
   }
 }
 
-// `got` against `want` (OutputAndGradients of two attention paths), each
-// tensor to 1e-5 relative to its largest entry, floored at a tenth of the
-// largest entry of all of them (and at 1e-2): a gradient far below the
-// others is a sum of cancelling terms of their size, so its rounding noise
-// is of their size too. The key bias's is zero in exact arithmetic (softmax
-// ignores a constant shift); differential attention's lambda gradient is
-// one sum over every head output that its head norm (scale-invariant)
-// nearly cancels, and its key projections pass two near-uniform maps.
-void ExpectSameOutputAndGradients(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
-                                  const std::string& where) {
-  ASSERT_EQ(got.size(), want.size());
-  float floor = 1e-2f;
-  for (const Tensor& t : want)
-    if (t.defined())
-      for (float w : t.ToVector()) floor = std::max(floor, 0.1f * std::fabs(w));
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].defined(), want[i].defined()) << where << ", tensor " << i;
-    if (!got[i].defined()) continue;
-    float scale = floor;
-    for (float w : want[i].ToVector()) scale = std::max(scale, std::fabs(w));
-    EXPECT_LE(MaxAbsDiff(got[i], want[i]), 1e-5f * scale)
-        << where << (i == 0 ? ", output" : ", gradient " + std::to_string(i));
-  }
-}
-
 // The fused attention kernel against the unfused composition (its oracle),
 // forward and gradient, for every linked position plugin x mask x self or
 // cross attention x training with dropout, on every host backend: equal to

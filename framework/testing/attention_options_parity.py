@@ -89,7 +89,7 @@ def run_case(layout_name, score_name, position, option_name, args, salt):
         if args.get("sink") == "learned":
             weights = softmax_with_sink(logits, p["options.sink_logits"])
         elif args.get("sink") == "off_by_one":
-            weights = softmax_with_sink(logits, torch.zeros(NUM_HEADS))
+            weights = softmax_with_sink(logits, torch.zeros(logits.shape[1]))
         else:
             weights = torch.softmax(logits, dim=-1)
         out = weights @ v
@@ -98,7 +98,7 @@ def run_case(layout_name, score_name, position, option_name, args, salt):
     layout_params = {n[len("layout."):]: t for n, t in p.items() if n.startswith("layout.")}
     y = layout.layer(layout_params, x, x, NUM_HEADS, {}, rotate if layout_rotates else None, attend)
     (y * d["g"]).sum().backward()
-    errors = _errors(d, y, leaves)
+    errors = _errors(d, y, leaves, {})
     worst = max(errors, key=errors.get)
     record(errors[worst] <= TOLERANCE, "%-45s %2d tensors, worst relative error %.2e (%s)"
            % (f"{layout_name}_{score_name}_{position}_{option_name}", len(errors), errors[worst], worst))
@@ -109,7 +109,12 @@ def main():
     _, _, layouts = registered("attention_layout")
     salt = 500
     for layout_name in layouts:
+        fewer_heads = getattr(formula("attention_layout", layout_name), "ATTENDS_WITH_FEWER_HEADS", False)
         for option_name, args in OPTION_SETS:
+            # A learned sink and the gate have one parameter per model head;
+            # validation refuses them with such a layout.
+            if fewer_heads and (args.get("sink") == "learned" or "gate" in args):
+                continue
             run_case(layout_name, default_score, "none", option_name, args, salt)
             salt += 10
         # QK-norm before RoPE (a scale that is not 1 shows the order).

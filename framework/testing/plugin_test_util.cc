@@ -1,5 +1,6 @@
 #include "framework/testing/plugin_test_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "framework/core/rng.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/attention/attend.h"
+#include "gtest/gtest.h"
 
 namespace tvlab {
 
@@ -22,6 +24,31 @@ std::vector<std::string> PositionsUsableWith(const std::string& layout) {
   }
   return names;
 }
+
+void ExpectSameOutputAndGradients(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                                  const std::string& where, float relative) {
+  ASSERT_EQ(got.size(), want.size());
+  float floor = 1e-2f;
+  for (const Tensor& t : want)
+    if (t.defined())
+      for (float w : t.ToVector()) floor = std::max(floor, 0.1f * std::fabs(w));
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].defined(), want[i].defined()) << where << ", tensor " << i;
+    if (!got[i].defined()) continue;
+    float scale = floor;
+    for (float w : want[i].ToVector()) scale = std::max(scale, std::fabs(w));
+    EXPECT_LE(MaxAbsDiff(got[i], want[i]), relative * scale)
+        << where << (i == 0 ? ", output" : ", gradient " + std::to_string(i));
+  }
+}
+
+bool AttentionOptionsUsableWith(const std::string& layout, const AttentionOptions& o) {
+  const uint32_t provides = (*AttentionLayoutRegistry().Get(layout))->capabilities;
+  if (!(provides & kAttendsWithFewerHeads)) return true;
+  return o.sink != AttentionOptions::Sink::kLearned &&
+         o.output_gate == AttentionOptions::OutputGate::kNone;
+}
+
 namespace {
 
 // The entry of `name`, or, when that plugin is not linked into this test,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/attention/attention_extras.h"
 #include "framework/autograd/var.h"
 #include "framework/backend/backend.h"
 #include "framework/interfaces/attention_layout.h"
@@ -24,6 +25,24 @@ namespace tvlab {
 // but a per-model-head bias table (t5_bias) with a layout that attends with
 // fewer heads (differential).
 std::vector<std::string> PositionsUsableWith(const std::string& layout);
+
+// Whether validation accepts the attention options `o` with attention layout
+// `layout` (CheckPerHeadOptions in framework/model/model_spec.cc): a learned
+// sink and the output gate have one parameter per model head, so not with a
+// layout that attends with fewer heads (differential).
+bool AttentionOptionsUsableWith(const std::string& layout, const AttentionOptions& o);
+
+// `got` against `want` (OutputAndGradients of two attention paths), each
+// tensor to 1e-5 relative to its largest entry, floored at a tenth of the
+// largest entry of all of them (and at 1e-2): a gradient far below the
+// others is a sum of cancelling terms of their size, so its rounding noise
+// is of their size too. The key bias's is zero in exact arithmetic (softmax
+// ignores a constant shift); differential attention's lambda gradient is
+// one sum over every head output that its head norm (scale-invariant)
+// nearly cancels, and its key projections pass two near-uniform maps.
+// (gtest EXPECTs, `where` in each message; `relative` replaces 1e-5.)
+void ExpectSameOutputAndGradients(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                                  const std::string& where, float relative = 1e-5f);
 
 // Uniform in [lo, hi), a pure function of (shape, salt).
 Tensor RandomTensor(const Shape& shape, uint64_t salt, float lo = -1.0f, float hi = 1.0f);

@@ -26,8 +26,8 @@
 // the same mask for both maps (one owner, one site), which is the paper's
 // dropout of the difference map. Rotation and the KV cache are done here
 // (as mla does), since both maps share one cache: "k" holds both key halves,
-// "v" the values. A probe receives the two maps as "<layer>.softmax1" and
-// "<layer>.softmax2".
+// "v" the values; so is the options' QK-norm, before the rotation. A probe
+// receives the two maps as "<layer>.softmax1" and "<layer>.softmax2".
 //
 // KV cache per token per layer: 2 * G' * hs (keys) + 2 * G' * hs (values),
 // i.e. 2 * H * hs for G' = D, as mha.
@@ -138,10 +138,13 @@ class Differential : public AttentionLayout {
   Var Forward(const AttentionInput& in) const override {
     const Var& source = in.memory.defined() ? in.memory : in.x;  // (B, S_new, C)
     const PositionEncoding* rotation = SelfAttentionPosition(in);  // nullptr for cross-attention
+    const AttentionExtras* extras = in.extras;  // QK-norm before RoPE, as Attend does
     Var q = SplitHeads(w_q_->Forward(in.x), dims_.num_heads);     // (B, 2D, T, hs)
+    if (extras) q = extras->NormalizeQuery(q);
     if (rotation) q = rotation->RotateQuery(q, in.position_offset);
     Var k = KeyState(in, "k", /*token_dim=*/2, [&] {
       Var fresh = SplitHeads(w_k_->Forward(source), 2 * kv_heads_);  // (B, 2G', S_new, hs)
+      if (extras) fresh = extras->NormalizeKey(fresh);
       return rotation ? rotation->RotateKey(fresh, in.position_offset) : fresh;
     });  // (B, 2G', S, hs) over every key
     Var v = KeyState(in, "v", /*token_dim=*/2, [&] {
@@ -152,6 +155,7 @@ class Differential : public AttentionLayout {
     AttentionContext context = ContextFor(in, *this, dims_.dropout);
     context.rotation = nullptr;  // rotated above
     context.cache = nullptr;     // cached above
+    context.qk_normalized = true;  // normalised above
     AttentionProbe first, second;
     if (in.probe != nullptr && *in.probe) {
       first = [&](const std::string& layer, const Tensor& w) { (*in.probe)(layer + ".softmax1", w); };

@@ -21,6 +21,9 @@ import torch
 from attention_parity import check_layout, linear, merge_heads
 
 HEAD_NORM_EPS = 1e-5  # the paper's code: RMSNorm(2d, eps=1e-5)
+# Each softmax map attends with h = H / 2 heads: options with one parameter
+# per model head (a learned sink, the output gate) do not apply.
+ATTENDS_WITH_FEWER_HEADS = True
 
 
 _last = {}  # the last layer() call's head outputs, for gradient_scales()
