@@ -120,6 +120,23 @@ TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
   EXPECT_LT(fused, 2.0 * (1 << 30));
 }
 
+// The output gate's weights count: C x H (headwise) or C x C (elementwise)
+// per attention sublayer, plus its bias.
+TEST(MemoryEstimate, CountsTheAttentionOutputGate) {
+  auto parameters = [](const std::vector<std::string>& overrides) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    return std::make_pair(EstimateMemory(*spec, {10, 10, 16}).parameters, *spec);
+  };
+  auto [plain, spec] = parameters({});
+  const double headwise = parameters({"model.attention.output_gate=HEADWISE"}).first;
+  const double elementwise = parameters({"model.attention.output_gate=ELEMENTWISE"}).first;
+  const double c = spec.model().d_model(), h = spec.model().num_heads(),
+               sublayers = spec.model().num_layers();  // the spec's family has one per block
+  EXPECT_DOUBLE_EQ(headwise - plain, sublayers * (c * h + h));
+  EXPECT_DOUBLE_EQ(elementwise - plain, sublayers * (c * c + c));
+}
+
 // Per-layer patterns: one layer with the additive score (not fusable) makes
 // the attention unfused in the estimate, and its hidden width counts; an
 // override's plugin options are held to the caps as the model's are.

@@ -234,6 +234,12 @@ std::vector<MemoryPart> ParameterParts(const Sizes& z) {
         blocks * (2 * C * F + F + C));
   param("norms", z.width_field, (2 * blocks + 2) * 2 * C);
   param("output head (outputs x C)", out >= C ? z.vocab_field : z.width_field, out * C + (m.head_bias() ? out : 0));
+  const AttentionSpec::OutputGate::Kind gate = m.attention().output_gate();
+  if (gate != AttentionSpec::OutputGate::NONE) {  // W_g (C, H) or (C, C) per attention sublayer
+    const double gates = gate == AttentionSpec::OutputGate::ELEMENTWISE ? C : m.num_heads();
+    param("attention output gate (C x gates per sublayer)", "model.attention.output_gate",
+          attention * (C * gates + gates));
+  }
   for (const IntegerField& w : z.widths)
     param(absl::StrCat("plugin width ", w.path, " (3 x C x w per sublayer)"), Field(w.path, w.value),
           attention * 3 * C * w.value);
