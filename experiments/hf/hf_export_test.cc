@@ -87,6 +87,24 @@ std::map<std::string, Tensor> ByName(const HfModel& m) {
   return std::map<std::string, Tensor>(m.tensors.begin(), m.tensors.end());
 }
 
+// The window and the attention options (soft-cap, sink, QK-norm, gate) have
+// no counterpart in either config: refused, each named.
+TEST(HfExport, RefusesTheWindowAndTheAttentionOptions) {
+  auto refusal = [](const std::string& set) {
+    auto out = ToHuggingFace(Spec(With(kLlama, "\"mha\"", "\"mha\" " + set)), Weights(false));
+    EXPECT_FALSE(out.ok()) << set;
+    return std::string(out.status().message());
+  };
+  const std::string two = refusal("window: 4 qk_norm: RMSNORM");
+  EXPECT_NE(two.find("model.attention.window (4), model.attention.qk_norm (RMSNORM): no "
+                     "counterpart in Llama's or GPT-2's Hugging Face config"),
+            std::string::npos) << two;
+  for (const char* set : {"logit_softcap: 30", "sink: OFF_BY_ONE", "output_gate: HEADWISE"}) {
+    const std::string field = std::string(set).substr(0, std::string(set).find(':'));
+    EXPECT_NE(refusal(set).find("model.attention." + field), std::string::npos) << set;
+  }
+}
+
 // Plain RoPE is all the Llama export writes: partial rotary and scaled
 // frequencies are refused (read once the weights are there).
 TEST(HfExport, RefusesPartialOrScaledRope) {
