@@ -69,8 +69,13 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   d.kv_heads = k.dim(1), d.keys = k.dim(2), d.value_dim = v.dim(3);
   d.scale = *c.score->FusedDotProductScale();
   d.mask = c.mask;
-  d.alibi_slopes = FusedBias(c, d.heads).alibi_slopes;
+  const PositionEncoding::FusedLogitBias bias = FusedBias(c, d.heads);
+  d.alibi_slopes = bias.alibi_slopes;
   d.alibi_offset = c.position_offset;
+  if (bias.bucket_table.defined()) {  // the table's values: FusedAttention below
+    d.bucket_bias.rule = bias.bucket_rule;
+    d.bucket_bias.query_offset = c.position_offset;
+  }
   d.precision = CurrentMatMulPrecision();  // runtime.precision, as the unfused path's MatMuls
   Var sink_logits;  // (H) or undefined
   if (c.extras != nullptr) {
@@ -84,7 +89,7 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
     d.dropout_stream = stream.SkipWords(stream.ShardFirstElement(d.batch * d.heads * d.queries * d.keys) / 2);
   }
   FusedCalls().fetch_add(1);
-  return FusedAttention(q, k, v, d, sink_logits);  // (B, H, T, hs_v)
+  return FusedAttention(q, k, v, d, sink_logits, bias.bucket_table);  // (B, H, T, hs_v)
 }
 
 // Dropout of the weights (B, H, rows, S) of queries [first, first + rows)

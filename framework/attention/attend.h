@@ -18,7 +18,7 @@
 //     pay (kFusedAttentionMinPairs), "fused" always, "unfused" never,
 //   - the backend implements it,
 //   - the score declares itself a scaled dot product (FusedDotProductScale),
-//   - the position plugin's logit bias is none or ALiBi-shaped
+//   - the position plugin's logit bias is none, ALiBi-shaped or bucketed
 //     (FusedLogitBiasFor), and
 //   - no probe asks for the weights (attention_dump gets them exactly from
 //     the unfused path).

@@ -57,7 +57,7 @@ Tensor SinkLogitGradient(const FusedAttentionDesc& d, const Tensor& sink, const 
 }  // namespace
 
 Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc,
-                   const Var& sink_logits) {
+                   const Var& sink_logits, const Var& bucket_table) {
   FusedAttentionDesc d = desc;
   TVLAB_CHECK(q.shape() == Shape({d.batch, d.heads, d.queries, d.head_dim})) << ShapeToString(q.shape());
   TVLAB_CHECK(k.shape() == Shape({d.batch, d.kv_heads, d.keys, d.head_dim})) << ShapeToString(k.shape());
@@ -68,22 +68,32 @@ Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentio
     d.sink_logits = sink_logits.value().ToVector();  // H numbers read by the host-side desc
     inputs.push_back(sink_logits);
   }
+  if (bucket_table.defined()) {
+    TVLAB_CHECK(bucket_table.shape() == Shape({d.bucket_bias.rule.num_buckets, d.heads}))
+        << ShapeToString(bucket_table.shape());
+    d.bucket_bias.table = bucket_table.value().ToVector();  // read by the host-side desc
+    inputs.push_back(bucket_table);
+  }
   Tensor out = Tensor::Empty({d.batch, d.heads, d.queries, d.value_dim});
   Tensor lse = Tensor::Empty({d.batch, d.heads, d.queries});
   B().FusedAttention(d, q.value().ptr(), k.value().ptr(), v.value().ptr(), out.ptr(), lse.ptr());
   auto qn = q.node(), kn = k.node(), vn = v.node();
   auto sn = sink_logits.defined() ? sink_logits.node() : nullptr;
-  return MakeResult(out, inputs, [qn, kn, vn, sn, d, out, lse](const Tensor& dout) {
+  auto tn = bucket_table.defined() ? bucket_table.node() : nullptr;
+  return MakeResult(out, inputs, [qn, kn, vn, sn, tn, d, out, lse](const Tensor& dout) {
     Tensor dq = Tensor::Empty(qn->value.shape());
     Tensor dk = Tensor::Empty(kn->value.shape());
     Tensor dv = Tensor::Empty(vn->value.shape());
+    Tensor dtable = tn != nullptr ? Tensor::Empty(tn->value.shape()) : Tensor();
     B().FusedAttentionBackward(d, qn->value.ptr(), kn->value.ptr(), vn->value.ptr(), out.ptr(),
-                               lse.ptr(), dout.ptr(), dq.ptr(), dk.ptr(), dv.ptr());
+                               lse.ptr(), dout.ptr(), dq.ptr(), dk.ptr(), dv.ptr(),
+                               tn != nullptr ? dtable.ptr() : nullptr);
     if (qn->requires_grad) AccumulateOwnedGrad(*qn, std::move(dq));
     if (kn->requires_grad) AccumulateOwnedGrad(*kn, std::move(dk));
     if (vn->requires_grad) AccumulateOwnedGrad(*vn, std::move(dv));
     if (sn != nullptr && sn->requires_grad)
       AccumulateOwnedGrad(*sn, SinkLogitGradient(d, sn->value, out, lse, dout));
+    if (tn != nullptr && tn->requires_grad) AccumulateOwnedGrad(*tn, std::move(dtable));
   });
 }
 

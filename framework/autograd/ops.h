@@ -53,8 +53,11 @@ Var Softmax(const Var& x);
 // sink_logits (H), when defined, is the desc's sink (its values replace
 // desc.sink_logits) and gets its gradient from the saved lse, out and dout:
 //   d sink_h = -sum_{b,i} exp(sink_h - lse[b,h,i]) * (dout[b,h,i] . out[b,h,i]).
+// bucket_table (num_buckets, H), when defined, is the table of the desc's
+// bucketed bias (its values replace desc.bucket_bias.table; the rule and
+// offset are the desc's) and gets its gradient from the backward kernel.
 Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc,
-                   const Var& sink_logits = Var());
+                   const Var& sink_logits = Var(), const Var& bucket_table = Var());
 
 // Normalizes over the last dimension. subtract_mean = true is LayerNorm,
 // false is RMSNorm. gamma (C) and beta (C) may be undefined.

@@ -487,6 +487,18 @@ struct FusedCase {
   FusedAttentionDesc d;
 };
 
+// A T5-style bucket table for `heads` heads: 32 buckets, max distance 128,
+// entries spread over [-2, 2] (seeded), at query offset `offset`.
+BucketedLogitBias BucketBias(int64_t heads, bool causal, int64_t offset) {
+  BucketedLogitBias bias;
+  bias.rule.causal = causal;
+  bias.rule.num_buckets = 32;
+  bias.rule.max_distance = 128;
+  bias.query_offset = offset;
+  bias.table = Random(32 * heads, 11);
+  return bias;
+}
+
 std::vector<FusedCase> FusedCases() {
   std::vector<FusedCase> cases;
   auto base = [](int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs,
@@ -579,7 +591,36 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(8, RngPurpose::kDropout, 5);
   cases.push_back({"gqa window with soft-cap and sinks, cache offset, padding, dropout", d});
+  // Bucketed relative biases (T5): causal with a cache offset and key
+  // padding across tiles; bidirectional with a window (keys on both sides,
+  // both halves of the table); with soft-cap, sinks and dropout.
+  d = base(2, 4, 2, 140, 300, 16, 16);
+  d.mask = CausalMask(160);
+  d.mask.key_lengths = {300, 250};
+  d.bucket_bias = BucketBias(4, /*causal=*/true, 160);
+  cases.push_back({"gqa causal bucketed bias, cache offset, padding", d});
+  d = base(2, 2, 2, 300, 300, 8, 8);
+  d.mask = KeyPaddingMask({300, 200});
+  d.mask.window = 100;
+  d.bucket_bias = BucketBias(2, /*causal=*/false, 0);
+  cases.push_back({"bidirectional bucketed bias, window, padding", d});
+  d = base(2, 4, 1, 70, 70, 8, 8);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {0, 70};  // row 0 sees no key: only the sink
+  d.scale = 1.0f;
+  d.bucket_bias = BucketBias(4, /*causal=*/true, 0);
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(9, RngPurpose::kDropout, 6);
+  cases.push_back({"mqa bucketed bias, soft-cap, sinks, dropout", d});
   return cases;
+}
+
+// A buffer for the table gradient of a case with a bucketed bias
+// (num_buckets, H); one unused number without one (the kernels get null).
+std::vector<float> TableGradient(const FusedAttentionDesc& d, float fill) {
+  return std::vector<float>(std::max<size_t>(d.bucket_bias.table.size(), 1), fill);
 }
 
 TEST_P(BackendConformance, FusedAttentionForwardAndBackward) {
@@ -593,22 +634,27 @@ TEST_P(BackendConformance, FusedAttentionForwardAndBackward) {
     const int64_t rows = d.batch * d.heads * d.queries;
     std::vector<float> q = Random(nq, 1), k = Random(nk, 2), v = Random(nv, 3),
                        dout = Random(no, 4);
-    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv);
+    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv), dtable = TableGradient(d, 0.0f);
+    float* const ref_dtable = d.has_bucket_bias() ? dtable.data() : nullptr;
     ref_->FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
     ref_->FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(),
-                                 dout.data(), dq.data(), dk.data(), dv.data());
+                                 dout.data(), dq.data(), dk.data(), dv.data(), ref_dtable);
     Dev bq = D(q), bk = D(k), bv = D(v), bdout = D(dout);
     Dev bout = D(std::vector<float>(no, 7.0f)), blse = D(std::vector<float>(rows, 7.0f));
     Dev bdq = D(std::vector<float>(nq, 7.0f)), bdk = D(std::vector<float>(nk, 7.0f)),
         bdv = D(std::vector<float>(nv, 7.0f));  // garbage: kernels overwrite
+    Dev bdtable = D(TableGradient(d, 7.0f));
     be_->FusedAttention(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p());
     ExpectClose(bout.host(), out, 1e-5f, c.name + ": out");
     ExpectClose(blse.host(), lse, 1e-5f, c.name + ": lse");
     be_->FusedAttentionBackward(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p(), bdout.p(),
-                                bdq.p(), bdk.p(), bdv.p());
+                                bdq.p(), bdk.p(), bdv.p(), d.has_bucket_bias() ? bdtable.p() : nullptr);
     ExpectClose(bdq.host(), dq, 2e-5f, c.name + ": dq");
     ExpectClose(bdk.host(), dk, 2e-5f, c.name + ": dk");
     ExpectClose(bdv.host(), dv, 2e-5f, c.name + ": dv");
+    // Sums of up to T * S terms per entry: a looser bound, still far below
+    // a wrong bucket's or sign's error.
+    if (d.has_bucket_bias()) ExpectClose(bdtable.host(), dtable, 1e-4f, c.name + ": dtable");
   }
 }
 
@@ -649,19 +695,21 @@ TEST_P(BackendConformance, FusedAttentionInBf16IsCloseToTheReference) {
       for (float& e : *x) e = RoundToBf16(e);
     FusedAttentionDesc fp32 = d;
     fp32.precision = Precision::kFp32;
-    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv);
+    std::vector<float> out(no), lse(rows), dq(nq), dk(nk), dv(nv), dtable = TableGradient(d, 0.0f);
     ref_->FusedAttention(fp32, q.data(), k.data(), v.data(), out.data(), lse.data());
     ref_->FusedAttentionBackward(fp32, q.data(), k.data(), v.data(), out.data(), lse.data(),
-                                 dout.data(), dq.data(), dk.data(), dv.data());
+                                 dout.data(), dq.data(), dk.data(), dv.data(),
+                                 d.has_bucket_bias() ? dtable.data() : nullptr);
     Dev bq = D(q), bk = D(k), bv = D(v), bdout = D(dout);
     Dev bout = D(std::vector<float>(no, 7.0f)), blse = D(std::vector<float>(rows, 7.0f));
     Dev bdq = D(std::vector<float>(nq, 7.0f)), bdk = D(std::vector<float>(nk, 7.0f)),
-        bdv = D(std::vector<float>(nv, 7.0f));
+        bdv = D(std::vector<float>(nv, 7.0f)), bdtable = D(TableGradient(d, 7.0f));
     be_->FusedAttention(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p());
     ExpectClose(bout.host(), out, 1e-2f, c.name + ": out");
     ExpectClose(blse.host(), lse, 1e-4f, c.name + ": lse");
     be_->FusedAttentionBackward(d, bq.p(), bk.p(), bv.p(), bout.p(), blse.p(), bdout.p(),
-                                bdq.p(), bdk.p(), bdv.p());
+                                bdq.p(), bdk.p(), bdv.p(), d.has_bucket_bias() ? bdtable.p() : nullptr);
+    if (d.has_bucket_bias()) ExpectClose(bdtable.host(), dtable, 3e-2f, c.name + ": dtable");
     ExpectClose(bdq.host(), dq, 3e-2f, c.name + ": dq");
     ExpectClose(bdk.host(), dk, 3e-2f, c.name + ": dk");
     ExpectClose(bdv.host(), dv, 3e-2f, c.name + ": dv");

@@ -7,6 +7,8 @@
 //
 //   logit[i, j] = scale * q[b, h, i] . k[b, g, j]
 //                 - alibi_slopes[h] * |alibi_offset + i - j|   (if slopes given)
+//                 + bucket_bias.table[bucket(j - (bucket_bias.query_offset + i)), h]
+//                                                       (if a bucket table is given)
 //   logit[i, j] = c * tanh(logit[i, j] / c)   (soft-cap, if logit_softcap c > 0)
 //                 masked to -inf where `mask` hides key j from query i
 //   p[i, :]     = softmax(logit[i, :])       (all-hidden row: p = 0)
@@ -38,10 +40,18 @@
 
 #include "framework/backend/attention_mask.h"
 #include "framework/backend/precision.h"
+#include "framework/backend/relative_buckets.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
+
+// A bucketed relative position bias: a learned table and its bucket rule.
+struct BucketedLogitBias {
+  std::vector<float> table;  // (num_buckets, H) row-major, or empty for none
+  RelativeBucketRule rule;
+  int64_t query_offset = 0;  // position of query 0; keys sit at 0 .. S-1
+};
 
 struct FusedAttentionDesc {
   int64_t batch = 0;      // B
@@ -57,6 +67,7 @@ struct FusedAttentionDesc {
   int64_t alibi_offset = 0;          // position of query 0 for the bias
   float logit_softcap = 0.0f;        // c of the soft-cap; 0 = none
   std::vector<float> sink_logits;    // H sink logits, or empty for no sink
+  BucketedLogitBias bucket_bias;     // empty table: no bucketed bias
   float dropout = 0.0f;              // probability of dropping a weight
   std::optional<RngStream> dropout_stream;  // required when dropout > 0
   // runtime.precision of the products (q.k, weights.v and their gradients).
@@ -73,6 +84,10 @@ struct FusedAttentionDesc {
         << kv_heads << " key/value heads for " << heads << " query heads";
     TVLAB_CHECK(alibi_slopes.empty() || static_cast<int64_t>(alibi_slopes.size()) == heads);
     TVLAB_CHECK(sink_logits.empty() || static_cast<int64_t>(sink_logits.size()) == heads);
+    TVLAB_CHECK(!has_bucket_bias() ||
+                static_cast<int64_t>(bucket_bias.table.size()) == bucket_bias.rule.num_buckets * heads)
+        << bucket_bias.table.size() << " bucket-bias numbers for " << bucket_bias.rule.num_buckets
+        << " buckets x " << heads << " heads";
     TVLAB_CHECK(logit_softcap >= 0.0f) << "logit_softcap " << logit_softcap;
     TVLAB_CHECK(dropout <= 0.0f || dropout_stream.has_value()) << "dropout needs a stream";
     TVLAB_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == batch);
@@ -94,6 +109,15 @@ struct FusedAttentionDesc {
     return 1.0f - t * t;
   }
   bool has_sink() const { return !sink_logits.empty(); }
+  bool has_bucket_bias() const { return !bucket_bias.table.empty(); }
+  // Relative distances index the bias as j - i + T - 1 in [0, T + S - 1)
+  // (key j, query i; the query offset cancels out of the index).
+  int64_t distance_span() const { return std::max<int64_t>(queries + keys - 1, 0); }
+  // The bucket of every distance index: (T + S - 1).
+  std::vector<int32_t> DistanceBuckets() const;
+  // bias[h * (T + S - 1) + j - i + T - 1] = the bucketed bias of (h, i, j):
+  // (H, T + S - 1). REQUIRES: has_bucket_bias().
+  std::vector<float> DistanceBias() const;
 };
 
 }  // namespace tvlab

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "framework/autograd/var.h"
+#include "framework/backend/relative_buckets.h"
 #include "framework/interfaces/model_dims.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/nn/module.h"
@@ -43,10 +44,16 @@ class PositionEncoding : public Module {
     // bias[h, i, j] = -alibi_slopes[h] * |q_offset + i - j| (H slopes), or
     // empty for no bias at all.
     std::vector<double> alibi_slopes;
+    // Or a bucketed relative bias (T5): bias[h, i, j] =
+    // bucket_table[RelativePositionBucket(j - (q_offset + i), bucket_rule), h],
+    // the table (num_buckets, H) a parameter (its gradient comes from the
+    // fused backward); undefined for none.
+    Var bucket_table;
+    RelativeBucketRule bucket_rule;
   };
   // The default is "not fusable", which is always correct (only slower): a
-  // plugin declares `{true, {}}` when LogitBias is none, or its slopes when
-  // the bias is ALiBi-shaped. The conformance suite checks fused == unfused
+  // plugin declares `{true, {}}` when LogitBias is none, its slopes when
+  // the bias is ALiBi-shaped, or its table and rule when it is bucketed. The conformance suite checks fused == unfused
   // for every plugin that declares itself fusable.
   virtual FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const { return {}; }
 

@@ -306,14 +306,17 @@ TEST_P(AttentionConformance, FusableCapabilityMatchesTheScore) {
   EXPECT_EQ((caps & kFusableScore) != 0, score_->FusedDotProductScale().has_value());
 }
 
-// Output and every gradient (input, layout and score parameters) of one
-// forward + backward, for the fused-vs-unfused comparison.
+// Output and every gradient (input, layout, score and position parameters:
+// a bucketed bias's table) of one forward + backward, for the
+// fused-vs-unfused comparison.
 std::vector<Tensor> OutputAndGradients(const AttentionLayout& layout, const AttentionScore& score,
                                        const AttentionInput& in) {
   std::vector<Var> inputs = {in.x};
   if (in.memory.defined()) inputs.push_back(in.memory);
   for (Var& p : ParameterVars(layout)) inputs.push_back(p);
   for (Var& p : ParameterVars(score)) inputs.push_back(p);
+  if (in.position != nullptr)
+    for (Var& p : ParameterVars(*in.position)) inputs.push_back(p);
   for (Var& v : inputs) v.mutable_grad() = Tensor();
   Var y = layout.Forward(in);
   Backward(Project(y));

@@ -93,7 +93,8 @@ class AttentionOptionsConformance : public ::testing::TestWithParam<Case> {
     in.extras = extras_.get();
     return in;
   }
-  // Output and every gradient (input, layout, score and option parameters).
+  // Output and every gradient (input, layout, score, option and position
+  // parameters: a bucketed bias's table).
   std::vector<Tensor> OutputAndGradients(const AttentionInput& in) const {
     std::vector<Var> inputs = {in.x};
     if (in.memory.defined()) inputs.push_back(in.memory);
@@ -101,6 +102,8 @@ class AttentionOptionsConformance : public ::testing::TestWithParam<Case> {
                             static_cast<const Module*>(score_.get()),
                             static_cast<const Module*>(extras_.get())})
       for (Var& p : ParameterVars(*m)) inputs.push_back(p);
+    if (in.position != nullptr)
+      for (Var& p : ParameterVars(*in.position)) inputs.push_back(p);
     for (Var& v : inputs) v.mutable_grad() = Tensor();
     Var y = layout_->Forward(in);
     Backward(Project(y));

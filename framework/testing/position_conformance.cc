@@ -167,7 +167,8 @@ TEST_P(PositionConformance, DeterministicAndBackendIndependent) {
 
 // What a plugin tells the fused attention kernel is true: declared fusable
 // exactly when its capability says so, and the described bias is the one
-// LogitBias returns (none, or -slope_h * |q_offset + i - j|).
+// LogitBias returns (none, -slope_h * |q_offset + i - j|, or a bucketed
+// table's entry table[RelativePositionBucket(j - q_offset - i, rule), h]).
 TEST_P(PositionConformance, FusedBiasDescriptionIsTheLogitBias) {
   const uint32_t caps = PluginKindById("position").capabilities(GetParam());
   const PositionEncoding::FusedLogitBias fused = pe_->FusedLogitBiasFor(2);
@@ -176,6 +177,20 @@ TEST_P(PositionConformance, FusedBiasDescriptionIsTheLogitBias) {
   if (!fused.fusable) return;
   const int64_t q_offset = 3, t = 4, s = 9;
   Var bias = Bias(q_offset, t, s);
+  if (fused.bucket_table.defined()) {
+    ASSERT_TRUE(bias.defined());
+    ASSERT_TRUE(fused.alibi_slopes.empty()) << "one bias, not two";
+    const std::vector<float> table = fused.bucket_table.value().ToVector();  // (buckets, H)
+    ASSERT_EQ(fused.bucket_table.shape(), (Shape{fused.bucket_rule.num_buckets, 2}));
+    const std::vector<float> got = bias.value().ToVector();  // (1, H, T, S)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < t; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          EXPECT_EQ(got[(h * t + i) * s + j],
+                    table[RelativePositionBucket(j - q_offset - i, fused.bucket_rule) * 2 + h])
+              << "head " << h << ", query " << i << ", key " << j;
+    return;
+  }
   if (fused.alibi_slopes.empty()) {
     EXPECT_FALSE(bias.defined()) << "declares no bias but LogitBias returns one";
     return;

@@ -47,8 +47,8 @@ void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, 
 void OnednnBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
                                            const float* k, const float* v, const float* out,
                                            const float* lse, const float* dout, float* dq,
-                                           float* dk, float* dv) {
-  TiledAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
+                                           float* dk, float* dv, float* dbias_table) {
+  TiledAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv, dbias_table);
 }
 
 namespace {

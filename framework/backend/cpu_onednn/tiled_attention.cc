@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/tiled_logit_terms.h"
 #include "framework/core/check.h"
 #include "oneapi/dnnl/dnnl.h"
 
@@ -124,31 +125,20 @@ void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n,
   DropoutFactors(*d.dropout_stream, d.dropout, first, n, keep, words);
 }
 
-// row[j] = c * tanh(row[j] / c) for j < n (the soft-cap); with `slope`,
-// also slope[j] = 1 - (row[j] / c)^2, the capped logit's derivative.
-void SoftCapRow(float* row, int64_t n, float c, float* slope) {
-  const float inverse = 1.0f / c;
-  for (int64_t j = 0; j < n; ++j) {
-    const float t = std::tanh(row[j] * inverse);
-    row[j] = c * t;
-    if (slope != nullptr) slope[j] = 1.0f - (row[j] * inverse) * (row[j] * inverse);
-  }
-}
-
 // The visible keys of one row of a tile: columns [first, first + count).
 struct VisibleSpan {
   int64_t first = 0, count = 0;
 };
 
-// Biases, soft-caps and masks the score tile `s` (rows x cols, leading dim
-// kKeyTile) of queries [i0, i0 + rows) against keys [j0, j0 + cols) of
-// (b, h). Returns per row the span of visible keys in the tile (one
+// Biases (ALiBi, then a bucketed bias), soft-caps and masks the score tile
+// `s` (rows x cols, leading dim kKeyTile) of queries [i0, i0 + rows) against
+// keys [j0, j0 + cols) of (b, h). Returns per row the span of visible keys in the tile (one
 // interval: the causal and key-padding masks hide a suffix of the keys, a
 // window also a prefix). With `cap_slope` (same layout as s), the soft-cap's
 // derivative per visible key.
-void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, int64_t j0,
-                 int64_t rows, int64_t cols, float* s, VisibleSpan* visible,
-                 float* cap_slope = nullptr) {
+void BiasAndMask(const FusedAttentionDesc& d, const TiledDistanceBias& bias, int64_t b,
+                 int64_t h, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float* s,
+                 VisibleSpan* visible, float* cap_slope = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * kKeyTile;
     const int64_t first = std::clamp<int64_t>(d.VisibleBegin(i0 + r) - j0, 0, cols);
@@ -157,6 +147,7 @@ void BiasAndMask(const FusedAttentionDesc& d, int64_t b, int64_t h, int64_t i0, 
     if (!d.alibi_slopes.empty())
       SubtractDistanceBias(row + first, end - first, static_cast<float>(d.alibi_slopes[h]),
                            d.alibi_offset + i0 + r - j0 - first);
+    if (bias.active()) bias.AddToRow(row + first, end - first, h, i0 + r, j0 + first);
     if (d.logit_softcap > 0.0f)
       SoftCapRow(row + first, end - first, d.logit_softcap,
                  cap_slope ? cap_slope + r * kKeyTile + first : nullptr);
@@ -182,8 +173,9 @@ struct Tiles {
 };
 
 // One query tile of (b, h): out rows and lse.
-void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
-                 float* out, float* lse, int64_t b, int64_t h, int64_t i0, Tiles& t) {
+void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, const float* q,
+                 const float* k, const float* v, float* out, float* lse, int64_t b, int64_t h,
+                 int64_t i0, Tiles& t) {
   const int64_t rows = std::min(kQueryTile, d.queries - i0);
   const int64_t hs = d.head_dim, hv = d.value_dim;
   const int64_t row0 = (b * d.heads + h) * d.queries + i0;  // first (b, h, i) row
@@ -205,7 +197,7 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
     // s (rows, cols) = scale * q_tile @ k_tile^T
     Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
           kKeyTile);
-    BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
+    BiasAndMask(d, bias, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
     for (int64_t r = 0; r < rows; ++r) {
       float* row = t.s.data() + r * kKeyTile;
       const int64_t first = t.visible[r].first, n = t.visible[r].count;
@@ -242,15 +234,37 @@ void ForwardTile(const FusedAttentionDesc& d, const float* q, const float* k, co
   }
 }
 
+// ds (rows, cols) of queries i0.. x keys j0.. of head h into t.p (dp on entry). With a
+// bucketed bias ds is first made unscaled (the bias's gradient, into dtable), then scaled.
+void TileLogitGradient(const FusedAttentionDesc& d, const TiledDistanceBias& bias, int64_t h,
+                       int64_t i0, int64_t j0, int64_t rows, int64_t cols, const float* big_d,
+                       bool dropped, float* dtable, Tiles& t) {
+  for (int64_t r = 0; r < rows; ++r)
+    LogitGradient(t.s.data() + r * kKeyTile, dropped ? t.keep.data() + r * kKeyTile : nullptr,
+                  t.p.data() + r * kKeyTile, cols, big_d[r], bias.active() ? 1.0f : d.scale);
+  if (d.logit_softcap > 0.0f)  // ds of the uncapped logits: times the cap's slope
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t first = r * kKeyTile + t.visible[r].first;  // ds is 0 outside
+      MultiplyRows(t.p.data() + first, t.cap_slope.data() + first, t.visible[r].count);
+    }
+  if (!bias.active()) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    float* ds = t.p.data() + r * kKeyTile + t.visible[r].first;
+    bias.AccumulateRow(ds, t.visible[r].count, h, i0 + r, j0 + t.visible[r].first, dtable);
+    ScaleRow(ds, t.visible[r].count, d.scale);
+  }
+}
+
 // Every query head of key/value head (b, g), for the keys [key_begin,
 // key_end) (a multiple of kKeyTile apart, or to S): dk and dv of those keys
 // of the shared key/value head, and their contribution to dq of the query
 // heads, written into `dq_out` laid out as dq (the caller sums the
-// contributions of a group's key ranges when it splits them).
-void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
-                   const float* out, const float* lse, const float* dout, float* dq_out,
-                   float* dk, float* dv, int64_t b, int64_t g, int64_t key_begin,
-                   int64_t key_end, Tiles& t) {
+// contributions of a group's key ranges when it splits them); with a
+// bucketed bias, adds its table gradient into `dtable` (num_buckets, H).
+void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, const float* q,
+                   const float* k, const float* v, const float* out, const float* lse,
+                   const float* dout, float* dq_out, float* dk, float* dv, float* dtable,
+                   int64_t b, int64_t g, int64_t key_begin, int64_t key_end, Tiles& t) {
   const int64_t hs = d.head_dim, hv = d.value_dim;
   const int64_t kv = b * d.kv_heads + g;
   const float* kg = k + kv * d.keys * hs;  // (S, hs)
@@ -278,7 +292,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
         Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
               kKeyTile);
-        BiasAndMask(d, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data(),
+        BiasAndMask(d, bias, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data(),
                     t.cap_slope.data());
         const bool dropped = d.dropout > 0.0f;
         for (int64_t r = 0; r < rows; ++r) {
@@ -303,15 +317,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
         // dp (rows, cols) = dout_tile @ v_tile^T, reusing t.p
         Sgemm(false, true, rows, cols, hv, 1.0f, dot, hv, vg + j0 * hv, hv, 0.0f, t.p.data(),
               kKeyTile);
-        for (int64_t r = 0; r < rows; ++r)
-          LogitGradient(t.s.data() + r * kKeyTile,
-                        dropped ? t.keep.data() + r * kKeyTile : nullptr,
-                        t.p.data() + r * kKeyTile, cols, big_d[i0 + r], d.scale);
-        if (d.logit_softcap > 0.0f)  // ds of the uncapped logits: times the cap's slope
-          for (int64_t r = 0; r < rows; ++r) {
-            const int64_t first = r * kKeyTile + t.visible[r].first;  // ds is 0 outside
-            MultiplyRows(t.p.data() + first, t.cap_slope.data() + first, t.visible[r].count);
-          }
+        TileLogitGradient(d, bias, h, i0, j0, rows, cols, big_d.data() + i0, dropped, dtable, t);
         // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
         Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
               dqt, hs);
@@ -328,6 +334,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const float* q, const float* k, 
 void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
   d.CheckConsistent();
+  const TiledDistanceBias bias(d);
   const int64_t query_tiles = (d.queries + kQueryTile - 1) / kQueryTile;
   const int64_t tasks = d.batch * d.heads * query_tiles;
   const bool parallel =
@@ -338,15 +345,18 @@ void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
 #pragma omp for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t bh = task / query_tiles, tile = task % query_tiles;
-      ForwardTile(d, q, k, v, out, lse, bh / d.heads, bh % d.heads, tile * kQueryTile, tiles);
+      ForwardTile(d, bias, q, k, v, out, lse, bh / d.heads, bh % d.heads, tile * kQueryTile, tiles);
     }
   }
 }
 
 void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
                             const float* v, const float* out, const float* lse,
-                            const float* dout, float* dq, float* dk, float* dv) {
+                            const float* dout, float* dq, float* dk, float* dv,
+                            float* dbias_table) {
   d.CheckConsistent();
+  TVLAB_CHECK(!d.has_bucket_bias() || dbias_table != nullptr) << "a bucket bias needs dbias_table";
+  const TiledDistanceBias bias(d);
   const bool parallel =
       d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
   const int64_t groups = d.batch * d.kv_heads;
@@ -362,6 +372,9 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
   const int64_t tiles_per_split = (key_tiles + splits - 1) / splits;
   const int64_t dq_size = d.batch * d.heads * d.queries * d.head_dim;
   std::vector<float> dq_parts(static_cast<size_t>((splits - 1) * dq_size));  // (splits - 1) x dq
+  // One bucket-table gradient per task, summed in task order afterwards.
+  const int64_t table_size = static_cast<int64_t>(d.bucket_bias.table.size());
+  std::vector<float> dtable_parts(static_cast<size_t>(groups * splits * table_size));
 #pragma omp parallel if (parallel)
   {
     Tiles tiles;
@@ -371,7 +384,8 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
       const int64_t key_begin = std::min(d.keys, split * tiles_per_split * kKeyTile);
       const int64_t key_end = std::min(d.keys, (split + 1) * tiles_per_split * kKeyTile);
       float* dq_out = split == 0 ? dq : dq_parts.data() + (split - 1) * dq_size;
-      BackwardGroup(d, q, k, v, out, lse, dout, dq_out, dk, dv, group / d.kv_heads,
+      BackwardGroup(d, bias, q, k, v, out, lse, dout, dq_out, dk, dv,
+                    dtable_parts.data() + task * table_size, group / d.kv_heads,
                     group % d.kv_heads, key_begin, key_end, tiles);
     }
   }
@@ -379,6 +393,7 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
     const float* part = dq_parts.data() + (split - 1) * dq_size;
     for (int64_t i = 0; i < dq_size; ++i) dq[i] += part[i];
   }
+  if (bias.active()) SumTables(dtable_parts, groups * splits, table_size, dbias_table);
 }
 
 }  // namespace tvlab

@@ -5,7 +5,7 @@
 // FlashAttention-2 2023): queries in tiles of kQueryTile rows against keys
 // in tiles of kKeyTile, an online softmax (running max and sum per row), so
 // memory is a few tiles per thread plus the per-row log-sum-exp, never
-// (T, S). The tile products are oneDNN's sgemm; masks and ALiBi biases are
+// (T, S). The tile products are oneDNN's sgemm; masks, ALiBi and bucketed biases are
 // applied inside the score tile; shared K/V heads (GQA/MQA) are read in
 // place. The backward recomputes each probability tile from the saved
 // log-sum-exp. Same contract as Backend::FusedAttention (fused_attention.h);
@@ -23,7 +23,8 @@ void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
                            const float* v, float* out, float* lse);
 void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
                             const float* v, const float* out, const float* lse,
-                            const float* dout, float* dq, float* dk, float* dv);
+                            const float* dout, float* dq, float* dk, float* dv,
+                            float* dbias_table);
 
 }  // namespace tvlab
 

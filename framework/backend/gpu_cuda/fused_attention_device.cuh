@@ -25,7 +25,7 @@
 // and a pitch of hs + 1 puts consecutive lanes in distinct banks. The owned
 // rows are staged unpadded (every lane reads the same address: a broadcast).
 //
-// Masks, ALiBi, the soft-cap and dropout are computed in the tile from the
+// Masks, ALiBi, a bucketed bias, the soft-cap and dropout are computed in the tile from the
 // params, never materialised; a sink is where each row's online softmax
 // starts (its max and sum), so the backward needs only the saved lse. Dropout uses philox.cuh with the CPU's element indexing:
 // element (b, h, i, j) of the (B, H, T, S) weights, word e / 2, half e % 2.
@@ -135,6 +135,7 @@ __device__ __forceinline__ float Logit(const FusedAttentionParams& p, float dot,
     l -= static_cast<float>(p.alibi_slopes[h] *
                             static_cast<double>(distance < 0 ? -distance : distance));
   }
+  if (p.distance_bias != nullptr) l += p.distance_bias[h * p.distance_span + j - i + p.queries - 1];
   if (p.logit_softcap > 0.0f) l = p.logit_softcap * tanhf(l * (1.0f / p.logit_softcap));
   return l;
 }

@@ -7,7 +7,9 @@
 // thread) but reach what it does not: causal with offset, key padding with
 // an empty row, ALiBi, soft-cap, sinks, GQA and MQA, T != S, dropout,
 // sliding windows (causal, with a cache offset, bidirectional, W = 2, and
-// with soft-cap and sinks), and head sizes from 8 to 300 (every
+// with soft-cap and sinks), bucketed relative biases (T5: causal with a cache
+// offset, bidirectional with a window, with soft-cap and sinks; the table's
+// gradient from fused_attention_bias_backward.cuh), and head sizes from 8 to 300 (every
 // kDimsPerLane template, windows past 256 columns, both tensor-core
 // widths). What the emulator cannot check (nvcc's code, timing)
 // is left to tools/gpu_check.sh on a real GPU.
@@ -55,9 +57,16 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
   }
 }
 
+// What the params point at (host memory is device memory on the emulator).
+struct Tables {
+  std::vector<int32_t> lengths, buckets;
+  std::vector<float> distance_bias;
+};
+
 // The params gpu_cuda_attention.cc builds, with host pointers for the tables
 // (device memory is host memory on the emulator).
-FusedAttentionParams Params(const FusedAttentionDesc& d, std::vector<int32_t>* lengths) {
+FusedAttentionParams Params(const FusedAttentionDesc& d, Tables* tables) {
+  std::vector<int32_t>* lengths = &tables->lengths;
   FusedAttentionParams p;
   p.batch = d.batch, p.heads = d.heads, p.kv_heads = d.kv_heads;
   p.queries = d.queries, p.keys = d.keys, p.head_dim = d.head_dim, p.value_dim = d.value_dim;
@@ -69,6 +78,14 @@ FusedAttentionParams Params(const FusedAttentionDesc& d, std::vector<int32_t>* l
   if (!d.sink_logits.empty()) p.sink_logits = d.sink_logits.data();
   lengths->assign(d.mask.key_lengths.begin(), d.mask.key_lengths.end());
   if (!lengths->empty()) p.key_lengths = lengths->data();
+  if (d.has_bucket_bias()) {
+    tables->distance_bias = d.DistanceBias();
+    tables->buckets = d.DistanceBuckets();
+    p.distance_bias = tables->distance_bias.data();
+    p.distance_buckets = tables->buckets.data();
+    p.distance_span = d.distance_span();
+    p.num_buckets = d.bucket_bias.rule.num_buckets;
+  }
   if (d.dropout > 0.0f) {
     p.dropout = true;
     p.dropout_threshold = cuda::DropoutThreshold(d.dropout);
@@ -173,11 +190,42 @@ std::vector<Case> Cases() {
   d.logit_softcap = 3.0f;
   d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
   cases.push_back({"gqa window 12, cache offset, soft-cap, sinks, empty rows", d});
+  // Bucketed relative biases (T5's rule, 16 buckets, max distance 40: exact
+  // and log-spaced buckets both reached).
+  auto bucket_bias = [](int64_t heads, bool causal, int64_t offset) {
+    BucketedLogitBias bias;
+    bias.rule.causal = causal;
+    bias.rule.num_buckets = 16;
+    bias.rule.max_distance = 40;
+    bias.query_offset = offset;
+    bias.table = Random(16 * heads, 11);
+    return bias;
+  };
+  d = base(2, 4, 2, 20, 90, 16, 8);
+  d.mask = CausalMask(70);  // a cache of 70 keys, 20 new queries
+  d.mask.key_lengths = {90, 80};
+  d.bucket_bias = bucket_bias(4, /*causal=*/true, 70);
+  cases.push_back({"gqa causal bucketed bias, cache offset, padding", d});
+  d = base(1, 2, 1, 70, 70, 8, 8);
+  d.mask = KeyPaddingMask({70});
+  d.mask.window = 30;
+  d.bucket_bias = bucket_bias(2, /*causal=*/false, 0);
+  cases.push_back({"mqa bidirectional bucketed bias, window 30", d});
+  d = base(2, 4, 2, 40, 40, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {0, 25};  // row 0 sees no key: only the sink
+  d.scale = 1.0f;
+  d.bucket_bias = bucket_bias(4, /*causal=*/true, 0);
+  d.logit_softcap = 2.0f;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(11, RngPurpose::kDropout, 6);
+  cases.push_back({"gqa bucketed bias, soft-cap, sinks, dropout, empty row", d});
   return cases;
 }
 
 struct Outputs {
-  std::vector<float> out, lse, dq, dk, dv;
+  std::vector<float> out, lse, dq, dk, dv, dtable;
 };
 
 // Forward and backward through the launchers, outputs filled with garbage
@@ -191,12 +239,17 @@ Outputs Launch(const FusedAttentionParams& p, const std::vector<float>& q,
             std::vector<float>(q.size(), 7.0f), std::vector<float>(k.size(), 7.0f),
             std::vector<float>(v.size(), 7.0f)};
   std::vector<float> row_dot(ref_lse.size(), 7.0f);
+  const bool bucketed = p.distance_bias != nullptr;
+  o.dtable.assign(bucketed ? p.num_buckets * p.heads : 0, 7.0f);
+  std::vector<float> distance_grad(bucketed ? p.heads * p.distance_span : 0, 7.0f);
   EXPECT_EQ(cuda::LaunchFusedAttentionForward(p, q.data(), k.data(), v.data(), o.out.data(),
                                               o.lse.data()),
             "");
   EXPECT_EQ(cuda::LaunchFusedAttentionBackward(p, q.data(), k.data(), v.data(), ref_out.data(),
                                                ref_lse.data(), dout.data(), o.dq.data(),
-                                               o.dk.data(), o.dv.data(), row_dot.data()),
+                                               o.dk.data(), o.dv.data(), row_dot.data(),
+                                               bucketed ? o.dtable.data() : nullptr,
+                                               bucketed ? distance_grad.data() : nullptr),
             "");
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << cuda_emulator::LastFailure();
   return o;
@@ -225,17 +278,19 @@ TEST(FusedAttentionEmulated, KernelsMatchTheReferenceBackend) {
     const FusedAttentionDesc& d = c.d;
     const Inputs in = RandomInputs(d, /*bf16=*/false);
     std::vector<float> out(in.dout.size()), lse(d.batch * d.heads * d.queries), dq(in.q.size()),
-        dk(in.k.size()), dv(in.v.size());
+        dk(in.k.size()), dv(in.v.size()), dtable(d.bucket_bias.table.size());
     ref->FusedAttention(d, in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data());
     ref->FusedAttentionBackward(d, in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(),
-                                in.dout.data(), dq.data(), dk.data(), dv.data());
-    std::vector<int32_t> lengths;
-    const Outputs got = Launch(Params(d, &lengths), in.q, in.k, in.v, in.dout, out, lse);
+                                in.dout.data(), dq.data(), dk.data(), dv.data(),
+                                d.has_bucket_bias() ? dtable.data() : nullptr);
+    Tables tables;
+    const Outputs got = Launch(Params(d, &tables), in.q, in.k, in.v, in.dout, out, lse);
     ExpectClose(got.out, out, 1e-5f, c.name + ": out");
     ExpectClose(got.lse, lse, 1e-5f, c.name + ": lse");
     ExpectClose(got.dq, dq, 2e-5f, c.name + ": dq");
     ExpectClose(got.dk, dk, 2e-5f, c.name + ": dk");
     ExpectClose(got.dv, dv, 2e-5f, c.name + ": dv");
+    ExpectClose(got.dtable, dtable, 1e-4f, c.name + ": dtable");
   }
 }
 
@@ -258,12 +313,13 @@ TEST(FusedAttentionEmulated, TensorCoreKernelsMatchTheReferenceOnBf16Inputs) {
     ++ran;
     const Inputs in = RandomInputs(d, /*bf16=*/true);
     std::vector<float> out(in.dout.size()), lse(d.batch * d.heads * d.queries), dq(in.q.size()),
-        dk(in.k.size()), dv(in.v.size());
+        dk(in.k.size()), dv(in.v.size()), dtable(d.bucket_bias.table.size());
     ref->FusedAttention(d, in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data());
     ref->FusedAttentionBackward(d, in.q.data(), in.k.data(), in.v.data(), out.data(), lse.data(),
-                                in.dout.data(), dq.data(), dk.data(), dv.data());
-    std::vector<int32_t> lengths;
-    FusedAttentionParams p = Params(d, &lengths);
+                                in.dout.data(), dq.data(), dk.data(), dv.data(),
+                                d.has_bucket_bias() ? dtable.data() : nullptr);
+    Tables tables;
+    FusedAttentionParams p = Params(d, &tables);
     const Outputs fp32 = Launch(p, in.q, in.k, in.v, in.dout, out, lse);
     p.bf16 = true;
     cuda_emulator::ClearWmmaError();
@@ -274,9 +330,10 @@ TEST(FusedAttentionEmulated, TensorCoreKernelsMatchTheReferenceOnBf16Inputs) {
     ExpectClose(got.dq, dq, 2e-2f, c.name + ": dq");
     ExpectClose(got.dk, dk, 2e-2f, c.name + ": dk");
     ExpectClose(got.dv, dv, 2e-2f, c.name + ": dv");
+    ExpectClose(got.dtable, dtable, 2e-2f, c.name + ": dtable");
     EXPECT_NE(got.out, fp32.out) << "the tensor-core kernels did not run (no bf16 rounding)";
   }
-  EXPECT_EQ(ran, 14) << "every case but the one with head sizes past 128";
+  EXPECT_EQ(ran, 17) << "every case but the one with head sizes past 128";
 }
 
 }  // namespace

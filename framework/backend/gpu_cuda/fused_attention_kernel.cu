@@ -9,6 +9,7 @@
 #include <string>
 
 #include "framework/backend/gpu_cuda/fused_attention_backward.cuh"
+#include "framework/backend/gpu_cuda/fused_attention_bias_backward.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_device.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_forward.cuh"
 #include "framework/backend/gpu_cuda/fused_attention_kernel.h"
@@ -23,6 +24,8 @@ namespace {
 
 using fused::BackwardKeyValueKernel;
 using fused::BackwardQueryKernel;
+using fused::BucketTableGradientKernel;
+using fused::DistanceGradientKernel;
 using fused::ForwardKernel;
 using fused::kRowsPerBlock;
 using fused::kThreads;
@@ -182,17 +185,13 @@ std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const flo
   }
 }
 
-std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const float* q,
-                                         const float* k, const float* v, const float* out,
-                                         const float* lse, const float* dout, float* dq,
-                                         float* dk, float* dv, float* row_dot) {
+namespace {
+
+// dq, dk and dv, after the row dots D.
+std::string BackwardInputs(const FusedAttentionParams& p, const float* q, const float* k,
+                           const float* v, const float* lse, const float* dout, float* dq,
+                           float* dk, float* dv, const float* row_dot) {
   const int64_t rows = p.batch * p.heads * p.queries;
-  if (rows > 0) {
-    TVLAB_LAUNCH(static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, 0, RowDotKernel)(
-        dout, out, rows, p.value_dim, row_dot);
-    const cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) return CudaError("fused attention row-dot kernel", err);
-  }
   if (tc::TensorCoreFits(p))
     return tc::TemplateDim(p) == 64
                ? TensorCoreBackward<64>(p, q, k, v, lse, dout, row_dot, dq, dk, dv)
@@ -215,6 +214,40 @@ std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const fl
     case 4: return BackwardKeyValue<4>(p, q, k, v, lse, dout, row_dot, dk, dv);
     default: return BackwardKeyValue<8>(p, q, k, v, lse, dout, row_dot, dk, dv);
   }
+}
+
+// The bucketed bias's table gradient (fused_attention_bias_backward.cuh).
+std::string BackwardBucketTable(const FusedAttentionParams& p, const float* q, const float* k,
+                                const float* v, const float* lse, const float* dout,
+                                const float* row_dot, float* dbias_table, float* distance_grad) {
+  const int64_t distances = p.heads * p.distance_span, table = p.num_buckets * p.heads;
+  if (distances > 0)
+    TVLAB_LAUNCH(static_cast<unsigned>((distances + kThreads - 1) / kThreads), kThreads, 0, 0,
+                 DistanceGradientKernel)(p, q, k, v, lse, dout, row_dot, distance_grad);
+  if (table > 0)
+    TVLAB_LAUNCH(static_cast<unsigned>((table + kThreads - 1) / kThreads), kThreads, 0, 0,
+                 BucketTableGradientKernel)(p, distance_grad, dbias_table);
+  const cudaError_t err = cudaGetLastError();
+  return err == cudaSuccess ? "" : CudaError("fused attention bucket-bias kernels", err);
+}
+
+}  // namespace
+
+std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const float* q,
+                                         const float* k, const float* v, const float* out,
+                                         const float* lse, const float* dout, float* dq,
+                                         float* dk, float* dv, float* row_dot,
+                                         float* dbias_table, float* distance_grad) {
+  const int64_t rows = p.batch * p.heads * p.queries;
+  if (rows > 0) {
+    TVLAB_LAUNCH(static_cast<unsigned>((rows + kWarps - 1) / kWarps), kThreads, 0, 0, RowDotKernel)(
+        dout, out, rows, p.value_dim, row_dot);
+    const cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) return CudaError("fused attention row-dot kernel", err);
+  }
+  const std::string error = BackwardInputs(p, q, k, v, lse, dout, dq, dk, dv, row_dot);
+  if (!error.empty() || p.distance_bias == nullptr) return error;
+  return BackwardBucketTable(p, q, k, v, lse, dout, row_dot, dbias_table, distance_grad);
 }
 
 }  // namespace cuda

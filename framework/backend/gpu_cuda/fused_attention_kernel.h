@@ -40,6 +40,15 @@ struct FusedAttentionParams {
   // zero value (fused_attention.h).
   float logit_softcap = 0.0f;
   const float* sink_logits = nullptr;  // (H) on the device, or null
+  // A bucketed relative bias (T5; FusedAttentionDesc::bucket_bias): logit +=
+  // distance_bias[h * distance_span + j - i + T - 1] after ALiBi, before the
+  // soft-cap: (H, T + S - 1) on the device, or null; distance_buckets
+  // (T + S - 1) on the device gives each distance's bucket of the
+  // (num_buckets, H) table, for the backward.
+  const float* distance_bias = nullptr;
+  const int32_t* distance_buckets = nullptr;
+  int64_t distance_span = 0;  // T + S - 1
+  int64_t num_buckets = 0;
   // Dropout of the weights (B, H, T, S) in row-major element order,
   // philox.cuh's DropoutFactor; off when dropout is false.
   bool dropout = false;
@@ -62,12 +71,15 @@ std::string LaunchFusedAttentionForward(const FusedAttentionParams& p, const flo
 
 // Backward: dq (B, H, T, hs), dk (B, G, S, hs), dv (B, G, S, hs_v), all
 // overwritten, from dout (B, H, T, hs_v) and the forward's out and lse.
-// row_dot is scratch (B, H, T) for D_i = dout_i . out_i. Returns "" on
-// success, else what went wrong.
+// row_dot is scratch (B, H, T) for D_i = dout_i . out_i. With a bucketed
+// bias (distance_bias set) also dbias_table (num_buckets, H), overwritten,
+// through distance_grad, scratch (H, T + S - 1); both null without one.
+// Returns "" on success, else what went wrong.
 std::string LaunchFusedAttentionBackward(const FusedAttentionParams& p, const float* q,
                                          const float* k, const float* v, const float* out,
                                          const float* lse, const float* dout, float* dq,
-                                         float* dk, float* dv, float* row_dot);
+                                         float* dk, float* dv, float* row_dot,
+                                         float* dbias_table, float* distance_grad);
 
 }  // namespace cuda
 }  // namespace tvlab

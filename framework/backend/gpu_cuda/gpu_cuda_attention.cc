@@ -18,8 +18,10 @@
 namespace tvlab {
 namespace {
 
-// The params of `d`. The slopes (H doubles), sink logits (H floats) and key
-// lengths (B int32) go to the device in one copy, into `tables`, which must
+// The params of `d`. The slopes (H doubles), sink logits (H floats), key
+// lengths (B int32) and a bucketed bias's distance bias (H x (T + S - 1)
+// floats) and distance buckets (T + S - 1 int32, both from the desc:
+// fused_attention.h) go to the device in one copy, into `tables`, which must
 // outlive the launches
 // (it does: the caller holds it until they are queued, and a later reuse of
 // its memory is ordered after them on the one stream).
@@ -44,12 +46,17 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   }
 
   // Host image of the tables: [slopes (H doubles)][sink logits (H floats)]
-  // [key lengths (B int32)].
+  // [key lengths (B int32)][distance bias (H, T + S - 1)][distance buckets].
+  const std::vector<float> distance_bias = d.has_bucket_bias() ? d.DistanceBias() : std::vector<float>();
+  const std::vector<int32_t> buckets = d.has_bucket_bias() ? d.DistanceBuckets() : std::vector<int32_t>();
   const size_t slope_bytes = d.alibi_slopes.size() * sizeof(double);
   const size_t sink_bytes = d.sink_logits.size() * sizeof(float);
   const size_t length_bytes = d.mask.key_lengths.size() * sizeof(int32_t);
-  if (slope_bytes + sink_bytes + length_bytes == 0) return p;
-  std::vector<char> host(slope_bytes + sink_bytes + length_bytes);
+  const size_t bias_bytes = distance_bias.size() * sizeof(float);
+  const size_t bucket_bytes = buckets.size() * sizeof(int32_t);
+  const size_t bias_at = slope_bytes + sink_bytes + length_bytes, buckets_at = bias_at + bias_bytes;
+  if (buckets_at + bucket_bytes == 0) return p;
+  std::vector<char> host(buckets_at + bucket_bytes);
   if (slope_bytes) std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);  // not null
   if (sink_bytes) std::memcpy(host.data() + slope_bytes, d.sink_logits.data(), sink_bytes);
   for (size_t b = 0; b < d.mask.key_lengths.size(); ++b) {
@@ -59,6 +66,8 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
     std::memcpy(host.data() + slope_bytes + sink_bytes + b * sizeof(int32_t), &narrow,
                 sizeof(narrow));
   }
+  if (bias_bytes) std::memcpy(host.data() + bias_at, distance_bias.data(), bias_bytes);
+  if (bucket_bytes) std::memcpy(host.data() + buckets_at, buckets.data(), bucket_bytes);
   // Floats enough for the bytes. Each caching-allocator buffer is a whole
   // cudaMalloc block (256-byte aligned), so the doubles at offset 0 are
   // aligned.
@@ -70,6 +79,12 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   if (sink_bytes) p.sink_logits = reinterpret_cast<const float*>(device + slope_bytes);
   if (length_bytes)
     p.key_lengths = reinterpret_cast<const int32_t*>(device + slope_bytes + sink_bytes);
+  if (bias_bytes) {
+    p.distance_bias = reinterpret_cast<const float*>(device + bias_at);
+    p.distance_buckets = reinterpret_cast<const int32_t*>(device + buckets_at);
+    p.distance_span = d.distance_span();
+    p.num_buckets = d.bucket_bias.rule.num_buckets;
+  }
   return p;
 }
 
@@ -86,14 +101,20 @@ void GpuCudaBackend::FusedAttention(const FusedAttentionDesc& d, const float* q,
 void GpuCudaBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
                                             const float* k, const float* v, const float* out,
                                             const float* lse, const float* dout, float* dq,
-                                            float* dk, float* dv) {
+                                            float* dk, float* dv, float* dbias_table) {
+  TVLAB_CHECK(!d.has_bucket_bias() || dbias_table != nullptr) << "a bucket bias needs dbias_table";
   Tensor tables;
   const cuda::FusedAttentionParams p = MakeParams(d, &tables);
   // D_i = dout_i . out_i per row (B, H, T).
   Tensor row_dot = Tensor::Empty({std::max<int64_t>(d.batch * d.heads * d.queries, 1)},
                                  Device::kCuda);
-  const std::string error = cuda::LaunchFusedAttentionBackward(p, q, k, v, out, lse, dout, dq,
-                                                               dk, dv, row_dot.ptr());
+  // The bucketed bias's gradient per (head, distance) (H, T + S - 1).
+  Tensor distance_grad;
+  if (p.distance_bias != nullptr)
+    distance_grad = Tensor::Empty({std::max<int64_t>(d.heads * p.distance_span, 1)}, Device::kCuda);
+  const std::string error = cuda::LaunchFusedAttentionBackward(
+      p, q, k, v, out, lse, dout, dq, dk, dv, row_dot.ptr(), dbias_table,
+      p.distance_bias != nullptr ? distance_grad.ptr() : nullptr);
   TVLAB_CHECK(error.empty()) << error;
 }
 

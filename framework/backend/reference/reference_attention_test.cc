@@ -130,7 +130,7 @@ TEST(ReferenceAttention, FusedAttentionBackwardIsTheForwardsDerivative) {
   std::vector<float> out(dout.size()), lse(2 * 2 * 3), dq(q.size()), dk(k.size()), dv(v.size());
   ref.FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
   ref.FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(),
-                             dout.data(), dq.data(), dk.data(), dv.data());
+                             dout.data(), dq.data(), dk.data(), dv.data(), nullptr);
   for (size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(dq[i], slope(&q[i]), 2e-3) << "dq " << i;
   for (size_t i = 0; i < k.size(); ++i) EXPECT_NEAR(dk[i], slope(&k[i]), 2e-3) << "dk " << i;
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(dv[i], slope(&v[i]), 2e-3) << "dv " << i;
@@ -202,7 +202,7 @@ TEST(ReferenceAttention, SoftCapAndSinkBackwardIsTheForwardsDerivative) {
   std::vector<float> out(dout.size()), lse(6), dq(q.size()), dk(k.size()), dv(v.size());
   ref.FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
   ref.FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(),
-                             dout.data(), dq.data(), dk.data(), dv.data());
+                             dout.data(), dq.data(), dk.data(), dv.data(), nullptr);
   for (size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(dq[i], slope(&q[i]), 2e-3) << "dq " << i;
   for (size_t i = 0; i < k.size(); ++i) EXPECT_NEAR(dk[i], slope(&k[i]), 2e-3) << "dk " << i;
   for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(dv[i], slope(&v[i]), 2e-3) << "dv " << i;

@@ -34,8 +34,10 @@ void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n, float* k
 }
 
 // Logits of query i of (b, h) against every key (-inf where hidden).
-void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k, int64_t b,
-               int64_t h, int64_t i, float* logits) {
+// distance_bias: DistanceBias() (H, T + S - 1) with a bucketed bias, else
+// null.
+void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k,
+               const float* distance_bias, int64_t b, int64_t h, int64_t i, float* logits) {
   const int64_t g = h / d.group_size();
   const float* qi = q + ((b * d.heads + h) * d.queries + i) * d.head_dim;
   const float* kg = k + (b * d.kv_heads + g) * d.keys * d.head_dim;
@@ -47,6 +49,7 @@ void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k, int6
     float l = d.scale * Dot(qi, kg + j * d.head_dim, d.head_dim);
     if (!d.alibi_slopes.empty())
       l -= static_cast<float>(d.alibi_slopes[h] * std::abs(d.alibi_offset + i - j));
+    if (distance_bias != nullptr) l += distance_bias[h * d.distance_span() + j - i + d.queries - 1];
     logits[j] = d.SoftCap(l);
   }
 }
@@ -57,6 +60,8 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
                                       const float* k, const float* v, float* out, float* lse) {
   d.CheckConsistent();
   std::vector<float> logits(d.keys), keep(d.keys);
+  const std::vector<float> distance_bias = d.has_bucket_bias() ? d.DistanceBias() : std::vector<float>();
+  const float* bias = d.has_bucket_bias() ? distance_bias.data() : nullptr;
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
       const float* vg = v + (b * d.kv_heads + h / d.group_size()) * d.keys * d.value_dim;
@@ -64,7 +69,7 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
         const int64_t row = (b * d.heads + h) * d.queries + i;
         float* o = out + row * d.value_dim;
         std::fill(o, o + d.value_dim, 0.0f);
-        RowLogits(d, q, k, b, h, i, logits.data());
+        RowLogits(d, q, k, bias, b, h, i, logits.data());
         const float sink = d.has_sink() ? d.sink_logits[h] : kNegInf;
         float max = sink;
         for (float l : logits) max = std::max(max, l);
@@ -90,17 +95,23 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
 //   dv_j += W_ij dout_i;  dW_ij = dout_i . v_j;
 //   dlogit_ij = P_ij (M_ij dW_ij - D_i),  D_i = sum_j W_ij dW_ij = dout_i . out_i;
 //   dq_i += scale cap'_ij dlogit_ij k_j;  dk_j += scale cap'_ij dlogit_ij q_i,
-// cap' the soft-cap's slope (1 without one). A sink changes only lse.
+// cap' the soft-cap's slope (1 without one). A sink changes only lse. The
+// bucketed bias's table: d table[bucket(i, j), h] += P_ij (M_ij dW_ij - D_i) cap'_ij.
 void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const float* q,
                                               const float* k, const float* v,
                                               const float* out, const float* lse,
                                               const float* dout, float* dq, float* dk,
-                                              float* dv) {
+                                              float* dv, float* dbias_table) {
   d.CheckConsistent();
+  TVLAB_CHECK(!d.has_bucket_bias() || dbias_table != nullptr) << "a bucket bias needs dbias_table";
   std::fill(dq, dq + d.batch * d.heads * d.queries * d.head_dim, 0.0f);
   std::fill(dk, dk + d.batch * d.kv_heads * d.keys * d.head_dim, 0.0f);
   std::fill(dv, dv + d.batch * d.kv_heads * d.keys * d.value_dim, 0.0f);
   std::vector<float> logits(d.keys), keep(d.keys);
+  const std::vector<float> distance_bias = d.has_bucket_bias() ? d.DistanceBias() : std::vector<float>();
+  const float* bias = d.has_bucket_bias() ? distance_bias.data() : nullptr;
+  const std::vector<int32_t> buckets = d.has_bucket_bias() ? d.DistanceBuckets() : std::vector<int32_t>();
+  if (bias != nullptr) std::fill(dbias_table, dbias_table + d.bucket_bias.table.size(), 0.0f);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
       const int64_t kv = b * d.kv_heads + h / d.group_size();
@@ -115,7 +126,7 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
         const float* doi = dout + row * d.value_dim;
         float* dqi = dq + row * d.head_dim;
         const float big_d = Dot(doi, out + row * d.value_dim, d.value_dim);
-        RowLogits(d, q, k, b, h, i, logits.data());
+        RowLogits(d, q, k, bias, b, h, i, logits.data());
         KeepFactors(d, row * d.keys, d.keys, keep.data());
         for (int64_t j = 0; j < d.keys; ++j) {
           if (logits[j] == kNegInf) continue;
@@ -123,7 +134,9 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
           for (int64_t c = 0; c < d.value_dim; ++c)
             dvg[j * d.value_dim + c] += p * keep[j] * doi[c];
           const float dw = Dot(doi, vg + j * d.value_dim, d.value_dim);
-          const float dlogit = p * (keep[j] * dw - big_d) * d.SoftCapSlope(logits[j]) * d.scale;
+          const float dbias = p * (keep[j] * dw - big_d) * d.SoftCapSlope(logits[j]);
+          if (bias != nullptr) dbias_table[buckets[j - i + d.queries - 1] * d.heads + h] += dbias;
+          const float dlogit = dbias * d.scale;
           for (int64_t c = 0; c < d.head_dim; ++c) {
             dqi[c] += dlogit * kg[j * d.head_dim + c];
             dkg[j * d.head_dim + c] += dlogit * qi[c];

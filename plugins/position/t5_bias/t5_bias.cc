@@ -1,14 +1,13 @@
 // T5 relative position bias (Raffel et al. 2020, sec. 2.1): each head adds a
 // learned scalar per bucket of query-key distance to its logits,
 //   bias[h, i, j] = table[bucket(j - i), h]
-// Buckets (the paper's code, _relative_position_bucket): in a causal stack
-// n = max(i - j, 0) over num_buckets; in a bidirectional one half the buckets
-// are for keys after the query and n = |i - j|. Distances n < max_exact =
-// buckets / 2 get a bucket each; larger ones a log-spaced bucket
-//   max_exact + floor(ln(n / max_exact) / ln(max_distance / max_exact)
-//                     * (buckets - max_exact)),
-// capped at the last. Query positions start at the KV cache's offset, so
-// decoding with a cache sees the same bias as recomputation.
+// Buckets (the paper's code, _relative_position_bucket; written once in
+// framework/backend/relative_buckets.h, which the fused kernels use too): in
+// a causal stack n = max(i - j, 0) over num_buckets; in a bidirectional one
+// half the buckets are for keys after the query and n = |i - j|. Distances
+// n < max_exact = buckets / 2 get a bucket each; larger ones a log-spaced
+// bucket, capped at the last. Query positions start at the KV cache's
+// offset, so decoding with a cache sees the same bias as recomputation.
 //
 // Tables: the encoder stack (bidirectional buckets) and the decoder stack
 // (causal buckets) have their own, named position.encoder and
@@ -16,19 +15,18 @@
 // (position.decoder.0, .1, ...). The stacks reach their table through
 // PositionEncoding::AtSite (BlockStack asks per layer). LogitBias on the
 // plugin itself is that of the model's first stack, layer 0.
-// Not fusable: the fused kernels take no bucketed bias (yet), so attention
-// with t5_bias runs the unfused composition.
+// Fusable: the fused kernels take the table and its rule
+// (FusedAttentionDesc::bucket_bias) and give the table's gradient.
 // Tables start N(0, d_model^-1/2), as Hugging Face's T5 initialisation.
 //
 // Example config (configs/sort_digits_t5_bias.pbtxt):
 //   position { plugin: "t5_bias" }
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/relative_buckets.h"
 #include "framework/core/check.h"
 #include "framework/interfaces/position_encoding.h"
 #include "plugins/position/t5_bias/t5_bias.pb.h"
@@ -36,30 +34,15 @@
 namespace tvlab {
 namespace {
 
-// The bucket of a key at `relative` = key - query positions.
-int64_t Bucket(int64_t relative, bool causal, int64_t buckets, int64_t max_distance) {
-  int64_t first = 0, n = std::max<int64_t>(-relative, 0);
-  if (!causal) {
-    buckets /= 2;
-    if (relative > 0) first = buckets;
-    n = std::abs(relative);
-  }
-  const int64_t max_exact = buckets / 2;
-  if (n < max_exact) return first + n;
-  const int64_t logarithmic =
-      max_exact + static_cast<int64_t>(std::log(static_cast<double>(n) / max_exact) /
-                                       std::log(static_cast<double>(max_distance) / max_exact) *
-                                       static_cast<double>(buckets - max_exact));
-  return first + std::min(logarithmic, buckets - 1);
-}
-
 // One table (num_buckets, H) and its bucket rule.
 class T5BiasTable : public PositionEncoding {
  public:
   T5BiasTable(const T5BiasOptions& options, const ModelDims& dims, bool causal)
-      : buckets_(options.num_buckets()), max_distance_(options.max_distance()), causal_(causal),
-        heads_(dims.num_heads) {
-    table_ = AddParameter("weight", {buckets_, heads_},
+      : heads_(dims.num_heads) {
+    rule_.causal = causal;
+    rule_.num_buckets = options.num_buckets();
+    rule_.max_distance = options.max_distance();
+    table_ = AddParameter("weight", {rule_.num_buckets, heads_},
                           Init::Normal(1.0f / std::sqrt(static_cast<float>(dims.d_model))));
   }
   // -> (1, H, T, S) for queries at [q_offset, q_offset + T) and keys at [0, S).
@@ -68,21 +51,29 @@ class T5BiasTable : public PositionEncoding {
     std::vector<int32_t> ids(t * s);  // (T, S)
     for (int64_t i = 0; i < t; ++i)
       for (int64_t j = 0; j < s; ++j)
-        ids[i * s + j] = static_cast<int32_t>(Bucket(j - (q_offset + i), causal_, buckets_, max_distance_));
+        ids[i * s + j] = static_cast<int32_t>(RelativePositionBucket(j - (q_offset + i), rule_));
     Var bias = Reshape(Embedding(table_, ids), {1, t, s, heads_});  // (1, T, S, H)
     return Permute(bias, {0, 3, 1, 2});                             // (1, H, T, S)
   }
+  // The fused kernels compute the same bias from the table and the rule.
+  FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const override {
+    TVLAB_CHECK_EQ(num_heads, heads_) << "t5_bias table built for another head count";
+    FusedLogitBias fused;
+    fused.fusable = true;
+    fused.bucket_table = table_;
+    fused.bucket_rule = rule_;
+    return fused;
+  }
 
  private:
-  int64_t buckets_, max_distance_;
-  bool causal_;
+  RelativeBucketRule rule_;
   int64_t heads_;
   Var table_;  // (num_buckets, H)
 };
 
 class T5Bias : public PositionEncoding {
  public:
-  static constexpr uint32_t kCapabilities = kAddsLogitBias | kBiasPerModelHead;
+  static constexpr uint32_t kCapabilities = kAddsLogitBias | kBiasPerModelHead | kFusablePosition;
   static absl::Status Validate(const T5BiasOptions& options, const ModelDims&) {
     if (options.num_buckets() < 4 || options.num_buckets() % 2 != 0)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -121,6 +112,9 @@ class T5Bias : public PositionEncoding {
 
   Var LogitBias(int64_t num_heads, int64_t q_offset, int64_t t, int64_t s) const override {
     return first_->LogitBias(num_heads, q_offset, t, s);  // (1, H, T, S)
+  }
+  FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const override {
+    return first_->FusedLogitBiasFor(num_heads);
   }
 
  private:
