@@ -36,6 +36,9 @@
 namespace tvlab {
 namespace {
 
+// The most validation targets the unigram baseline is scored on.
+constexpr int64_t kUnigramPositions = int64_t{1} << 20;
+
 class TokenStoreTask : public LanguageModelTask {
  public:
   static absl::Status Validate(const TokenStoreOptions& o, const TaskArgs&) { return ValidateStoreOptions(o); }
@@ -113,10 +116,12 @@ class TokenStoreTask : public LanguageModelTask {
 
   // The sources' add-one smoothed id frequencies of their train splits
   // (counts files, and one separator per document), mixed by share, scored
-  // on the targets evaluation predicts over the whole validation stream.
+  // on the targets evaluation could predict over the validation stream, at
+  // most the first kUnigramPositions of them (so that its time and
+  // resident pages do not grow with the store).
   double UnigramPerplexity() const override {
     const std::vector<double> probability = MixtureUnigram();
-    const int64_t n = NumEvalExamples(int64_t{1} << 40) * eval_context_;
+    const int64_t n = std::min(NumEvalExamples(int64_t{1} << 40) * eval_context_, kUnigramPositions);
     std::vector<int32_t> ids(1 << 16);  // positions 1 .. n, a chunk at a time
     double nll = 0;
     for (int64_t begin = 1; begin <= n; begin += static_cast<int64_t>(ids.size())) {
