@@ -24,12 +24,13 @@ if [ ! -f "$INPUT" ]; then
   [ "$INPUT" = "$CACHE/corpus.jsonl" ] || { echo "no such input: $INPUT" >&2; exit 1; }
   bash tools/corpus/build_debian_corpus.sh "$CACHE"
 fi
-bazel build //experiments:prepare >/dev/null 2>&1 ||
+bazel build //experiments:prepare //bench:fma_peak >/dev/null 2>&1 ||
   { echo "bazel build //experiments:prepare failed (the token store, issue 29)" >&2; exit 1; }
 PREPARE=bazel-bin/experiments/prepare
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "machine: $(nproc) vCPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); measured FP32 FMA peak, one thread: $(bazel-bin/bench/fma_peak) GFLOP/s"
 echo "input: $INPUT ($(du -h "$INPUT" | cut -f1)); SentencePiece vocabulary $SPM_VOCAB"
 
 # The command of one prepare (tvlab or peer, tokenizer, threads) in CMD.

@@ -1,17 +1,20 @@
 // The token_store task end to end through the run binary, on the licence
-// texts' store that //configs:licences_store prepares: two runs with the
-// same seed read the same tokens (equal losses, bit for bit); a run killed
-// after step 14 and resumed reads exactly what the uninterrupted run read
-// (equal losses and weights, bit for bit); two data-parallel ranks under
-// mpirun follow the one-process run (each rank takes its rows of the same
-// global batch; losses within 1e-6, the all-reduce's summation order aside),
-// skipped where mpirun is missing; and metrics.json reports bits per byte and
-// the epochs.
+// texts' stores that //configs:licences_store and //configs:more_licences_store
+// prepare, for one store and for a mixture of the two (weights 3 : 1): two
+// runs with the same seed read the same tokens (equal losses, bit for bit);
+// a run killed after step 14 and resumed reads exactly what the
+// uninterrupted run read (equal losses and weights, bit for bit); two
+// data-parallel ranks under mpirun follow the one-process run (each rank
+// takes its rows of the same global batch; losses within 1e-6, the
+// all-reduce's summation order aside), skipped where mpirun is missing; and
+// metrics.json reports bits per byte, the epochs and, for the mixture, each
+// source's samples, tokens and epochs.
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -21,14 +24,24 @@
 namespace tvlab {
 namespace {
 
-std::string SpecFile() {
-  const std::string path = TempDir() + "/token_store.pbtxt";
+// The task options of one store, or of the mixture.
+std::string OneStore() {
+  return "path: \"" + Runfile("configs/data/licences_store") + "\"";
+}
+std::string Mixture() {
+  return "sources { path: \"" + Runfile("configs/data/licences_store") + "\" weight: 3 } sources { path: \"" +
+         Runfile("configs/data/more_licences_store") + "\" weight: 1 }";
+}
+
+std::string SpecFile(const std::string& store_options) {
+  const std::string path = TempDir() + "/token_store" + std::to_string(std::hash<std::string>()(store_options)) +
+                           ".pbtxt";
   std::ofstream(path)
       << "name: \"token_store\"\nmodel { family: DECODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 "
          "d_ff: 32 dropout: 0.1 position { plugin: \"rope\" } }\n"
-         "task { plugin: \"token_store\" options { [type.googleapis.com/tvlab.TokenStoreOptions] { path: \""
-      << Runfile("configs/data/licences_store")
-      << "\" context_length: 32 } } }\n"
+         "task { plugin: \"token_store\" options { [type.googleapis.com/tvlab.TokenStoreOptions] { "
+      << store_options
+      << " context_length: 32 } } }\n"
          "train { steps: 30 batch_size: 8 log_every: 1 checkpoint_every: 10 }\n"
          "eval { examples: 16 }\nruntime { threads: 1 }\n";
   return path;
@@ -46,26 +59,47 @@ std::string Losses(const std::string& dir) {
   return out;
 }
 
-TEST(TokenStoreRun, SameSeedSameTokensAndResumeReadsWhatTheUninterruptedRunRead) {
-  const std::string whole = TempDir() + "/whole", again = TempDir() + "/again", broken = TempDir() + "/broken";
-  RunResult a = RunBinary(SpecFile() + " --output_dir " + whole);
-  ASSERT_EQ(a.exit_code, 0) << a.output;
-  RunResult b = RunBinary(SpecFile() + " --output_dir " + again);
-  ASSERT_EQ(b.exit_code, 0) << b.output;
+// Same seed, same tokens; killed and resumed, the tokens of the
+// uninterrupted run. Returns the uninterrupted run's metrics.json.
+std::string CheckSameSeedAndResume(const std::string& store_options, const std::string& label) {
+  const std::string whole = TempDir() + "/whole_" + label, again = TempDir() + "/again_" + label,
+                    broken = TempDir() + "/broken_" + label;
+  RunResult a = RunBinary(SpecFile(store_options) + " --output_dir " + whole);
+  EXPECT_EQ(a.exit_code, 0) << a.output;
+  RunResult b = RunBinary(SpecFile(store_options) + " --output_dir " + again);
+  EXPECT_EQ(b.exit_code, 0) << b.output;
   EXPECT_EQ(Losses(again), Losses(whole));
-  const std::string metrics = ReadFile(whole + "/metrics.json");
+  RunResult killed = RunProgram("tests/run_with_crash_hook",
+                                SpecFile(store_options) + " --output_dir " + broken + " --crash_after_step 14");
+  EXPECT_EQ(killed.exit_code, 137) << killed.output;
+  RunResult resumed = RunBinary("--resume " + broken);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
+  return ReadFile(whole + "/metrics.json");
+}
+
+TEST(TokenStoreRun, SameSeedSameTokensAndResumeReadsWhatTheUninterruptedRunRead) {
+  const std::string metrics = CheckSameSeedAndResume(OneStore(), "one");
   // 240 windows of 32 ids of a train stream of about 77,000: a tenth of an epoch.
   EXPECT_GT(JsonNumber(metrics, "epochs"), 0.05);
   EXPECT_LT(JsonNumber(metrics, "epochs"), 1.0);
   EXPECT_GT(JsonNumber(metrics, "bits_per_byte"), 0.0);
+  EXPECT_EQ(metrics.find("\"share\""), std::string::npos);  // train_sources: mixtures only
+}
 
-  RunResult killed = RunProgram("tests/run_with_crash_hook",
-                                SpecFile() + " --output_dir " + broken + " --crash_after_step 14");
-  ASSERT_EQ(killed.exit_code, 137) << killed.output;
-  RunResult resumed = RunBinary("--resume " + broken);
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
-  EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
+TEST(TokenStoreRun, AMixtureResumesExactlyAndReportsEverySource) {
+  const std::string metrics = CheckSameSeedAndResume(Mixture(), "mixture");
+  // 240 samples in a partial block of 1,024: about 180 and 60 of them.
+  const size_t second = metrics.find("more_licences_store");
+  ASSERT_NE(second, std::string::npos) << metrics;
+  const double first_samples = JsonNumber(metrics, "samples");
+  const double second_samples = JsonNumber(metrics.substr(second), "samples");
+  EXPECT_EQ(first_samples + second_samples, 240);
+  EXPECT_NEAR(first_samples / 240, 0.75, 0.1);
+  EXPECT_EQ(JsonNumber(metrics.substr(second), "tokens"), second_samples * 32);
+  EXPECT_GT(JsonNumber(metrics.substr(second), "epochs"), 0.0);
+  EXPECT_GT(JsonNumber(metrics, "bits_per_byte"), 0.0);
 }
 
 RunResult Shell(const std::string& command) {
@@ -90,21 +124,27 @@ std::vector<double> LossColumn(const std::string& dir) {
   return losses;
 }
 
-TEST(TokenStoreRun, TwoRanksReadTheRowsOfTheOneProcessBatch) {
-  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "mpirun not found (Open MPI: bash tools/setup.sh); skipped";
-  const std::string one = TempDir() + "/one_process", two = TempDir() + "/two_ranks";
-  RunResult a = RunBinary(SpecFile() + " --output_dir " + one);
+// Two ranks under mpirun follow the one-process loss curve.
+void CheckTwoRanks(const std::string& store_options, const std::string& label) {
+  const std::string one = TempDir() + "/one_process_" + label, two = TempDir() + "/two_ranks_" + label;
+  RunResult a = RunBinary(SpecFile(store_options) + " --output_dir " + one);
   ASSERT_EQ(a.exit_code, 0) << a.output;
   RunResult b = Shell(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --mca btl self,vader "
-      "-np 2 " + Runfile("experiments/run") + " " + SpecFile() + " --output_dir " + two);
+      "-np 2 " + Runfile("experiments/run") + " " + SpecFile(store_options) + " --output_dir " + two);
   ASSERT_EQ(b.exit_code, 0) << b.output;
   const std::vector<double> losses_one = LossColumn(one), losses_two = LossColumn(two);
   ASSERT_EQ(losses_one.size(), 30u);
   ASSERT_EQ(losses_two.size(), losses_one.size());
   for (size_t i = 0; i < losses_one.size(); ++i)
     EXPECT_LE(std::fabs(losses_two[i] - losses_one[i]), 1e-6 * std::fabs(losses_one[i])) << "row " << i;
+}
+
+TEST(TokenStoreRun, TwoRanksReadTheRowsOfTheOneProcessBatch) {
+  if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "mpirun not found (Open MPI: bash tools/setup.sh); skipped";
+  CheckTwoRanks(OneStore(), "one");
+  CheckTwoRanks(Mixture(), "mixture");
 }
 
 }  // namespace

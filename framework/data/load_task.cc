@@ -15,13 +15,17 @@ bool IsPathField(const google::protobuf::FieldDescriptor* f) {
          (n == "path" || (n.size() > 5 && n.compare(n.size() - 5, 5, "_path") == 0));
 }
 
-// Rewrites relative "path" / "*_path" string fields of `m` (recursively) as
-// base + path.
+// Rewrites relative "path" / "*_path" string fields of `m` (recursively,
+// repeated messages included: a mixture's sources) as base + path.
 void ResolvePaths(google::protobuf::Message* m, const std::string& base) {
   const auto* d = m->GetDescriptor();
   const auto* r = m->GetReflection();
   for (int i = 0; i < d->field_count(); ++i) {
     const auto* f = d->field(i);
+    if (f->is_repeated() && f->message_type() != nullptr) {
+      for (int j = 0; j < r->FieldSize(*m, f); ++j) ResolvePaths(r->MutableRepeatedMessage(m, f, j), base);
+      continue;
+    }
     if (f->is_repeated() || !r->HasField(*m, f)) continue;
     if (f->message_type() != nullptr) {
       ResolvePaths(r->MutableMessage(m, f), base);

@@ -129,11 +129,23 @@ class Task {
   // How many held-out examples exist given the spec's request (file-backed
   // tasks have a finite held-out split).
   virtual int64_t NumEvalExamples(int64_t requested) const { return requested; }
-  // Passes over the training data that `samples` training sequences make
-  // (metrics.json's epochs), for a task whose training set is finite and
-  // read in passes (token_store); negative (the default) when the task
-  // generates its data or draws windows at random, and epochs is absent.
-  virtual double TrainEpochs(int64_t /*samples*/) const { return -1; }
+  // Passes over the training data that the first `samples` training
+  // sequences from `seed` make (metrics.json's epochs), for a task whose
+  // training set is finite and read in passes (token_store); negative (the
+  // default) when the task generates its data or draws windows at random,
+  // and epochs is absent.
+  virtual double TrainEpochs(uint64_t /*seed*/, int64_t /*samples*/) const { return -1; }
+  // What those sequences take from each source of a task that reads several
+  // (token_store's mixtures; metrics.json's train_sources); empty (the
+  // default) otherwise.
+  struct TrainSourceUse {
+    std::string source;    // the source's name (a store's path)
+    double share = 0;      // the share of samples it is meant to get
+    int64_t samples = 0;   // sequences drawn from it
+    int64_t tokens = 0;    // target tokens of those sequences
+    double epochs = 0;     // passes over it
+  };
+  virtual std::vector<TrainSourceUse> TrainSources(uint64_t /*seed*/, int64_t /*samples*/) const { return {}; }
 };
 
 class TaggingTask : public Task {

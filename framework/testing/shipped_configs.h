@@ -12,7 +12,9 @@ namespace tvlab {
 
 // Paths of configs/*.pbtxt in the runfiles, sorted. Configs that need
 // SentencePiece are left out where it is unavailable (AddressSanitizer
-// builds: framework/data/sentencepiece_tokenizer.h), each named on stdout.
+// builds: framework/data/sentencepiece_tokenizer.h), and so are configs
+// whose data, named on a line "# prepared outside Bazel: PATH", is missing
+// (tests never have the Debian corpus store); each named on stdout.
 std::vector<std::string> ShippedConfigs();
 
 // The directory they are in.

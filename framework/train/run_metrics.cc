@@ -64,9 +64,17 @@ absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& mod
       spec.eval().seed(), metrics.eval_examples());
   metrics.set_eval_train_overlap(static_cast<int32_t>(overlap.overlapping));
   metrics.set_eval_train_overlap_fraction(overlap.fraction());
-  const double epochs = task.TrainEpochs(int64_t{spec.train().steps()} * spec.train().grad_accumulation() *
-                                         spec.train().batch_size());
+  const int64_t samples = int64_t{spec.train().steps()} * spec.train().grad_accumulation() * spec.train().batch_size();
+  const double epochs = task.TrainEpochs(spec.seed(), samples);
   if (epochs >= 0) metrics.set_epochs(epochs);
+  for (const Task::TrainSourceUse& use : task.TrainSources(spec.seed(), samples)) {
+    RunMetrics::TrainSource* source = metrics.add_train_sources();
+    source->set_source(use.source);
+    source->set_share(use.share);
+    source->set_samples(static_cast<double>(use.samples));
+    source->set_tokens(static_cast<double>(use.tokens));
+    source->set_epochs(use.epochs);
+  }
   return metrics;
 }
 

@@ -10,10 +10,14 @@
 // walks the validation stream from its start in consecutive windows: a
 // fixed budget of eval.examples x the evaluation length tokens. Bits per byte
 // are exact: the store records the bytes of text every id stands for (a
-// separator stands for none).
+// separator stands for none). A mixture (options.sources) draws each
+// training sample from one of several stores of one tokenizer, in
+// proportion to their weights (mixture_order.h, store_sources.h), and
+// evaluates on the first source's validation split.
 //
 // Example config: plugins/task/token_store/example.pbtxt
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,112 +27,85 @@
 #include "absl/strings/str_cat.h"
 #include "framework/data/token_store/token_store.h"
 #include "framework/interfaces/task.h"
+#include "plugins/task/token_store/mixture_order.h"
 #include "plugins/task/token_store/packed_split.h"
+#include "plugins/task/token_store/store_sources.h"
 #include "plugins/task/token_store/token_store.pb.h"
 #include "plugins/task/token_store/window_order.h"
 
 namespace tvlab {
 namespace {
 
-// What every view of the task shares: the mapped store, its tokenizer and
-// the two streams it reads.
-struct OpenedStore {
-  std::unique_ptr<TokenStore> store;
-  std::unique_ptr<Tokenizer> tokenizer;
-  std::optional<int32_t> separator;
-  std::unique_ptr<PackedSplit> train, validation;
-};
+// The most validation targets the unigram baseline is scored on.
+constexpr int64_t kUnigramPositions = int64_t{1} << 20;
 
 class TokenStoreTask : public LanguageModelTask {
  public:
-  static absl::Status Validate(const TokenStoreOptions& o, const TaskArgs&) {
-    if (o.path().empty())
-      return absl::InvalidArgumentError(
-          "task.options.path is required: a token store directory made by //experiments:prepare");
-    if (o.context_length() < 2)
-      return absl::InvalidArgumentError(
-          absl::StrCat("task.options.context_length must be >= 2 (got ", o.context_length(), ")"));
-    if (o.store_vocab_size() < 0)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "task.options.store_vocab_size must be > 0, or unset (got ", o.store_vocab_size(), ")"));
-    return absl::OkStatus();
-  }
+  static absl::Status Validate(const TokenStoreOptions& o, const TaskArgs&) { return ValidateStoreOptions(o); }
 
   static absl::StatusOr<std::unique_ptr<Task>> Create(const TokenStoreOptions& o, const TaskArgs&) {
-    auto opened = std::make_shared<OpenedStore>();
-    absl::StatusOr<std::unique_ptr<TokenStore>> store = TokenStore::Open(o.path());
-    if (!store.ok()) return Prefixed(store.status());
-    opened->store = *std::move(store);
-    const int64_t store_vocab = opened->store->vocab_size();
-    if (o.store_vocab_size() > 0 && o.store_vocab_size() != store_vocab)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "task.options.store_vocab_size is ", o.store_vocab_size(), " but the store '", o.path(),
-          "' has ", store_vocab, " ids (its tokenizer: ", opened->store->manifest().tokenizer().kind(),
-          "); use a store prepared with the intended tokenizer, or fix store_vocab_size"));
-    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = opened->store->LoadTokenizer();
-    if (!tokenizer.ok()) return Prefixed(tokenizer.status());
-    opened->tokenizer = *std::move(tokenizer);
-    if (o.separator() == TokenStoreOptions::END_OF_DOCUMENT) opened->separator = static_cast<int32_t>(store_vocab);
-    opened->train = std::make_unique<PackedSplit>(opened->store->split(kTrainSplit), opened->separator);
-    opened->validation = std::make_unique<PackedSplit>(opened->store->split(kValidationSplit), opened->separator);
-    const int64_t window = o.context_length() + 1;
-    for (const PackedSplit* split : {opened->train.get(), opened->validation.get()})
-      if (split->length() < window)
-        return absl::InvalidArgumentError(absl::StrCat(
-            "task.options.path: the ", split->split().name(), " split of token store '", o.path(),
-            "' has ", split->length(), " ids (documents and separators), too few for one window of ",
-            window, "; lower task.options.context_length or prepare a larger corpus (or a larger ",
-            "--validation_fraction)"));
-    return std::unique_ptr<Task>(new TokenStoreTask(opened, o.path(), o.context_length(), o.context_length()));
+    absl::StatusOr<std::shared_ptr<OpenedStores>> opened = OpenStores(o);
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<Task>(
+        new TokenStoreTask(*std::move(opened), o.context_length(), o.context_length()));
   }
 
-  TokenStoreTask(std::shared_ptr<const OpenedStore> opened, std::string path, int64_t context, int64_t eval_context)
-      : opened_(std::move(opened)), path_(std::move(path)), context_(context), eval_context_(eval_context) {}
+  TokenStoreTask(std::shared_ptr<const OpenedStores> opened, int64_t context, int64_t eval_context)
+      : opened_(std::move(opened)), context_(context), eval_context_(eval_context) {}
 
   absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
-    if (opened_->validation->length() < length + 1)
+    if (validation().length() < length + 1)
       return absl::InvalidArgumentError(absl::StrCat(
-          "eval.context_length: the validation split of token store '", path_, "' has ",
-          opened_->validation->length(), " ids, too few for one window of ", length,
+          "eval.context_length: the validation split of token store '", opened_->sources[0].path, "' has ",
+          validation().length(), " ids, too few for one window of ", length,
           " tokens; lower eval.context_length or prepare with a larger --validation_fraction"));
-    return std::shared_ptr<const Task>(std::make_shared<TokenStoreTask>(opened_, path_, context_, length));
+    return std::shared_ptr<const Task>(std::make_shared<TokenStoreTask>(opened_, context_, length));
   }
 
-  int64_t vocab_size() const override {
-    return opened_->store->vocab_size() + (opened_->separator ? 1 : 0);
-  }
+  int64_t vocab_size() const override { return opened_->store_vocab_size + (opened_->separator ? 1 : 0); }
   int64_t max_length() const override { return context_; }
   int64_t eval_length() const override { return eval_context_; }
 
-  // Windows of the train stream a run can read: starts at multiples of
-  // context_length with context_length + 1 ids from there.
-  int64_t TrainWindows() const { return (opened_->train->length() - 1) / context_; }
+  // Windows of a source's train stream a run can read: starts at multiples
+  // of context_length with context_length + 1 ids from there.
+  int64_t TrainWindows(const StoreSource& source) const { return (source.train->length() - 1) / context_; }
 
+  // Sample s = step x batch_size + row goes to a source and a rank among
+  // its samples (mixture_order.h; source 0 and rank s for one store); the
+  // rank picks the source's window in its own order (window_order.h).
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
-    const uint64_t windows = static_cast<uint64_t>(TrainWindows());
-    std::vector<int64_t> offsets;
+    std::vector<WindowAt> windows;
     for (int64_t r = 0; r < batch_size; ++r) {
-      const uint64_t sample = static_cast<uint64_t>(step) * batch_size + r;
-      offsets.push_back(static_cast<int64_t>(ShuffledIndex(seed, sample / windows, windows, sample % windows)) * context_);
+      const MixtureOrder::Draw draw = opened_->order->At(seed, static_cast<uint64_t>(step) * batch_size + r);
+      const StoreSource& source = opened_->sources[draw.source];
+      const uint64_t n = static_cast<uint64_t>(TrainWindows(source));
+      const uint64_t window = ShuffledIndex(SourceWindowSeed(seed, draw.source), draw.rank / n, n, draw.rank % n);
+      windows.push_back({source.train.get(), static_cast<int64_t>(window) * context_});
     }
-    return Windows(*opened_->train, offsets, context_);
+    return Windows(windows, context_);
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
-    std::vector<int64_t> offsets;
-    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * eval_context_);
-    return Windows(*opened_->validation, offsets, eval_context_);
+    std::vector<WindowAt> windows;
+    for (int64_t r = 0; r < count; ++r) windows.push_back({&validation(), (first + r) * eval_context_});
+    return Windows(windows, eval_context_);
   }
-  // Every window is read once per epoch (window_order.h).
-  double TrainEpochs(int64_t samples) const override {
-    return static_cast<double>(samples) / static_cast<double>(TrainWindows());
+  // Every window of a source is read once per pass over it: the most
+  // passes any source makes (one store: samples over its windows).
+  double TrainEpochs(uint64_t seed, int64_t samples) const override {
+    double most = 0;
+    for (const TrainSourceUse& use : Uses(seed, samples)) most = std::max(most, use.epochs);
+    return most;
+  }
+  // Mixtures only (a single store's is its epochs).
+  std::vector<TrainSourceUse> TrainSources(uint64_t seed, int64_t samples) const override {
+    if (!opened_->mixture) return {};
+    return Uses(seed, samples);
   }
   int64_t NumEvalExamples(int64_t requested) const override {
-    return std::min<int64_t>(requested, (opened_->validation->length() - 1) / eval_context_);
+    return std::min<int64_t>(requested, (validation().length() - 1) / eval_context_);
   }
 
-  std::vector<int32_t> Tokenize(const std::string& text) const override {
-    return opened_->tokenizer->Encode(text);
-  }
+  std::vector<int32_t> Tokenize(const std::string& text) const override { return opened_->tokenizer->Encode(text); }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
     std::vector<int32_t> content;  // the separator stands for no text
     for (int32_t t : tokens)
@@ -137,22 +114,20 @@ class TokenStoreTask : public LanguageModelTask {
   }
   std::string TokenizerModel() const override { return opened_->tokenizer->SerializedModel(); }
 
-  // Add-one smoothed id frequencies of the train split (its counts file, and
-  // one separator per document), scored on the targets evaluation predicts
-  // over the whole validation stream.
+  // The sources' add-one smoothed id frequencies of their train splits
+  // (counts files, and one separator per document), mixed by share, scored
+  // on the targets evaluation could predict over the validation stream, at
+  // most the first kUnigramPositions of them (so that its time and
+  // resident pages do not grow with the store).
   double UnigramPerplexity() const override {
-    const TokenStoreSplitFiles& train = opened_->store->split(kTrainSplit);
-    std::vector<double> counts(vocab_size(), 1.0);
-    for (int64_t id = 0; id < opened_->store->vocab_size(); ++id) counts[id] += train.count(id);
-    if (opened_->separator) counts[*opened_->separator] += train.num_documents();
-    const double total = static_cast<double>(opened_->train->length()) + static_cast<double>(vocab_size());
-    const int64_t n = NumEvalExamples(int64_t{1} << 40) * eval_context_;
+    const std::vector<double> probability = MixtureUnigram();
+    const int64_t n = std::min(NumEvalExamples(int64_t{1} << 40) * eval_context_, kUnigramPositions);
     std::vector<int32_t> ids(1 << 16);  // positions 1 .. n, a chunk at a time
     double nll = 0;
     for (int64_t begin = 1; begin <= n; begin += static_cast<int64_t>(ids.size())) {
       const int64_t chunk = std::min<int64_t>(static_cast<int64_t>(ids.size()), n + 1 - begin);
-      opened_->validation->Read(begin, chunk, ids.data());
-      for (int64_t i = 0; i < chunk; ++i) nll -= std::log(counts[ids[i]] / total);
+      validation().Read(begin, chunk, ids.data());
+      for (int64_t i = 0; i < chunk; ++i) nll -= std::log(probability[ids[i]]);
     }
     return std::exp(nll / std::max<int64_t>(n, 1));
   }
@@ -160,30 +135,66 @@ class TokenStoreTask : public LanguageModelTask {
   // length); the store gives each position's bytes.
   double EvalTargetBytes(int64_t examples) const override {
     double bytes = 0;
-    for (int64_t p = 1; p <= examples * eval_context_; ++p) bytes += opened_->validation->BytesAt(p);
+    for (int64_t p = 1; p <= examples * eval_context_; ++p) bytes += validation().BytesAt(p);
     return bytes;
   }
 
  private:
-  static absl::Status Prefixed(const absl::Status& s) {
-    return absl::Status(s.code(), absl::StrCat("task.options.path: ", s.message()));
+  // A window's stream and first position.
+  struct WindowAt {
+    const PackedSplit* stream;
+    int64_t offset;
+  };
+
+  // Every source's share of the first `samples` samples from `seed`.
+  std::vector<TrainSourceUse> Uses(uint64_t seed, int64_t samples) const {
+    const std::vector<uint64_t> taken = opened_->order->SamplesPerSource(seed, static_cast<uint64_t>(samples));
+    double total_weight = 0;
+    for (const StoreSource& source : opened_->sources) total_weight += source.weight;
+    std::vector<TrainSourceUse> uses;
+    for (size_t k = 0; k < taken.size(); ++k) {
+      const StoreSource& source = opened_->sources[k];
+      uses.push_back({source.path, source.weight / total_weight, static_cast<int64_t>(taken[k]),
+                      static_cast<int64_t>(taken[k]) * context_,
+                      static_cast<double>(taken[k]) / static_cast<double>(TrainWindows(source))});
+    }
+    return uses;
   }
 
-  // Windows of `length` input ids at `offsets` of `stream`, and their next
-  // ids as targets.
-  Batch Windows(const PackedSplit& stream, const std::vector<int64_t>& offsets, int64_t length) const {
+  // The evaluated stream: the first source's validation split.
+  const PackedSplit& validation() const { return *opened_->sources[0].validation; }
+
+  std::vector<double> MixtureUnigram() const {
+    double total_weight = 0;
+    for (const StoreSource& source : opened_->sources) total_weight += source.weight;
+    std::vector<double> probability(vocab_size(), 0.0), counts(vocab_size());
+    for (const StoreSource& source : opened_->sources) {
+      const TokenStoreSplitFiles& train = source.store->split(kTrainSplit);
+      std::fill(counts.begin(), counts.end(), 1.0);
+      for (int64_t id = 0; id < opened_->store_vocab_size; ++id) counts[id] += train.count(id);
+      if (opened_->separator) counts[*opened_->separator] += train.num_documents();
+      const double total = static_cast<double>(source.train->length()) + static_cast<double>(vocab_size());
+      const double share = source.weight / total_weight;
+      for (int64_t id = 0; id < vocab_size(); ++id) probability[id] += share * (counts[id] / total);
+    }
+    return probability;
+  }
+
+  // Windows of `length` input ids at `windows`, and their next ids as
+  // targets.
+  Batch Windows(const std::vector<WindowAt>& windows, int64_t length) const {
     Batch b;
-    b.batch = static_cast<int64_t>(offsets.size());
+    b.batch = static_cast<int64_t>(windows.size());
     b.length = length;
     std::vector<int32_t> window(length + 1);
-    for (int64_t offset : offsets) {
-      stream.Read(offset, length + 1, window.data());
+    for (const WindowAt& at : windows) {
+      at.stream->Read(at.offset, length + 1, window.data());
       for (int32_t id : window)
         if (id < 0 || id >= vocab_size()) {
           std::fprintf(stderr, "token store file '%s' holds id %d outside the vocabulary of %lld: "
                        "the store is damaged; prepare it again (the run's checkpoints are "
                        "kept; --resume continues from the last one)\n",
-                       stream.split().tokens_path().c_str(), id, static_cast<long long>(vocab_size()));
+                       at.stream->split().tokens_path().c_str(), id, static_cast<long long>(vocab_size()));
           std::exit(1);  // a damaged input, not a tvlab bug: no core dump
         }
       b.inputs.insert(b.inputs.end(), window.begin(), window.end() - 1);  // (B, T)
@@ -192,8 +203,7 @@ class TokenStoreTask : public LanguageModelTask {
     return b;
   }
 
-  std::shared_ptr<const OpenedStore> opened_;
-  std::string path_;                // task.options.path, for messages
+  std::shared_ptr<const OpenedStores> opened_;
   int64_t context_, eval_context_;  // training and evaluation window lengths
 };
 

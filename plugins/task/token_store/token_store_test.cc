@@ -103,8 +103,9 @@ TEST(TokenStoreTask, OneEpochReadsEveryWindowOnceAndReportsItsEpochs) {
       windows.insert({b.inputs[2 * r], b.inputs[2 * r + 1], b.targets[2 * r + 1]});
   }
   EXPECT_EQ(windows, (std::multiset<std::vector<int32_t>>{{1, 2, 3}, {3, 256, 4}, {4, 256, 5}, {5, 6, 256}}));
-  EXPECT_DOUBLE_EQ(task->TrainEpochs(4), 1.0);
-  EXPECT_DOUBLE_EQ(task->TrainEpochs(3), 0.75);
+  EXPECT_DOUBLE_EQ(task->TrainEpochs(9, 4), 1.0);
+  EXPECT_DOUBLE_EQ(task->TrainEpochs(9, 3), 0.75);
+  EXPECT_TRUE(task->TrainSources(9, 4).empty());  // one store: no mixture to report
 }
 
 TEST(TokenStoreTask, ResumedAndFreshInstancesReadTheSameTokens) {
