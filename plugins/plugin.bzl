@@ -51,6 +51,8 @@ PLUGIN_KINDS = {
                   suite = "//framework/testing:ffn_conformance", parity = True),
     "task": struct(kind = "task", default = "",
                    suite = "//framework/testing:task_conformance", parity = False),
+    "optimizer": struct(kind = "optimizer", default = "adamw",
+                        suite = "//framework/testing:optimizer_conformance", parity = True),
 }
 
 # What a parity dump of each kind links beside the plugin and the defaults:

@@ -32,12 +32,13 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "normalization (model.norm.plugin, default layernorm): ",
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
+                               "optimizer (train.optimizer.plugin, default adamw): ",
                                "backend (runtime.backend): ",
                                "attention window (model.attention.window, default 0 = full attention)"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
-                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn"}) {
+                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn", "adamw"}) {
     EXPECT_NE(r.output.find(plugin), std::string::npos) << plugin;
   }
   // Each backend's GEMM precisions (runtime.precision).
@@ -128,7 +129,7 @@ TEST(RunBinary, DivergingLossIsARecordedResult) {
   RunResult r = RunBinary(Spec("nan", kDivergingSpec) + " --output_dir " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: training diverged at step "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.options.lr"), std::string::npos) << r.output;
   const std::string metrics = ReadFile(out + "/metrics.json");
   EXPECT_NE(metrics.find("\"diverged_at_step\""), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\"diverged_loss\""), std::string::npos) << metrics;
@@ -152,7 +153,7 @@ TEST(RunBinary, FailOnDivergenceStopsWithAClearMessage) {
   RunResult r = RunBinary(Spec("nanfail", kDivergingSpec) + " --set train.fail_on_divergence=true --output_dir " + out);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("training loss became"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.options.lr"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out + "/metrics.json"));
 }
 

@@ -7,6 +7,7 @@
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
 #include "framework/schema/layer_overrides.h"
+#include "framework/spec/optimizer_spelling.h"
 #include "google/protobuf/any.pb.h"
 
 namespace tvlab {
@@ -143,9 +144,8 @@ void ResolveAutomaticSizes(Experiment* spec) {
 }
 
 void ResolveDefaults(Experiment* spec) {
+  ResolveOldOptimizerSpelling(spec);
   ResolvePluginNames(spec);
-  if (spec->train().optimizer().optimizer_case() == OptimizerSpec::OPTIMIZER_NOT_SET)
-    spec->mutable_train()->mutable_optimizer()->mutable_adamw();
   FillDefaults(spec);
   ResolvePluginOptions(spec);
   ResolveOverrideOptions(spec, [](const PluginKind&, const std::string&, Message* options) {

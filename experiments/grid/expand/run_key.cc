@@ -58,12 +58,41 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
   any->PackFrom(**options);
 }
 
+// The adamw plugin as the old spelling train.optimizer.adamw (every field
+// written, as resolution wrote it before optimizers were plugins), so runs
+// trained before keep their keys. Only where the old spelling can say it:
+// every group at lr_multiplier 1, bias and norm decayed alike, head and
+// matrix decayed.
+void OptimizerInTheOldSpelling(Experiment* spec) {
+  OptimizerSpec* o = spec->mutable_train()->mutable_optimizer();
+  const ParamGroups& g = o->groups();
+  for (const ParamGroup* group : {&g.embedding(), &g.head(), &g.norm(), &g.bias(), &g.matrix()})
+    if (group->lr_multiplier() != 1.0f) return;
+  if (o->plugin() != "adamw" || g.bias().weight_decay() != g.norm().weight_decay() ||
+      !g.head().weight_decay() || !g.matrix().weight_decay())
+    return;
+  auto options = UnpackPluginOptions(*spec, PluginKindById("optimizer"));
+  if (!options.ok()) return;
+  const google::protobuf::Message& from = **options;
+  AdamWSpec old;
+  for (const char* name : {"lr", "beta1", "beta2", "eps", "weight_decay"}) {
+    const auto* field = from.GetDescriptor()->FindFieldByName(name);
+    const auto* to = old.GetDescriptor()->FindFieldByName(name);
+    old.GetReflection()->SetFloat(&old, to, from.GetReflection()->GetFloat(from, field));
+  }
+  old.set_decay_biases_and_norms(g.bias().weight_decay());
+  old.set_decay_embeddings(g.embedding().weight_decay());
+  o->Clear();
+  *o->mutable_adamw() = old;
+}
+
 }  // namespace
 
 std::string RunKey(const Experiment& resolved) {
   Experiment unnamed = resolved;
   unnamed.clear_name();
   ClearLaterFieldsAtDefault(&unnamed);
+  OptimizerInTheOldSpelling(&unnamed);
   return Fnv1a64Hex(SpecToText(unnamed));
 }
 
