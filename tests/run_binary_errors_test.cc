@@ -38,7 +38,8 @@ TEST(RunBinary, ListsPluginsByKind) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
-                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn", "adamw"}) {
+                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn", "adamw", "sgd",
+                             "lion", "muon", "adafactor"}) {
     EXPECT_NE(r.output.find(plugin), std::string::npos) << plugin;
   }
   // Each backend's GEMM precisions (runtime.precision).
