@@ -33,13 +33,14 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
                                "optimizer (train.optimizer.plugin, default adamw): ",
+                               "schedule (train.lr_schedule.plugin, default constant): ",
                                "backend (runtime.backend): ",
                                "attention window (model.attention.window, default 0 = full attention)"}) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
                              "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn", "adamw", "sgd",
-                             "lion", "muon", "adafactor"}) {
+                             "lion", "muon", "adafactor", "warmup_cosine", "wsd"}) {
     EXPECT_NE(r.output.find(plugin), std::string::npos) << plugin;
   }
   // Each backend's GEMM precisions (runtime.precision).

@@ -10,6 +10,7 @@
 #include "framework/interfaces/optimizer.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/position_encoding.h"
+#include "framework/interfaces/schedule.h"
 #include "framework/interfaces/task.h"
 
 namespace tvlab {
@@ -24,6 +25,7 @@ PlacementArgs ArgsFor(const PluginValidationArgs& a, const PlacementArgs*) {
 }
 // An optimizer's options are checked alone (its parameters come later).
 OptimizerArgs ArgsFor(const PluginValidationArgs&, const OptimizerArgs*) { return {}; }
+ScheduleArgs ArgsFor(const PluginValidationArgs&, const ScheduleArgs*) { return {}; }
 TaskArgs ArgsFor(const PluginValidationArgs& a, const TaskArgs*) {
   TaskArgs args;
   args.family = a.family;
@@ -47,6 +49,12 @@ void ResolveWith(const std::function<void(google::protobuf::Message*, PlacementA
 void ResolveWith(const std::function<void(google::protobuf::Message*, OptimizerArgs*)>& resolve,
                  google::protobuf::Message* options, PluginValidationArgs*) {
   OptimizerArgs unused;
+  resolve(options, &unused);
+}
+
+void ResolveWith(const std::function<void(google::protobuf::Message*, ScheduleArgs*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs*) {
+  ScheduleArgs unused;
   resolve(options, &unused);
 }
 
@@ -127,6 +135,8 @@ const std::vector<PluginKind>& PluginKinds() {
       Kind("task", "task", "task", "plugin", "options", /*default_plugin=*/"", &TaskRegistry),
       Kind("optimizer", "optimizer", "train.optimizer", "plugin", "options", "adamw",
            &OptimizerRegistry),
+      Kind("schedule", "schedule", "train.lr_schedule", "plugin", "options", "constant",
+           &ScheduleRegistry),
   };
   return *kinds;
 }

@@ -123,8 +123,8 @@ TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
               HasSubstr("train.grad_accumulation must be > 0 (got 0)"));
   EXPECT_THAT(std::string(Load(kGood, {"train.label_smoothing=1.5"}).message()),
               HasSubstr("train.label_smoothing must be in [0, 1) (got 1.5)"));
-  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT"}).message()),
-              HasSubstr("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT", "train.lr_schedule.warmup_steps=0"}).message()),
+              HasSubstr("train.lr_schedule.options (inverse_sqrt): warmup_steps must be > 0 (got 0)"));
   EXPECT_THAT(std::string(Load(kGood, {"train.clip_grad_norm=-1"}).message()),
               HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
 }
@@ -261,7 +261,8 @@ TEST(PluginKinds, CoverEveryKindOnce) {
   std::vector<std::string> kinds;
   for (const PluginKind& kind : PluginKinds()) kinds.push_back(kind.id);
   EXPECT_EQ(kinds, (std::vector<std::string>{"attention_score", "attention_layout", "position",
-                                             "normalization", "placement", "ffn", "task", "optimizer"}));
+                                             "normalization", "placement", "ffn", "task", "optimizer",
+                                             "schedule"}));
 }
 
 // The old spelling train.optimizer { adamw { ... } } resolves into the

@@ -11,7 +11,7 @@
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/shard_batch.h"
 #include "framework/train/gradients.h"
-#include "framework/train/lr_schedule.h"
+#include "framework/train/schedule_spec.h"
 
 namespace tvlab {
 namespace {
@@ -194,6 +194,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(state.elapsed_seconds()));
   const int64_t first_step = skip_training ? steps : state.next_step();
+  TVLAB_ASSIGN_OR_RETURN(const std::unique_ptr<Schedule> schedule, BuildSchedule(train.lr_schedule()));
   Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
   Ranks ranks;
   if (callbacks.reducer != nullptr)
@@ -214,7 +215,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     StepDone done;
     done.step = step;
     done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
-    done.lr = LearningRate(train.lr_schedule(), optimizer.lr(), step, steps);
+    done.lr = schedule->Rate(optimizer.lr(), step, steps);
     optimizer.Step(done.lr);
     TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks));
     TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks));

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/model/decoding.h"
 #include "framework/train/optimizer_spec.h"
+#include "framework/train/schedule_spec.h"
 
 namespace tvlab {
 
@@ -21,13 +22,7 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   if (!(t.divergence_loss() >= 0))
     p->Add(absl::StrCat("train.divergence_loss must be >= 0 (got ", t.divergence_loss(),
                         "); 0 counts only a NaN or infinite loss as divergence"));
-  const LrSchedule& schedule = t.lr_schedule();
-  if (schedule.warmup_steps() < 0)
-    p->Add(absl::StrCat("train.lr_schedule.warmup_steps must be >= 0 (got ", schedule.warmup_steps(), ")"));
-  if (schedule.kind() == LrSchedule::INVERSE_SQRT && schedule.warmup_steps() == 0)
-    p->Add("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT (it sets where the rate peaks), e.g. 4000");
-  if (!(schedule.min_lr_ratio() >= 0 && schedule.min_lr_ratio() <= 1))
-    p->Add(absl::StrCat("train.lr_schedule.min_lr_ratio must be in [0, 1] (got ", schedule.min_lr_ratio(), ")"));
+  ValidateScheduleSpec(t.lr_schedule(), p);
   ValidateOptimizerSpec(t.optimizer(), p);
 }
 

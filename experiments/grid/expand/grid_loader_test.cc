@@ -223,9 +223,15 @@ TEST(GridLoader, InlineBaseAndDefaultSeed) {
               HasSubstr("list the seeds in `seeds` only"));
 }
 
-// The default optimizer, a plugin now, as resolution wrote it before
-// optimizers were plugins: the old spelling with every field written out.
+// The default optimizer and schedule, plugins now, as resolution wrote them
+// before: the old spellings with every field written out.
 void WriteTheOldOptimizerSpelling(Experiment* spec) {
+  LrSchedule* schedule = spec->mutable_train()->mutable_lr_schedule();
+  schedule->Clear();
+  const auto* d = LrSchedule::descriptor();
+  schedule->GetReflection()->SetEnumValue(schedule, d->FindFieldByName("kind"), LrSchedule::CONSTANT);
+  schedule->GetReflection()->SetInt32(schedule, d->FindFieldByName("warmup_steps"), 0);
+  schedule->GetReflection()->SetFloat(schedule, d->FindFieldByName("min_lr_ratio"), 0.0f);
   AdamWSpec old;
   old.set_lr(old.lr()), old.set_beta1(old.beta1()), old.set_beta2(old.beta2()), old.set_eps(old.eps());
   old.set_weight_decay(old.weight_decay()), old.set_decay_biases_and_norms(true), old.set_decay_embeddings(true);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/schema/spec_text.h"
 #include "google/protobuf/any.pb.h"
@@ -86,6 +87,27 @@ void OptimizerInTheOldSpelling(Experiment* spec) {
   *o->mutable_adamw() = old;
 }
 
+// The four schedules that were an enum as the old spelling, every field
+// written (as resolution wrote them before schedules were plugins).
+void ScheduleInTheOldSpelling(Experiment* spec) {
+  LrSchedule* schedule = spec->mutable_train()->mutable_lr_schedule();
+  const auto* kind = LrSchedule::Kind_descriptor()->FindValueByName(absl::AsciiStrToUpper(schedule->plugin()));
+  if (kind == nullptr) return;  // wsd and later schedules keep the plugin form
+  auto options = UnpackPluginOptions(*spec, PluginKindById("schedule"));
+  if (!options.ok()) return;
+  const google::protobuf::Message& from = **options;
+  const auto* warmup = from.GetDescriptor()->FindFieldByName("warmup_steps");
+  const auto* floor = from.GetDescriptor()->FindFieldByName("min_lr_ratio");
+  const auto* d = LrSchedule::descriptor();
+  const auto* r = schedule->GetReflection();
+  const int32_t warmup_steps = warmup ? from.GetReflection()->GetInt32(from, warmup) : 0;
+  const float min_lr_ratio = floor ? from.GetReflection()->GetFloat(from, floor) : 0.0f;
+  schedule->Clear();
+  r->SetEnumValue(schedule, d->FindFieldByName("kind"), kind->number());
+  r->SetInt32(schedule, d->FindFieldByName("warmup_steps"), warmup_steps);
+  r->SetFloat(schedule, d->FindFieldByName("min_lr_ratio"), min_lr_ratio);
+}
+
 }  // namespace
 
 std::string RunKey(const Experiment& resolved) {
@@ -93,6 +115,7 @@ std::string RunKey(const Experiment& resolved) {
   unnamed.clear_name();
   ClearLaterFieldsAtDefault(&unnamed);
   OptimizerInTheOldSpelling(&unnamed);
+  ScheduleInTheOldSpelling(&unnamed);
   return Fnv1a64Hex(SpecToText(unnamed));
 }
 
