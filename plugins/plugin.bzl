@@ -51,6 +51,12 @@ PLUGIN_KINDS = {
                   suite = "//framework/testing:ffn_conformance", parity = True),
     "task": struct(kind = "task", default = "",
                    suite = "//framework/testing:task_conformance", parity = False),
+    "optimizer": struct(kind = "optimizer", default = "adamw",
+                        suite = "//framework/testing:optimizer_conformance", parity = True),
+    # Schedules are checked against their formulas (their conformance suite,
+    # framework/train/schedule_spec_test.cc), not PyTorch.
+    "schedule": struct(kind = "schedule", default = "constant",
+                       suite = "//framework/testing:schedule_conformance", parity = False),
 }
 
 # What a parity dump of each kind links beside the plugin and the defaults:

@@ -32,6 +32,8 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "normalization (model.norm.plugin, default layernorm): ",
                                "norm placement (model.norm.placement, default pre_ln): ",
                                "ffn (model.ffn.plugin, default relu): ", "task (task.plugin): ",
+                               "optimizer (train.optimizer.plugin, default adamw): ",
+                               "schedule (train.lr_schedule.plugin, default constant): ",
                                "backend (runtime.backend): ",
                                "attention window (model.attention.window, default 0 = full attention)",
                                "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, "
@@ -40,7 +42,8 @@ TEST(RunBinary, ListsPluginsByKind) {
     EXPECT_NE(r.output.find(expected), std::string::npos) << expected << " in " << r.output;
   }
   for (const char* plugin : {"scaled_dot_product", "mha", "sinusoidal", "none", "layernorm",
-                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn"}) {
+                             "pre_ln", "post_ln", "relu", "sort_digits", "cpu_onednn", "adamw", "sgd",
+                             "lion", "muon", "adafactor", "warmup_cosine", "wsd"}) {
     EXPECT_NE(r.output.find(plugin), std::string::npos) << plugin;
   }
   // Each backend's GEMM precisions (runtime.precision).
@@ -131,7 +134,7 @@ TEST(RunBinary, DivergingLossIsARecordedResult) {
   RunResult r = RunBinary(Spec("nan", kDivergingSpec) + " --output_dir " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("warning: training diverged at step "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.options.lr"), std::string::npos) << r.output;
   const std::string metrics = ReadFile(out + "/metrics.json");
   EXPECT_NE(metrics.find("\"diverged_at_step\""), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\"diverged_loss\""), std::string::npos) << metrics;
@@ -155,7 +158,7 @@ TEST(RunBinary, FailOnDivergenceStopsWithAClearMessage) {
   RunResult r = RunBinary(Spec("nanfail", kDivergingSpec) + " --set train.fail_on_divergence=true --output_dir " + out);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.output.find("training loss became"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Lower train.optimizer.adamw.lr"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower train.optimizer.options.lr"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out + "/metrics.json"));
 }
 

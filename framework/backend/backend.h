@@ -80,6 +80,17 @@ struct AdamWTensor {
   float weight_decay;
 };
 
+// SgdMany's step: rate, momentum (0 = plain SGD), Nesterov's correction.
+struct SgdHyper {
+  float lr, momentum;
+  bool nesterov;
+};
+
+// LionMany's step: rate and the two interpolation factors.
+struct LionHyper {
+  float lr, beta1, beta2;
+};
+
 // Every kernel of kernels.def, in its order.
 enum class Kernel {
 #define TVLAB_KERNEL(name, kind, parameters, arguments) k##name,

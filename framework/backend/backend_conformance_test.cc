@@ -397,6 +397,42 @@ TEST_P(BackendConformance, AdamWManyEqualsAdamWPerTensor) {
   }
 }
 
+// SGD (momentum, Nesterov, weight decay) and Lion over several tensors, 3
+// steps, against the reference.
+TEST_P(BackendConformance, SgdManyAndLionManyMatchTheReference) {
+  TVLAB_NEED(Kernel::kSgdMany);
+  TVLAB_NEED(Kernel::kLionMany);
+  const std::vector<int64_t> sizes = {10, 1, 37};
+  const std::vector<float> decays = {0.1f, 0.0f, 0.01f};
+  for (int variant = 0; variant < 4; ++variant) {  // sgd plain, momentum, nesterov; lion
+    std::vector<std::vector<float>> p_ref, m_ref, g;
+    std::vector<Dev> p_be, m_be, g_be;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      g.push_back(Random(sizes[t], 50 + t)), p_ref.push_back(Random(sizes[t], 60 + t));
+      m_ref.push_back(std::vector<float>(sizes[t], 0.0f));
+      g_be.push_back(D(g[t])), p_be.push_back(D(p_ref[t])), m_be.push_back(D(m_ref[t]));
+    }
+    for (int step = 1; step <= 3; ++step) {
+      std::vector<AdamWTensor> be, ref;
+      for (size_t t = 0; t < sizes.size(); ++t) {
+        be.push_back({p_be[t].p(), g_be[t].p(), m_be[t].p(), nullptr, sizes[t], decays[t]});
+        ref.push_back({p_ref[t].data(), g[t].data(), m_ref[t].data(), nullptr, sizes[t], decays[t]});
+      }
+      if (variant < 3) {
+        const SgdHyper h{0.05f, variant == 0 ? 0.0f : 0.9f, variant == 2};
+        be_->SgdMany(be, h), ref_->SgdMany(ref, h);
+      } else {
+        const LionHyper h{0.01f, 0.9f, 0.99f};
+        be_->LionMany(be, h), ref_->LionMany(ref, h);
+      }
+    }
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      ExpectClose(p_be[t].host(), p_ref[t], 1e-6f, "optimizer variant " + std::to_string(variant));
+      ExpectClose(m_be[t].host(), m_ref[t], 1e-6f, "optimizer state variant " + std::to_string(variant));
+    }
+  }
+}
+
 TEST_P(BackendConformance, Copy2DArgMaxAndSumSquares) {
   TVLAB_NEED(Kernel::kCopy2D, Kernel::kArgMaxRows, Kernel::kSumSquares);
   // A (3 x 4) block out of a (3 x 7) source at column 2 into a (3 x 5)

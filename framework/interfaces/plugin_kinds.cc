@@ -7,8 +7,10 @@
 #include "framework/interfaces/ffn.h"
 #include "framework/interfaces/norm_placement.h"
 #include "framework/interfaces/normalization.h"
+#include "framework/interfaces/optimizer.h"
 #include "framework/interfaces/plugin_entry.h"
 #include "framework/interfaces/position_encoding.h"
+#include "framework/interfaces/schedule.h"
 #include "framework/interfaces/task.h"
 
 namespace tvlab {
@@ -21,6 +23,9 @@ PlacementArgs ArgsFor(const PluginValidationArgs& a, const PlacementArgs*) {
   args.dims = a.dims;
   return args;
 }
+// An optimizer's options are checked alone (its parameters come later).
+OptimizerArgs ArgsFor(const PluginValidationArgs&, const OptimizerArgs*) { return {}; }
+ScheduleArgs ArgsFor(const PluginValidationArgs&, const ScheduleArgs*) { return {}; }
 TaskArgs ArgsFor(const PluginValidationArgs& a, const TaskArgs*) {
   TaskArgs args;
   args.family = a.family;
@@ -39,6 +44,18 @@ void ResolveWith(const std::function<void(google::protobuf::Message*, PlacementA
   placement.dims = args->dims;
   resolve(options, &placement);
   args->dims = placement.dims;
+}
+
+void ResolveWith(const std::function<void(google::protobuf::Message*, OptimizerArgs*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs*) {
+  OptimizerArgs unused;
+  resolve(options, &unused);
+}
+
+void ResolveWith(const std::function<void(google::protobuf::Message*, ScheduleArgs*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs*) {
+  ScheduleArgs unused;
+  resolve(options, &unused);
 }
 
 template <typename Entry>
@@ -116,6 +133,10 @@ const std::vector<PluginKind>& PluginKinds() {
            "pre_ln", &NormPlacementRegistry),
       Kind("ffn", "ffn", "model.ffn", "plugin", "options", "relu", &FfnRegistry),
       Kind("task", "task", "task", "plugin", "options", /*default_plugin=*/"", &TaskRegistry),
+      Kind("optimizer", "optimizer", "train.optimizer", "plugin", "options", "adamw",
+           &OptimizerRegistry),
+      Kind("schedule", "schedule", "train.lr_schedule", "plugin", "options", "constant",
+           &ScheduleRegistry),
   };
   return *kinds;
 }

@@ -7,7 +7,9 @@
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
 #include "framework/schema/layer_overrides.h"
+#include "framework/spec/old_spellings.h"
 #include "google/protobuf/any.pb.h"
+#include "google/protobuf/descriptor.pb.h"
 
 namespace tvlab {
 namespace {
@@ -24,13 +26,14 @@ bool IsAny(const FieldDescriptor* f) {
 
 // Sets every unset singular scalar to its (schema) default and recurses into
 // singular messages (and the set member of each oneof). Any fields are left
-// to ResolvePluginOptions.
+// to ResolvePluginOptions, deprecated ones (old spellings) unset.
 void FillDefaults(Message* m) {
   const Descriptor* d = m->GetDescriptor();
   const Reflection* r = m->GetReflection();
   for (int i = 0; i < d->field_count(); ++i) {
     const FieldDescriptor* f = d->field(i);
-    if (f->is_repeated() || IsAny(f)) continue;
+    // Deprecated fields are old spellings, resolved into new ones: never written.
+    if (f->is_repeated() || IsAny(f) || f->options().deprecated()) continue;
     if (f->real_containing_oneof() != nullptr) {
       if (f->message_type() != nullptr && r->HasField(*m, f)) FillDefaults(r->MutableMessage(m, f));
       continue;
@@ -143,9 +146,9 @@ void ResolveAutomaticSizes(Experiment* spec) {
 }
 
 void ResolveDefaults(Experiment* spec) {
+  ResolveOldOptimizerSpelling(spec);
+  ResolveOldScheduleSpelling(spec);
   ResolvePluginNames(spec);
-  if (spec->train().optimizer().optimizer_case() == OptimizerSpec::OPTIMIZER_NOT_SET)
-    spec->mutable_train()->mutable_optimizer()->mutable_adamw();
   FillDefaults(spec);
   ResolvePluginOptions(spec);
   ResolveOverrideOptions(spec, [](const PluginKind&, const std::string&, Message* options) {

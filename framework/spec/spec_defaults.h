@@ -9,8 +9,9 @@ namespace tvlab {
 
 // Writes every default explicitly: plugin names left out get their kind's
 // default from the kind table (framework/interfaces/plugin_kinds.h), then
-// scalars, the default optimizer, and each plugin's options message with
-// its own defaults. Idempotent; leaves unknown plugins to validation.
+// scalars, and each plugin's options message with its own defaults; the
+// old optimizer and schedule spellings become the plugin forms first
+// (old_spellings.h). Idempotent; leaves unknown plugins to validation.
 void ResolveDefaults(Experiment* spec);
 
 // For a valid spec: replaces "0 = automatic" sizes with the sizes the model

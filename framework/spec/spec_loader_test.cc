@@ -58,8 +58,10 @@ TEST(SpecLoader, GoodSpecResolvesEveryDefault) {
   EXPECT_EQ(spec->model().attention().layout(), "mha");
   EXPECT_EQ(spec->model().attention().layout_options().type_url(),
             "type.googleapis.com/tvlab.MhaOptions");
-  EXPECT_TRUE(spec->train().optimizer().has_adamw());
-  EXPECT_FLOAT_EQ(spec->train().optimizer().adamw().lr(), 1e-3f);
+  EXPECT_EQ(spec->train().optimizer().plugin(), "adamw");
+  EXPECT_EQ(spec->train().optimizer().options().type_url(), "type.googleapis.com/tvlab.AdamWOptions");
+  EXPECT_FALSE(spec->train().optimizer().has_adamw());
+  EXPECT_TRUE(spec->train().optimizer().groups().matrix().has_lr_multiplier());
   EXPECT_EQ(spec->model().max_seq_len(), 8);  // from the task
   std::string text = SpecToText(*spec);
   EXPECT_THAT(text, HasSubstr("[type.googleapis.com/tvlab.SinusoidalOptions]"));
@@ -121,8 +123,8 @@ TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
               HasSubstr("train.grad_accumulation must be > 0 (got 0)"));
   EXPECT_THAT(std::string(Load(kGood, {"train.label_smoothing=1.5"}).message()),
               HasSubstr("train.label_smoothing must be in [0, 1) (got 1.5)"));
-  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT"}).message()),
-              HasSubstr("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.lr_schedule.kind=INVERSE_SQRT", "train.lr_schedule.warmup_steps=0"}).message()),
+              HasSubstr("train.lr_schedule.options (inverse_sqrt): warmup_steps must be > 0 (got 0)"));
   EXPECT_THAT(std::string(Load(kGood, {"train.clip_grad_norm=-1"}).message()),
               HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
 }
@@ -297,7 +299,40 @@ TEST(PluginKinds, CoverEveryKindOnce) {
   std::vector<std::string> kinds;
   for (const PluginKind& kind : PluginKinds()) kinds.push_back(kind.id);
   EXPECT_EQ(kinds, (std::vector<std::string>{"attention_score", "attention_layout", "position",
-                                             "normalization", "placement", "ffn", "task"}));
+                                             "normalization", "placement", "ffn", "task", "optimizer",
+                                             "schedule"}));
+}
+
+// The old spelling train.optimizer { adamw { ... } } resolves into the
+// plugin form with the same settings, also through --set, and its decay
+// switches become the groups'.
+TEST(SpecLoader, TheOldOptimizerSpellingResolvesIntoThePluginForm) {
+  const std::string old = Replace(kGood, "train { steps: 3 }",
+                                  "train { steps: 3 optimizer { adamw { lr: 3e-3 beta2: 0.95 "
+                                  "decay_biases_and_norms: false } } }");
+  auto spec = LoadExperiment(WriteTemp(old), {"train.optimizer.adamw.eps=1e-6"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const OptimizerSpec& o = spec->train().optimizer();
+  EXPECT_FALSE(o.has_adamw());
+  EXPECT_EQ(o.plugin(), "adamw");
+  std::string text = SpecToText(*spec);
+  EXPECT_THAT(text, HasSubstr("[type.googleapis.com/tvlab.AdamWOptions]"));
+  EXPECT_THAT(text, HasSubstr("lr: 0.003"));
+  EXPECT_THAT(text, HasSubstr("beta2: 0.95"));
+  EXPECT_THAT(text, HasSubstr("eps: 1e-06"));
+  EXPECT_FALSE(o.groups().bias().weight_decay());
+  EXPECT_FALSE(o.groups().norm().weight_decay());
+  EXPECT_TRUE(o.groups().embedding().weight_decay());
+  EXPECT_TRUE(o.groups().matrix().weight_decay());
+  // A --set through the options after the old spelling: both reach the plugin.
+  auto mixed = LoadExperiment(WriteTemp(old), {"train.optimizer.options.weight_decay=0.5",
+                                               "train.optimizer.adamw.lr=0.02"});
+  ASSERT_TRUE(mixed.ok()) << mixed.status();
+  EXPECT_THAT(SpecToText(*mixed), HasSubstr("weight_decay: 0.5"));
+  EXPECT_THAT(SpecToText(*mixed), HasSubstr("lr: 0.02"));
+  // With another plugin the old spelling is an error naming both.
+  EXPECT_THAT(std::string(Load(old, {"train.optimizer.plugin=nonesuch"}).message()),
+              HasSubstr("train.optimizer.adamw is the old spelling"));
 }
 
 TEST(SpecLoader, PluginDefaultsComeFromTheKindTable) {

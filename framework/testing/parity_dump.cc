@@ -8,6 +8,7 @@
 //               d_ff=12 bias=0 shape=2,3,8 out=/tmp/dump.txt
 //   parity_dump kind=attention layout=mla score=additive score_options=...
 //               position=rope cross=0 d_model=16 num_heads=4 salt=100 out=...
+//   parity_dump kind=optimizer plugin=sgd options='momentum: 0.9' steps=10 out=...
 //   parity_dump list=attention_score
 //
 // Arguments are key=value:
@@ -36,6 +37,9 @@
 // softcap=<c> sink=off_by_one|learned qk_norm=rmsnorm|layernorm
 // gate=headwise|elementwise (each off when absent), their parameters drawn
 // U(0.5, 1.5) and written as param/options.<name>, grad/options.<name>.
+//
+// kind=optimizer runs an optimizer plugin for a number of steps
+// (parity_dump_optimizer.cc has its arguments and output).
 //
 // list=<kind id> prints the kind's folder, its default plugin ("-" for
 // none) and its registered plugins, one per line, and writes no file.
@@ -195,7 +199,7 @@ absl::Status DumpModule(const ParityArgs& args, std::ostream& out) {
 int Run(int argc, char** argv) {
   ParityArgs args = {{"options", ""},       {"d_model", "8"}, {"num_heads", "2"},
                      {"d_ff", "0"},         {"max_seq_len", "16"}, {"bias", "1"}, {"causal", "0"},
-                     {"offset", "0"},       {"hook", "embed"}, {"kind", ""}};
+                     {"offset", "0"},       {"hook", "embed"}, {"kind", ""}, {"steps", "10"}};
   for (int i = 1; i < argc; ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
     args[kv.first] = kv.second;
@@ -206,7 +210,9 @@ int Run(int argc, char** argv) {
   }
   std::ofstream out(args["out"]);
   if (!out) return Fail("cannot write out='" + args["out"] + "'");
-  absl::Status done = args["kind"] == "attention" ? DumpAttention(args, out) : DumpModule(args, out);
+  absl::Status done = args["kind"] == "attention"   ? DumpAttention(args, out)
+                      : args["kind"] == "optimizer" ? DumpOptimizer(args, out)
+                                                    : DumpModule(args, out);
   if (!done.ok()) return Fail(std::string(done.message()));
   return out.good() ? 0 : Fail("write failed");
 }

@@ -38,7 +38,7 @@ std::string ReadText(const std::string& path) {
 }  // namespace
 
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
-                            const NamedVars& params, const AdamW& optimizer,
+                            const NamedVars& params, const Optimizer& optimizer,
                             const std::string& spec_text, FileSystem* fs) {
   const std::string root = run_dir + "/checkpoints";
   const std::string name = absl::StrFormat("step_%07d", state.next_step());
@@ -77,7 +77,7 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir) {
 }
 
 absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
-                                          const NamedVars& params, AdamW* optimizer) {
+                                          const NamedVars& params, Optimizer* optimizer) {
   TrainState state;
   const std::string state_path = checkpoint_dir + "/state.json";
   if (!Exists(state_path))

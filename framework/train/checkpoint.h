@@ -3,7 +3,8 @@
 
 // Checkpoints under <run_dir>/checkpoints/step_<N>/:
 //   model.safetensors      weights under their parameter names
-//   optimizer.safetensors  AdamW moments ("<param>.exp_avg", ".exp_avg_sq")
+//   optimizer.safetensors  the optimizer plugin's state (Optimizer::StateTensors:
+//                          AdamW's "<param>.exp_avg", ".exp_avg_sq")
 //   state.json             TrainState (step, loss, counters)
 //   spec.resolved.pbtxt    the run's spec (randomness is keyed by it, so it
 //                          is the whole RNG state)
@@ -19,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
 #include "framework/io/file_system.h"
-#include "framework/train/adamw.h"
+#include "framework/interfaces/optimizer.h"
 #include "framework/train/checkpoint.pb.h"
 
 namespace tvlab {
@@ -29,15 +30,16 @@ using NamedVars = std::vector<std::pair<std::string, Var>>;
 // Every file goes through the atomic writer; on any failure (a full disk
 // included) the previous checkpoint and `latest` are untouched.
 absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
-                            const NamedVars& params, const AdamW& optimizer,
+                            const NamedVars& params, const Optimizer& optimizer,
                             const std::string& spec_text, FileSystem* fs = DefaultFileSystem());
 
 // The directory of the latest complete checkpoint, or NotFound.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir);
 
-// Restores weights, optimizer moments and state from `checkpoint_dir`.
+// Restores weights, the optimizer's state and steps, and the training state
+// from `checkpoint_dir`.
 absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
-                                          const NamedVars& params, AdamW* optimizer);
+                                          const NamedVars& params, Optimizer* optimizer);
 
 // Loads only the weights (for --init_from and evaluation): `path` is a
 // checkpoint directory, a run directory (its latest checkpoint) or a

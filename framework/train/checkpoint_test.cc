@@ -9,6 +9,7 @@
 
 #include "framework/io/testing/fault_injection_file_system.h"
 #include "framework/train/safetensors.h"
+#include "framework/train/test_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,14 +37,13 @@ std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 TEST(Checkpoint, RoundTripsWeightsMomentsAndState) {
   std::string run = Dir("rt");
   NamedVars p = Params(7);
-  AdamWSpec spec;
-  AdamW opt(p, spec);
+  auto opt = MakeAdamW(p);
   for (auto& [n, v] : p) v.mutable_grad() = Tensor::Full(v.shape(), 0.5f);
-  opt.Step(0.1f);
+  opt->Step(0.1f);
   TrainState state;
   state.set_next_step(5);
   state.set_last_loss(1.25);
-  ASSERT_TRUE(SaveCheckpoint(run, state, p, opt, "name: \"x\"\n").ok());
+  ASSERT_TRUE(SaveCheckpoint(run, state, p, *opt, "name: \"x\"\n").ok());
   auto dir = LatestCheckpoint(run);
   ASSERT_TRUE(dir.ok()) << dir.status();
   EXPECT_EQ(*dir, run + "/checkpoints/step_0000005");
@@ -51,42 +51,17 @@ TEST(Checkpoint, RoundTripsWeightsMomentsAndState) {
   EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints/.step_0000005.partial"));
 
   NamedVars q = Params(0);
-  AdamW opt2(q, spec);
-  auto loaded = LoadCheckpoint(*dir, q, &opt2);
+  auto opt2 = MakeAdamW(q);
+  auto loaded = LoadCheckpoint(*dir, q, opt2.get());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->next_step(), 5);
   EXPECT_EQ(loaded->last_loss(), 1.25);
-  EXPECT_EQ(opt2.steps_taken(), 5);
+  EXPECT_EQ(opt2->steps_taken(), 5);
   for (size_t i = 0; i < p.size(); ++i)
     EXPECT_EQ(p[i].second.value().ToVector(), q[i].second.value().ToVector());
-  auto m1 = opt.StateTensors(), m2 = opt2.StateTensors();
+  auto m1 = opt->StateTensors(), m2 = opt2->StateTensors();
   for (size_t i = 0; i < m1.size(); ++i)
     EXPECT_EQ(m1[i].second.value().ToVector(), m2[i].second.value().ToVector()) << m1[i].first;
-}
-
-TEST(AdamW, UsualDecayExclusionsAreOptIn) {
-  AdamWSpec spec;
-  EXPECT_TRUE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.bias", 1));  // torch default: all
-  spec.set_decay_biases_and_norms(false);
-  EXPECT_FALSE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.bias", 1));
-  EXPECT_FALSE(DecaysWeight(spec, "encoder.final_norm.weight", 1));
-  EXPECT_TRUE(DecaysWeight(spec, "encoder.layers.0.ffn.w_1.weight", 2));
-  EXPECT_TRUE(DecaysWeight(spec, "embedding.weight", 2));
-  spec.set_decay_embeddings(false);
-  EXPECT_FALSE(DecaysWeight(spec, "embedding.weight", 2));
-  // An excluded parameter moves only by the Adam step, not by decay.
-  NamedVars p = {{"b", Var(Tensor::Full({4}, 1.0f), true)}};
-  p[0].second.mutable_grad() = Tensor::Zeros({4});
-  spec.set_weight_decay(0.5f);
-  AdamW opt(p, spec);
-  opt.Step(0.1f);
-  EXPECT_EQ(p[0].second.value().ToVector(), std::vector<float>(4, 1.0f));
-  spec.set_decay_biases_and_norms(true);
-  NamedVars q = {{"b", Var(Tensor::Full({4}, 1.0f), true)}};
-  q[0].second.mutable_grad() = Tensor::Zeros({4});
-  AdamW decayed(q, spec);
-  decayed.Step(0.1f);
-  EXPECT_FLOAT_EQ(q[0].second.value().ToVector()[0], 1.0f - 0.1f * 0.5f);
 }
 
 TEST(Checkpoint, NoCheckpointAndDanglingLatestAreClearErrors) {
@@ -152,22 +127,21 @@ TEST(Checkpoint, FailedWriteKeepsThePreviousCheckpoint) {
                         Case{FaultOp::kRename, "step_0000009"}, Case{FaultOp::kRename, "latest"}}) {
     std::string run = Dir("faults");
     NamedVars p = Params(3);
-    AdamWSpec spec;
-    AdamW opt(p, spec);
+    auto opt = MakeAdamW(p);
     TrainState state;
     state.set_next_step(4);
-    ASSERT_TRUE(SaveCheckpoint(run, state, p, opt, "name: \"x\"\n").ok());
+    ASSERT_TRUE(SaveCheckpoint(run, state, p, *opt, "name: \"x\"\n").ok());
     state.set_next_step(9);
     FaultInjectionFileSystem faulty(DefaultFileSystem(), {c.op, c.path, 1, ENOSPC});
-    absl::Status s = SaveCheckpoint(run, state, Params(100), opt, "name: \"x\"\n", &faulty);
+    absl::Status s = SaveCheckpoint(run, state, Params(100), *opt, "name: \"x\"\n", &faulty);
     EXPECT_TRUE(faulty.fired()) << c.path;
     EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << c.path << ": " << s;
     auto latest = LatestCheckpoint(run);
     ASSERT_TRUE(latest.ok()) << latest.status();
     EXPECT_EQ(*latest, run + "/checkpoints/step_0000004") << c.path;
     NamedVars q = Params(0);
-    AdamW opt2(q, spec);
-    auto loaded = LoadCheckpoint(*latest, q, &opt2);
+    auto opt2 = MakeAdamW(q);
+    auto loaded = LoadCheckpoint(*latest, q, opt2.get());
     ASSERT_TRUE(loaded.ok()) << loaded.status();
     EXPECT_EQ(q[0].second.value().ToVector()[0], 3) << c.path;
   }

@@ -13,13 +13,14 @@
 #include "framework/distributed/replica_check.h"
 #include "framework/distributed/stop_message.h"
 #include "framework/io/dir_lock.h"
+#include "framework/interfaces/optimizer.h"
 #include "framework/model/model.h"
 #include "framework/runtime/apply_runtime.h"
 #include "framework/schema/spec_text.h"
 #include "framework/tensor/device_memory.h"
-#include "framework/train/adamw.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/evaluate.h"
+#include "framework/train/optimizer_spec.h"
 #include "framework/train/run_directory.h"
 #include "framework/train/run_metrics.h"
 #include "framework/train/tensorboard_log.h"
@@ -88,7 +89,7 @@ class ExperimentRun {
   RunDirectory dir_;
   std::unique_ptr<Model> model_;
   NamedVars params_;
-  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;
   // The spec as recorded: a SentencePiece model is kept in the run
   // directory and the resolved spec points at that copy (relative to the
   // spec file, so it resolves to this directory wherever the run is later
@@ -104,7 +105,7 @@ class ExperimentRun {
 absl::Status ExperimentRun::BuildModelAndOptimizer() {
   TVLAB_ASSIGN_OR_RETURN(model_, BuildModel(spec_, task_.vocab_size(), HeadOutputs(task_)));
   params_ = model_->NamedParameters();
-  optimizer_ = std::make_unique<AdamW>(params_, spec_.train().optimizer().adamw());
+  TVLAB_ASSIGN_OR_RETURN(optimizer_, BuildOptimizer(spec_.train().optimizer(), params_));
   if (!options_.resume && !options_.init_from.empty())
     TVLAB_RETURN_IF_ERROR(LoadWeights(options_.init_from, params_));
   return absl::OkStatus();
@@ -214,6 +215,7 @@ absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
 absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {
   RunMetrics metrics = DivergedMetrics(spec_.runtime(), *model_, trained);
   RecordAttentionCalls(attention_at_start_, &metrics);
+  RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
   if (writer_) TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
   return metrics;
 }
@@ -223,6 +225,7 @@ absl::StatusOr<RunMetrics> ExperimentRun::EvaluateAndWriteResults(const TrainLoo
   TVLAB_ASSIGN_OR_RETURN(RunMetrics metrics,
                          FinalMetrics(spec_, *model_, task_, trained, options_.eval_only, world_));
   RecordAttentionCalls(attention_at_start_, &metrics);
+  RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
   if (world_.size() > 1) {
     metrics.set_data_parallel_ranks(world_.size());
     metrics.set_allreduce_seconds(reducer_->reduce_seconds());

@@ -86,6 +86,11 @@ void RecordAttentionCalls(const AttentionCallCounts& at_start, RunMetrics* metri
   metrics->set_unfused_attention_calls(static_cast<double>(now.unfused - at_start.unfused));
 }
 
+void RecordOptimizer(const OptimizerSpec& spec, const Optimizer& optimizer, RunMetrics* metrics) {
+  metrics->set_optimizer(spec.plugin());
+  metrics->set_optimizer_state_bytes(static_cast<double>(OptimizerStateBytes(optimizer)));
+}
+
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained) {
   RunMetrics metrics;
   metrics.set_diverged_at_step(static_cast<int32_t>(*trained.diverged_at_step));

@@ -30,6 +30,8 @@ struct AttentionCallCounts {
 };
 // Records the attention calls since `at_start` (read when the run began).
 void RecordAttentionCalls(const AttentionCallCounts& at_start, RunMetrics* metrics);
+// The optimizer plugin and the bytes of its state.
+void RecordOptimizer(const OptimizerSpec& spec, const Optimizer& optimizer, RunMetrics* metrics);
 
 // REQUIRES: trained.diverged_at_step. Evaluation metrics stay absent.
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained);

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "framework/train/checkpoint.h"
+#include "framework/train/test_optimizer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -198,17 +199,16 @@ TEST(Checkpoint, CorruptOptimizerStateLeavesTheWeightsUntouched) {
   std::string run = TmpPath("corrupt_opt");
   std::filesystem::remove_all(run);
   NamedVars p = Params(7);
-  AdamWSpec spec;
-  AdamW opt(p, spec);
+  auto opt = MakeAdamW(p);
   TrainState state;
   state.set_next_step(3);
-  ASSERT_TRUE(SaveCheckpoint(run, state, p, opt, "name: \"x\"\n").ok());
+  ASSERT_TRUE(SaveCheckpoint(run, state, p, *opt, "name: \"x\"\n").ok());
   auto dir = LatestCheckpoint(run);
   ASSERT_TRUE(dir.ok());
   std::ofstream(*dir + "/optimizer.safetensors", std::ios::trunc) << "garbage!";
   NamedVars q = Params(0);
-  AdamW opt2(q, spec);
-  auto loaded = LoadCheckpoint(*dir, q, &opt2);
+  auto opt2 = MakeAdamW(q);
+  auto loaded = LoadCheckpoint(*dir, q, opt2.get());
   ASSERT_FALSE(loaded.ok());
   EXPECT_THAT(std::string(loaded.status().message()), HasSubstr("optimizer.safetensors"));
   EXPECT_EQ(q[0].second.value().ToVector()[0], 0) << "weights were loaded before the optimizer failed";

@@ -10,7 +10,8 @@
 #include "framework/core/status_macros.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/shard_batch.h"
-#include "framework/train/lr_schedule.h"
+#include "framework/train/gradients.h"
+#include "framework/train/schedule_spec.h"
 
 namespace tvlab {
 namespace {
@@ -41,24 +42,24 @@ struct Ranks {
 };
 
 // The error of a diverged loss under train.fail_on_divergence.
-absl::Status DivergenceError(const TrainSpec& train, double loss, int64_t step) {
+absl::Status DivergenceError(const TrainSpec& train, float lr, double loss, int64_t step) {
   return OnEveryRank(absl::AbortedError(absl::StrFormat(
       "training loss became %g at step %d%s; stopped (train.fail_on_divergence). Lower "
-      "train.optimizer.adamw.lr (now %g), set train.clip_grad_norm, or check the data",
+      "train.optimizer.options.lr (now %g), set train.clip_grad_norm, or check the data",
       loss, step,
       std::isfinite(loss) ? absl::StrFormat(", above train.divergence_loss %g", train.divergence_loss()) : "",
-      train.optimizer().adamw().lr())));
+      lr)));
 }
 
 // The warning of a diverged loss (a result, not an error).
-void WarnDiverged(const TrainSpec& train, double loss, int64_t step, std::ostream& progress) {
+void WarnDiverged(const TrainSpec& train, float lr, double loss, int64_t step, std::ostream& progress) {
   progress << absl::StrFormat(
       "warning: training diverged at step %d (loss %g%s); stopped and recorded as "
-      "diverged_at_step in metrics.json. Lower train.optimizer.adamw.lr (now %g), "
+      "diverged_at_step in metrics.json. Lower train.optimizer.options.lr (now %g), "
       "set train.clip_grad_norm or a warmup, or check the data to train further\n",
       step, std::isnan(loss) ? std::nan("") : loss,
       std::isfinite(loss) ? absl::StrFormat(" > train.divergence_loss %g", train.divergence_loss()) : "",
-      train.optimizer().adamw().lr());
+      lr);
   progress.flush();
 }
 
@@ -74,7 +75,7 @@ struct StepLoss {
 // backward. Adds their tokens and backward time to `totals`. A micro-batch
 // whose loss diverged ends the step before its backward; an error under
 // train.fail_on_divergence or from the reducer.
-absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, const Model& model,
+absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, uint64_t seed, const Model& model,
                                          const Task& task, int64_t step, const Ranks& ranks, Totals* totals) {
   const int64_t accumulation = train.grad_accumulation();
   double loss_sum = 0;
@@ -98,7 +99,7 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, 
       weight = static_cast<float>(combined.weight);
     }
     if (Diverged(value, train.divergence_loss())) {
-      if (train.fail_on_divergence()) return DivergenceError(train, value, step);
+      if (train.fail_on_divergence()) return DivergenceError(train, base_lr, value, step);
       return StepLoss{0, value};
     }
     loss_sum += value;
@@ -185,7 +186,7 @@ bool Diverged(double loss, float divergence_loss) {
 }
 
 absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t seed, const Model& model,
-                                             const Task& task, const NamedVars& params, AdamW& optimizer,
+                                             const Task& task, const NamedVars& params, Optimizer& optimizer,
                                              const TrainState& state, bool skip_training, std::ostream& progress,
                                              const TrainLoopCallbacks& callbacks) {
   const int64_t steps = train.steps();
@@ -193,6 +194,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   const auto start = Clock::now() - std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::duration<double>(state.elapsed_seconds()));
   const int64_t first_step = skip_training ? steps : state.next_step();
+  TVLAB_ASSIGN_OR_RETURN(const std::unique_ptr<Schedule> schedule, BuildSchedule(train.lr_schedule()));
   Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
   Ranks ranks;
   if (callbacks.reducer != nullptr)
@@ -200,9 +202,9 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
-    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, seed, model, task, step, ranks, &totals));
+    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals));
     if (loss.diverged) {
-      WarnDiverged(train, *loss.diverged, step, progress);
+      WarnDiverged(train, optimizer.lr(), *loss.diverged, step, progress);
       TrainLoopResult result = Result(totals, start, step);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
@@ -213,7 +215,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     StepDone done;
     done.step = step;
     done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
-    done.lr = LearningRate(train.lr_schedule(), train.optimizer().adamw().lr(), step, steps);
+    done.lr = schedule->Rate(optimizer.lr(), step, steps);
     optimizer.Step(done.lr);
     TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks));
     TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks));

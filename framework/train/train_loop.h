@@ -1,7 +1,7 @@
 #ifndef TVLAB_FRAMEWORK_TRAIN_TRAIN_LOOP_H_
 #define TVLAB_FRAMEWORK_TRAIN_TRAIN_LOOP_H_
 
-// The AdamW training loop of one run: per step, train.grad_accumulation
+// The training loop of one run: per step, train.grad_accumulation
 // micro-batches (data and dropout keyed by step * accumulation + micro),
 // gradient clipping, the learning-rate schedule, a stop when the loss
 // diverges (not finite, or above train.divergence_loss): a result, not an
@@ -21,7 +21,7 @@
 #include "framework/interfaces/task.h"
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
-#include "framework/train/adamw.h"
+#include "framework/interfaces/optimizer.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/checkpoint.pb.h"
 #include "framework/train/metrics.pb.h"
@@ -76,7 +76,7 @@ bool Diverged(double loss, float divergence_loss);
 // reported in the result (no checkpoint is written for the diverged step);
 // fails only with a callback's error.
 absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t seed, const Model& model,
-                                             const Task& task, const NamedVars& params, AdamW& optimizer,
+                                             const Task& task, const NamedVars& params, Optimizer& optimizer,
                                              const TrainState& state, bool skip_training, std::ostream& progress,
                                              const TrainLoopCallbacks& callbacks);
 

@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "framework/model/decoding.h"
+#include "framework/train/optimizer_spec.h"
+#include "framework/train/schedule_spec.h"
 
 namespace tvlab {
 
@@ -20,24 +22,8 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   if (!(t.divergence_loss() >= 0))
     p->Add(absl::StrCat("train.divergence_loss must be >= 0 (got ", t.divergence_loss(),
                         "); 0 counts only a NaN or infinite loss as divergence"));
-  const LrSchedule& schedule = t.lr_schedule();
-  if (schedule.warmup_steps() < 0)
-    p->Add(absl::StrCat("train.lr_schedule.warmup_steps must be >= 0 (got ", schedule.warmup_steps(), ")"));
-  if (schedule.kind() == LrSchedule::INVERSE_SQRT && schedule.warmup_steps() == 0)
-    p->Add("train.lr_schedule.warmup_steps must be > 0 for INVERSE_SQRT (it sets where the rate peaks), e.g. 4000");
-  if (!(schedule.min_lr_ratio() >= 0 && schedule.min_lr_ratio() <= 1))
-    p->Add(absl::StrCat("train.lr_schedule.min_lr_ratio must be in [0, 1] (got ", schedule.min_lr_ratio(), ")"));
-  if (t.optimizer().has_adamw()) {
-    const AdamWSpec& a = t.optimizer().adamw();
-    if (!(a.lr() > 0.0f)) p->Add(absl::StrCat("train.optimizer.adamw.lr must be > 0 (got ", a.lr(), "), e.g. 1e-3"));
-    if (!(a.beta1() >= 0.0f && a.beta1() < 1.0f))
-      p->Add(absl::StrCat("train.optimizer.adamw.beta1 must be in [0, 1) (got ", a.beta1(), ")"));
-    if (!(a.beta2() >= 0.0f && a.beta2() < 1.0f))
-      p->Add(absl::StrCat("train.optimizer.adamw.beta2 must be in [0, 1) (got ", a.beta2(), ")"));
-    if (!(a.eps() > 0.0f)) p->Add(absl::StrCat("train.optimizer.adamw.eps must be > 0 (got ", a.eps(), ")"));
-    if (!(a.weight_decay() >= 0.0f))
-      p->Add(absl::StrCat("train.optimizer.adamw.weight_decay must be >= 0 (got ", a.weight_decay(), ")"));
-  }
+  ValidateScheduleSpec(t.lr_schedule(), p);
+  ValidateOptimizerSpec(t.optimizer(), p);
 }
 
 void ValidateEvalSpec(const EvalSpec& e, Problems* p) {

@@ -223,6 +223,22 @@ TEST(GridLoader, InlineBaseAndDefaultSeed) {
               HasSubstr("list the seeds in `seeds` only"));
 }
 
+// The default optimizer and schedule, plugins now, as resolution wrote them
+// before: the old spellings with every field written out.
+void WriteTheOldOptimizerSpelling(Experiment* spec) {
+  LrSchedule* schedule = spec->mutable_train()->mutable_lr_schedule();
+  schedule->Clear();
+  const auto* d = LrSchedule::descriptor();
+  schedule->GetReflection()->SetEnumValue(schedule, d->FindFieldByName("kind"), LrSchedule::CONSTANT);
+  schedule->GetReflection()->SetInt32(schedule, d->FindFieldByName("warmup_steps"), 0);
+  schedule->GetReflection()->SetFloat(schedule, d->FindFieldByName("min_lr_ratio"), 0.0f);
+  AdamWSpec old;
+  old.set_lr(old.lr()), old.set_beta1(old.beta1()), old.set_beta2(old.beta2()), old.set_eps(old.eps());
+  old.set_weight_decay(old.weight_decay()), old.set_decay_biases_and_norms(true), old.set_decay_embeddings(true);
+  spec->mutable_train()->clear_optimizer();
+  *spec->mutable_train()->mutable_optimizer()->mutable_adamw() = old;
+}
+
 TEST(RunKey, FnvMatchesPublishedVectors) {
   // Test vectors of the FNV-1a 64-bit hash (Fowler, Noll, Vo).
   EXPECT_EQ(Fnv1a64Hex(""), "cbf29ce484222325");
@@ -266,7 +282,12 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   before.mutable_eval()->clear_decode_speed_tokens();
   before.mutable_runtime()->clear_attention();
   before.mutable_runtime()->clear_precision();
+  WriteTheOldOptimizerSpelling(&before);
   EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
+  // Other optimizer settings than the old spelling could say change the key.
+  auto slower_head = LoadExperiment(Write("head.pbtxt", kBase), {"train.optimizer.groups.head.lr_multiplier=0.5"});
+  ASSERT_TRUE(slower_head.ok()) << slower_head.status();
+  EXPECT_NE(RunKey(*slower_head), RunKey(*a));
   Experiment threshold = *a, fail = *a, longer = *a, unfused = *a, bf16 = *a;
   unfused.mutable_runtime()->set_attention("unfused");
   EXPECT_NE(RunKey(unfused), RunKey(*a));
@@ -313,6 +334,7 @@ TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
   ASSERT_TRUE(before.task().options().UnpackTo(&options));
   options.clear_tokenizer();
   before.mutable_task()->mutable_options()->PackFrom(options);
+  WriteTheOldOptimizerSpelling(&before);
   EXPECT_EQ(RunKey(*bytes), Fnv1a64Hex(SpecToText(before)));
   auto sentencepiece = LoadExperiment(
       Write("lm.pbtxt", spec), {"task.options.tokenizer.kind=SENTENCEPIECE",

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "absl/strings/ascii.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/schema/spec_text.h"
 #include "google/protobuf/any.pb.h"
@@ -58,12 +59,63 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
   any->PackFrom(**options);
 }
 
+// The adamw plugin as the old spelling train.optimizer.adamw (every field
+// written, as resolution wrote it before optimizers were plugins), so runs
+// trained before keep their keys. Only where the old spelling can say it:
+// every group at lr_multiplier 1, bias and norm decayed alike, head and
+// matrix decayed.
+void OptimizerInTheOldSpelling(Experiment* spec) {
+  OptimizerSpec* o = spec->mutable_train()->mutable_optimizer();
+  const ParamGroups& g = o->groups();
+  for (const ParamGroup* group : {&g.embedding(), &g.head(), &g.norm(), &g.bias(), &g.matrix()})
+    if (group->lr_multiplier() != 1.0f) return;
+  if (o->plugin() != "adamw" || g.bias().weight_decay() != g.norm().weight_decay() ||
+      !g.head().weight_decay() || !g.matrix().weight_decay())
+    return;
+  auto options = UnpackPluginOptions(*spec, PluginKindById("optimizer"));
+  if (!options.ok()) return;
+  const google::protobuf::Message& from = **options;
+  AdamWSpec old;
+  for (const char* name : {"lr", "beta1", "beta2", "eps", "weight_decay"}) {
+    const auto* field = from.GetDescriptor()->FindFieldByName(name);
+    const auto* to = old.GetDescriptor()->FindFieldByName(name);
+    old.GetReflection()->SetFloat(&old, to, from.GetReflection()->GetFloat(from, field));
+  }
+  old.set_decay_biases_and_norms(g.bias().weight_decay());
+  old.set_decay_embeddings(g.embedding().weight_decay());
+  o->Clear();
+  *o->mutable_adamw() = old;
+}
+
+// The four schedules that were an enum as the old spelling, every field
+// written (as resolution wrote them before schedules were plugins).
+void ScheduleInTheOldSpelling(Experiment* spec) {
+  LrSchedule* schedule = spec->mutable_train()->mutable_lr_schedule();
+  const auto* kind = LrSchedule::Kind_descriptor()->FindValueByName(absl::AsciiStrToUpper(schedule->plugin()));
+  if (kind == nullptr) return;  // wsd and later schedules keep the plugin form
+  auto options = UnpackPluginOptions(*spec, PluginKindById("schedule"));
+  if (!options.ok()) return;
+  const google::protobuf::Message& from = **options;
+  const auto* warmup = from.GetDescriptor()->FindFieldByName("warmup_steps");
+  const auto* floor = from.GetDescriptor()->FindFieldByName("min_lr_ratio");
+  const auto* d = LrSchedule::descriptor();
+  const auto* r = schedule->GetReflection();
+  const int32_t warmup_steps = warmup ? from.GetReflection()->GetInt32(from, warmup) : 0;
+  const float min_lr_ratio = floor ? from.GetReflection()->GetFloat(from, floor) : 0.0f;
+  schedule->Clear();
+  r->SetEnumValue(schedule, d->FindFieldByName("kind"), kind->number());
+  r->SetInt32(schedule, d->FindFieldByName("warmup_steps"), warmup_steps);
+  r->SetFloat(schedule, d->FindFieldByName("min_lr_ratio"), min_lr_ratio);
+}
+
 }  // namespace
 
 std::string RunKey(const Experiment& resolved) {
   Experiment unnamed = resolved;
   unnamed.clear_name();
   ClearLaterFieldsAtDefault(&unnamed);
+  OptimizerInTheOldSpelling(&unnamed);
+  ScheduleInTheOldSpelling(&unnamed);
   return Fnv1a64Hex(SpecToText(unnamed));
 }
 

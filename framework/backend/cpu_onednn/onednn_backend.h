@@ -46,6 +46,8 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(Permute);
   TVLAB_OVERRIDE_KERNEL(AdamW);
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
+  TVLAB_OVERRIDE_KERNEL(SgdMany);
+  TVLAB_OVERRIDE_KERNEL(LionMany);
   TVLAB_OVERRIDE_KERNEL(FusedAttention);
   TVLAB_OVERRIDE_KERNEL(FusedAttentionBackward);
 

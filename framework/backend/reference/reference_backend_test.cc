@@ -273,6 +273,38 @@ TEST(ReferenceTraining, SumSquaresAccumulatesInDouble) {
   EXPECT_EQ(acc, 0.75 + 1 + 4 + 9 + 0.25);
 }
 
+// torch.optim.SGD's update (momentum, Nesterov, L2 weight decay) and Lion's
+// (Chen et al. 2023, Algorithm 2) written out in double; three steps.
+TEST(ReferenceTraining, SgdManyAndLionManyAreTheirPapersUpdates) {
+  ReferenceBackend ref;
+  const std::vector<float> g = {0.5f, -1.0f, 2.0f};
+  const float lr = 0.1f, momentum = 0.9f, wd = 0.05f, b1 = 0.9f, b2 = 0.99f;
+  for (bool nesterov : {false, true}) {
+    std::vector<float> p = {1.0f, -2.0f, 0.25f}, buf(3, 0.0f);
+    std::vector<double> pd(p.begin(), p.end()), bd(3, 0);
+    for (int step = 1; step <= 3; ++step) {
+      ref.SgdMany({{p.data(), g.data(), buf.data(), nullptr, 3, wd}}, {lr, momentum, nesterov});
+      for (int i = 0; i < 3; ++i) {
+        const double d = g[i] + static_cast<double>(wd) * pd[i];
+        bd[i] = step == 1 ? d : momentum * bd[i] + d;  // torch: buf = clone(d_p) at the first step
+        pd[i] -= lr * (nesterov ? d + momentum * bd[i] : bd[i]);
+      }
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(p[i], pd[i], 1e-6) << "sgd nesterov " << nesterov << " " << i;
+  }
+  std::vector<float> p = {1.0f, -2.0f, 0.25f}, m(3, 0.0f);
+  std::vector<double> pd(p.begin(), p.end()), md(3, 0);
+  for (int step = 1; step <= 3; ++step) {
+    ref.LionMany({{p.data(), g.data(), m.data(), nullptr, 3, wd}}, {lr, b1, b2});
+    for (int i = 0; i < 3; ++i) {
+      const double c = b1 * md[i] + (1 - static_cast<double>(b1)) * g[i];
+      pd[i] -= lr * ((c > 0) - (c < 0) + static_cast<double>(wd) * pd[i]);
+      md[i] = b2 * md[i] + (1 - static_cast<double>(b2)) * g[i];
+    }
+  }
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(p[i], pd[i], 1e-6) << "lion " << i;
+}
+
 // torch.optim.AdamW's update written out in double: decay, moments, bias
 // corrections, step; two steps.
 TEST(ReferenceTraining, AdamWIsTorchsUpdateAndAdamWManyEqualsItPerTensor) {

@@ -1,45 +1,10 @@
-#include "framework/train/adamw.h"
+#include "framework/train/gradients.h"
 
 #include <cmath>
 
 #include "framework/backend/backend.h"
 
 namespace tvlab {
-
-AdamW::AdamW(std::vector<std::pair<std::string, Var>> params, const AdamWSpec& spec)
-    : spec_(spec) {
-  for (auto& [name, var] : params) {
-    slots_.push_back({name, var, Tensor::Zeros(var.shape()), Tensor::Zeros(var.shape()),
-                      DecaysWeight(spec, name, var.rank())});
-  }
-}
-
-bool DecaysWeight(const AdamWSpec& spec, const std::string& name, int64_t rank) {
-  if (!spec.decay_biases_and_norms() && rank < 2) return false;
-  if (!spec.decay_embeddings() && name.find("embedding") != std::string::npos) return false;
-  return true;
-}
-
-std::vector<std::pair<std::string, Var>> AdamW::StateTensors() const {
-  std::vector<std::pair<std::string, Var>> out;
-  for (const Slot& s : slots_) {
-    out.emplace_back(s.name + ".exp_avg", Var(s.m));
-    out.emplace_back(s.name + ".exp_avg_sq", Var(s.v));
-  }
-  return out;
-}
-
-void AdamW::Step(float lr) {
-  ++step_;
-  const AdamWHyper h{lr, spec_.beta1(), spec_.beta2(), spec_.eps(), spec_.weight_decay(), step_};
-  std::vector<AdamWTensor> tensors;  // every parameter with a gradient, one backend call
-  for (Slot& s : slots_) {
-    if (!s.param.grad().defined()) continue;
-    tensors.push_back({s.param.mutable_value().ptr(), s.param.grad().ptr(), s.m.ptr(), s.v.ptr(),
-                       s.m.numel(), s.decay ? spec_.weight_decay() : 0.0f});
-  }
-  CurrentBackend().AdamWMany(tensors, h);
-}
 
 void ZeroGrads(const std::vector<std::pair<std::string, Var>>& params) {
   for (auto& [name, var] : params) const_cast<Var&>(var).ZeroGrad();

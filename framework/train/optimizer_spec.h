@@ -1,0 +1,40 @@
+#ifndef TVLAB_FRAMEWORK_TRAIN_OPTIMIZER_SPEC_H_
+#define TVLAB_FRAMEWORK_TRAIN_OPTIMIZER_SPEC_H_
+
+// train.optimizer: its validation, and the optimizer plugin it names built
+// over a model's parameters with their roles and groups.
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "framework/core/problems.h"
+#include "framework/interfaces/optimizer.h"
+#include "framework/schema/experiment.pb.h"
+
+namespace tvlab {
+
+// Adds to `p` what is wrong with a resolved train.optimizer: an unknown
+// plugin, options of another type, the plugin's own Validate, the old
+// spelling beside another plugin, a negative or non-finite group
+// lr_multiplier. Each message names the field path.
+void ValidateOptimizerSpec(const OptimizerSpec& spec, Problems* p);
+
+// The group settings of `role` in `groups`.
+const ParamGroup& GroupOf(const ParamGroups& groups, ParamRole role);
+
+// Each named parameter with its role (RoleOfParameter) and its group's
+// lr_multiplier and weight-decay switch, in the order given.
+std::vector<OptimizerParam> OptimizerParams(const ParamGroups& groups,
+                                            const std::vector<std::pair<std::string, Var>>& params);
+
+// The plugin train.optimizer names, with its options, over `params`.
+// REQUIRES: `spec` passed ValidateOptimizerSpec (errors are still returned).
+absl::StatusOr<std::unique_ptr<Optimizer>> BuildOptimizer(
+    const OptimizerSpec& spec, const std::vector<std::pair<std::string, Var>>& params);
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_TRAIN_OPTIMIZER_SPEC_H_
