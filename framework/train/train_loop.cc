@@ -74,8 +74,12 @@ struct StepLoss {
 // backward. Adds their tokens and backward time to `totals`. A micro-batch
 // whose loss diverged ends the step before its backward; an error under
 // train.fail_on_divergence or from the reducer.
+// The model's auxiliary losses (framework/autograd/auxiliary_outputs.h)
+// join the loss that is backpropagated and judged for divergence, and every
+// auxiliary output goes into `tally`; the step's logged loss is the task's.
 absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, const Model& model,
-                                         const Task& task, int64_t step, const Ranks& ranks, Totals* totals) {
+                                         const Task& task, int64_t step, const Ranks& ranks, Totals* totals,
+                                         AuxiliaryTally* tally) {
   const int64_t accumulation = train.grad_accumulation();
   double loss_sum = 0;
   for (int64_t micro = 0; micro < accumulation; ++micro) {
@@ -87,19 +91,26 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, 
     // one-process masks of its rows (RngStream::ForBatchRows).
     ForwardContext context{true, seed, index};
     if (ranks.world > 1) context.shard_first_row = ranks.rank * batch.batch, context.shard_rows = batch.batch;
-    Var logits = model.Forward(batch, context);  // (b, T', V)
-    Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
-                            kIgnoreTarget, train.label_smoothing());
-    double value = loss.value().item();
+    AuxiliaryOutputs auxiliary;
+    Var logits;  // (b, T', V)
+    {
+      AuxiliaryScope collect(tally->empty() ? nullptr : &auxiliary);
+      logits = model.Forward(batch, context);
+    }
+    Var task_loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
+                                 kIgnoreTarget, train.label_smoothing());
+    const Var loss = auxiliary.AddedTo(task_loss);  // task_loss itself without auxiliary losses
+    double value = task_loss.value().item();
+    const double auxiliary_value = tally->Add(auxiliary);  // sum(coefficient * loss), 0 without
     float weight = 1.0f;  // this rank's share of the global mean
     if (ranks.world > 1) {
       TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(value, TargetTokens(batch)));
       value = combined.loss;
       weight = static_cast<float>(combined.weight);
     }
-    if (Diverged(value, train.divergence_loss())) {
-      if (train.fail_on_divergence()) return DivergenceError(train, value, step);
-      return StepLoss{0, value};
+    if (Diverged(value + auxiliary_value, train.divergence_loss())) {
+      if (train.fail_on_divergence()) return DivergenceError(train, value + auxiliary_value, step);
+      return StepLoss{0, value + auxiliary_value};
     }
     loss_sum += value;
     const auto backward_start = Clock::now();
@@ -125,7 +136,7 @@ struct StepDone {
 // train.log_every steps, the last, and with each periodic evaluation, which
 // runs here).
 absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals& totals, Clock::time_point start,
-                     std::ostream& progress, const TrainLoopCallbacks& callbacks) {
+                     std::ostream& progress, const TrainLoopCallbacks& callbacks, AuxiliaryTally* tally) {
   const int64_t step = done.step, steps = train.steps();
   const bool last = step == steps - 1;
   const bool log = step % train.log_every() == 0 || last;
@@ -138,6 +149,7 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
   row.grad_norm = done.grad_norm;
   row.elapsed_sec = Seconds(start);
   row.tokens_per_sec = totals.tokens_seen / std::max(row.elapsed_sec, 1e-9);
+  row.auxiliary = tally->TakeIntervalMeans();
   const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
   std::string eval_text;
   if (eval) {
@@ -156,7 +168,8 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
 // A checkpoint when one is due (every train.checkpoint_every steps and the
 // last).
 absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainState& state, const Totals& totals,
-                             Clock::time_point start, const TrainLoopCallbacks& callbacks) {
+                             Clock::time_point start, const TrainLoopCallbacks& callbacks,
+                             const AuxiliaryTally& tally) {
   const bool last = step == train.steps() - 1;
   if (!last && !(train.checkpoint_every() > 0 && (step + 1) % train.checkpoint_every() == 0))
     return absl::OkStatus();
@@ -165,11 +178,15 @@ absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainSt
   at.set_last_loss(totals.last_loss);
   at.set_tokens_seen(static_cast<double>(totals.tokens_seen));
   at.set_elapsed_seconds(Seconds(start));
+  tally.SaveTo(&at);
   return callbacks.checkpoint(at);
 }
 
-TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done) {
+TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done,
+                       const AuxiliaryTally& tally) {
   TrainLoopResult result;
+  result.auxiliary_last_interval = tally.LastIntervalMeans();
+  result.auxiliary_run = tally.RunMeans();
   result.tokens_seen = totals.tokens_seen;
   result.last_loss = totals.last_loss;
   result.train_seconds = Seconds(start);
@@ -194,16 +211,18 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
                                         std::chrono::duration<double>(state.elapsed_seconds()));
   const int64_t first_step = skip_training ? steps : state.next_step();
   Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
+  AuxiliaryTally tally(model.DeclaredAuxiliaryOutputs());
+  TVLAB_RETURN_IF_ERROR(tally.RestoreFrom(state));
   Ranks ranks;
   if (callbacks.reducer != nullptr)
     ranks = Ranks{callbacks.reducer, callbacks.reducer->rank(), callbacks.reducer->world_size()};
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
-    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, seed, model, task, step, ranks, &totals));
+    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, seed, model, task, step, ranks, &totals, &tally));
     if (loss.diverged) {
       WarnDiverged(train, *loss.diverged, step, progress);
-      TrainLoopResult result = Result(totals, start, step);
+      TrainLoopResult result = Result(totals, start, step, tally);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
       return result;
@@ -215,11 +234,11 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
     done.lr = LearningRate(train.lr_schedule(), train.optimizer().adamw().lr(), step, steps);
     optimizer.Step(done.lr);
-    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks));
-    TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks));
+    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks, &tally));
+    TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks, tally));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  return Result(totals, start, steps);
+  return Result(totals, start, steps, tally);
 }
 
 }  // namespace tvlab
