@@ -100,17 +100,23 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, uint64_t seed, 
     Var task_loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
                                  kIgnoreTarget, train.label_smoothing());
     const Var loss = auxiliary.AddedTo(task_loss);  // task_loss itself without auxiliary losses
-    double value = task_loss.value().item();
-    const double auxiliary_value = tally->Add(auxiliary);  // sum(coefficient * loss), 0 without
+    const double local_task = task_loss.value().item();
+    const double local_auxiliary = tally->Add(auxiliary);  // sum(coefficient * loss), 0 without
+    double value = local_task, judged = local_task + local_auxiliary;  // judged: for divergence
     float weight = 1.0f;  // this rank's share of the global mean
     if (ranks.world > 1) {
-      TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(value, TargetTokens(batch)));
-      value = combined.loss;
+      TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(local_task, TargetTokens(batch)));
+      value = judged = combined.loss;
       weight = static_cast<float>(combined.weight);
+      if (!tally->empty()) {  // every rank judges the same number
+        TVLAB_ASSIGN_OR_RETURN(CombinedLoss total,
+                               ranks.reducer->CombineLoss(local_task + local_auxiliary, TargetTokens(batch)));
+        judged = total.loss;
+      }
     }
-    if (Diverged(value + auxiliary_value, train.divergence_loss())) {
-      if (train.fail_on_divergence()) return DivergenceError(train, value + auxiliary_value, step);
-      return StepLoss{0, value + auxiliary_value};
+    if (Diverged(judged, train.divergence_loss())) {
+      if (train.fail_on_divergence()) return DivergenceError(train, judged, step);
+      return StepLoss{0, judged};
     }
     loss_sum += value;
     const auto backward_start = Clock::now();
