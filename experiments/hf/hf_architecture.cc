@@ -46,7 +46,9 @@ HfConfigKey Written(const std::string& key, std::function<std::string(const Valu
 
 // Keys both architectures end with.
 void AppendCommonTail(std::vector<HfConfigKey>* config) {
-  config->push_back(Fixed("tie_word_embeddings", "false"));  // tvlab never ties
+  config->push_back(Written("tie_word_embeddings", [](const Values& v) {  // model.tie_embeddings
+    return std::string(v.tie_embeddings ? "true" : "false");
+  }));
   config->push_back(Fixed("torch_dtype", Text("float32")));
   config->push_back(Fixed("bos_token_id", absl::StrCat(kBos)));
   config->push_back(Fixed("eos_token_id", absl::StrCat(kEos)));

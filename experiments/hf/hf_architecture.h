@@ -72,6 +72,7 @@ struct HfConfigValues {
   bool gelu_tanh = false;        // the gelu ffn's tanh_approximation
   bool norm_bias = false;        // the layernorm's `bias` option
   bool interleaved_rope = false;  // RoPE pairing INTERLEAVED (kRopeRows permutes)
+  bool tie_embeddings = false;    // model.tie_embeddings: lm_head is wte
 };
 
 // One config.json key, `"key": <json value>`.

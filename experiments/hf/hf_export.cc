@@ -79,6 +79,11 @@ absl::Status CheckCommon(const ModelSpec& m) {
   if (m.attention().score() != kHfScore)
     return NoEquivalent(absl::StrCat("model.attention.score '", m.attention().score(), "'"), EveryArchitecture(),
                         absl::StrCat("both use score \"", kHfScore, "\""));
+  if (m.tie_embeddings() && m.scale_embeddings())
+    return NoEquivalent("a tied head with embeddings scaled by sqrt(d_model) (model.scale_embeddings true)",
+                        EveryArchitecture(),
+                        "their tied lm_head is the stored embedding itself: train with model { scale_embeddings: "
+                        "false } to tie");
   if (m.head_bias())
     return NoEquivalent("the output head's bias (model.head_bias true)", EveryArchitecture(),
                         "their lm_head has no bias: train with model { head_bias: false }");
@@ -227,8 +232,14 @@ absl::StatusOr<HfModel> ModelToHuggingFace(const ModelSpec& m, const std::map<st
   }
   TVLAB_RETURN_IF_ERROR(CheckPlugins(m, *arch));
   TVLAB_RETURN_IF_ERROR(CheckCommon(m));
-  TVLAB_ASSIGN_OR_RETURN(HfConfigValues values, ConfigValues(m, *arch, weights));
-  const Weights w(weights);
+  // A tied head (model.tie_embeddings) is the embedding table: lm_head is
+  // written as wte's copy, and config.json says tie_word_embeddings.
+  std::map<std::string, Tensor> with_head = weights;
+  if (m.tie_embeddings() && with_head.count("embedding.weight"))
+    with_head["head.weight"] = with_head.at("embedding.weight");
+  TVLAB_ASSIGN_OR_RETURN(HfConfigValues values, ConfigValues(m, *arch, with_head));
+  values.tie_embeddings = m.tie_embeddings();
+  const Weights w(with_head);
   HfModel out;
   out.architecture = arch->class_name;
   for (const HfTensor& t : arch->first) TVLAB_RETURN_IF_ERROR(AppendTensor(t, "", "", *arch, m, values, w, &out));

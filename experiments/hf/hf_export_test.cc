@@ -172,5 +172,19 @@ TEST(HfExport, Gpt2Conv1dLayoutZeroBiasesAndFoldedEmbeddingScale) {
   EXPECT_NE(out->config_json.find("\"n_positions\": 8"), std::string::npos);
 }
 
+TEST(HfExport, ATiedHeadIsWrittenAsTheEmbeddingAndSaysSo) {
+  const std::string tied = kLlama + " tie_embeddings: true";
+  std::map<std::string, Tensor> weights = Weights(false);
+  weights.erase("head.weight");  // a tied run has no head of its own
+  auto out = ToHuggingFace(Spec(tied), weights);
+  ASSERT_TRUE(out.ok()) << out.status();
+  auto t = ByName(*out);
+  EXPECT_EQ(t["lm_head.weight"].ToVector(), t["model.embed_tokens.weight"].ToVector());
+  EXPECT_NE(out->config_json.find("\"tie_word_embeddings\": true"), std::string::npos) << out->config_json;
+  // HF's tied lm_head is the stored embedding: a scaled one cannot tie.
+  const std::string scaled = Refusal(With(tied, "scale_embeddings: false", "scale_embeddings: true"));
+  EXPECT_NE(scaled.find("model { scale_embeddings: false }"), std::string::npos) << scaled;
+}
+
 }  // namespace
 }  // namespace tvlab

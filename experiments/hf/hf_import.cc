@@ -216,6 +216,20 @@ const HfTensor* TensorOf(const HfArchitecture& arch, const std::string& tvlab) {
   return nullptr;
 }
 
+// A spec with model.tie_embeddings has no head of its own: the HF model's
+// lm_head must be its embedding (tied, or equal), and is dropped.
+absl::Status DropTiedHead(const std::string& hf_dir, TensorMap* w) {
+  auto head = w->find("head.weight"), embedding = w->find("embedding.weight");
+  if (head == w->end() || embedding == w->end()) return absl::OkStatus();
+  if (head->second.ToVector() != embedding->second.ToVector()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        hf_dir, ": the spec ties the output head to the embedding (model.tie_embeddings true), but this model's "
+        "lm_head differs from its embedding; import it with tie_embeddings: false"));
+  }
+  w->erase(head);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsHuggingFaceDirectory(const std::string& path) {
@@ -239,6 +253,7 @@ absl::StatusOr<TensorMap> FromHuggingFace(const ModelSpec& m, const std::string&
   values.head_dim = values.d_model / std::max(values.heads, int64_t{1});
   TVLAB_RETURN_IF_ERROR(arch->read_options(m, &values));
   TVLAB_ASSIGN_OR_RETURN(TensorMap w, ImportTensors(*arch, m, values, hf));
+  if (m.tie_embeddings()) TVLAB_RETURN_IF_ERROR(DropTiedHead(hf_dir, &w));
   // Check by exporting again: the spec's shape must be the HF model's.
   TVLAB_ASSIGN_OR_RETURN(HfModel again, ModelToHuggingFace(m, w));
   TVLAB_ASSIGN_OR_RETURN(Struct ours, ParseJson(again.config_json, "the export's config"));

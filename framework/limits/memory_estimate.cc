@@ -233,7 +233,9 @@ std::vector<MemoryPart> ParameterParts(const Sizes& z) {
         m.d_ff() > 0 && m.d_ff() > C ? Field("model.d_ff", m.d_ff()) : (C >= blocks ? z.width_field : z.layers_field),
         blocks * (2 * C * F + F + C));
   param("norms", z.width_field, (2 * blocks + 2) * 2 * C);
-  param("output head (outputs x C)", out >= C ? z.vocab_field : z.width_field, out * C + (m.head_bias() ? out : 0));
+  // A tied head (model.tie_embeddings) is the embedding table: its bias only.
+  param("output head (outputs x C)", out >= C ? z.vocab_field : z.width_field,
+        (m.tie_embeddings() ? 0 : out * C) + (m.head_bias() ? out : 0));
   const AttentionSpec::OutputGate::Kind gate = m.attention().output_gate();
   if (gate != AttentionSpec::OutputGate::NONE) {  // W_g (C, H) or (C, C) per attention sublayer
     const double gates = gate == AttentionSpec::OutputGate::ELEMENTWISE ? C : m.num_heads();

@@ -29,6 +29,14 @@ class FamilyModel : public Model {
     e.position = AddChild("position", std::move(position));
     return e;
   }
+  // The output head "head": its own weight, or with model.tie_embeddings
+  // the embedding table's (then only a bias of its own, if any).
+  nn::Linear* AddHead(const ModelSpec& spec, const TokenEmbedder& e, int64_t outputs) {
+    if (!spec.tie_embeddings())
+      return AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
+    TVLAB_CHECK(e.table->vocab() == outputs) << "validation ensures a tied head produces the vocabulary";
+    return AddChild("head", std::make_unique<nn::Linear>(e.table->weight(), spec.head_bias()));
+  }
 };
 
 // Encoder-only: bidirectional stack over the whole input.
@@ -39,7 +47,7 @@ class EncoderOnlyModel : public FamilyModel {
       : pooling_(spec.pooling()) {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
-    head_ = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
+    head_ = AddHead(spec, embedding_, outputs);
   }
 
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -144,7 +152,7 @@ class DecoderOnlyModel : public FamilyModel {
                    std::unique_ptr<PositionEncoding> position) {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
-    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
+    decoder_.head = AddHead(spec, decoder_.embedder, vocab);
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
               const AttentionProbe* probe) const override {
@@ -180,7 +188,7 @@ class EncoderDecoderModel : public FamilyModel {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true));
-    decoder_.head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), vocab, spec.head_bias()));
+    decoder_.head = AddHead(spec, decoder_.embedder, vocab);
   }
 
 

@@ -158,7 +158,7 @@ TEST(LayerPatterns, ValidationNamesTheOverrideFieldAndTheLayer) {
   EXPECT_THAT(Error("family: ENCODER_ONLY num_layers: 2 "
                     "layer_overrides { layers: [0] position { plugin: \"sinusoidal\" } }"),
               HasSubstr("model.layer_overrides[0].position.plugin: 'sinusoidal' acts on the token embeddings"));
-  EXPECT_THAT(Error("family: ENCODER_ONLY num_layers: 2 layer_overrides { layers: [0] ffn { plugin: \"relu2\" } }"),
+  EXPECT_THAT(Error("family: ENCODER_ONLY num_layers: 2 layer_overrides { layers: [0] ffn { plugin: \"no_such_ffn\" } }"),
               HasSubstr("model.layer_overrides[0].ffn.plugin"));
 }
 

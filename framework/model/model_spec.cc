@@ -115,6 +115,19 @@ ModelDims ModelDimsFromSpec(const ModelSpec& m) {
   return d;
 }
 
+void ValidateTiedEmbeddings(const Experiment& spec, int64_t vocab, int64_t head_outputs, Problems* p) {
+  const ModelSpec& m = spec.model();
+  if (!m.tie_embeddings()) return;
+  if (m.pooling() != ModelSpec::NONE) {
+    p->Add("model.tie_embeddings ties the output head to the token embedding, but with model.pooling the head "
+           "produces a classifier's classes, not the vocabulary; set tie_embeddings: false for this task");
+  } else if (head_outputs != vocab) {
+    p->Add(absl::StrCat("model.tie_embeddings: the task's output head has ", head_outputs,
+                        " outputs but its vocabulary (the embedding table) has ", vocab,
+                        " tokens; tying needs them equal: set tie_embeddings: false for this task"));
+  }
+}
+
 void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p) {
   const ModelSpec& m = spec.model();
   if (m.family() == ModelSpec::FAMILY_UNSPECIFIED) {

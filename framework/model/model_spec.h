@@ -27,6 +27,11 @@ void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problem
 // validated at model.max_seq_len, or at the task's length when that is 0.
 void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* problems);
 
+// model.tie_embeddings against the task: the tied head must produce the
+// vocabulary (`head_outputs`, HeadOutputs(task), equal to `vocab`), so not
+// a pooled classifier's classes. Does nothing when tying is off.
+void ValidateTiedEmbeddings(const Experiment& spec, int64_t vocab, int64_t head_outputs, Problems* problems);
+
 // eval.context_length against the task and the position plugin: the task
 // must evaluate at that length (`task_eval_length`, Task::eval_length()),
 // and a position plugin with bounded positions (kBoundedPositions: learned)

@@ -10,6 +10,11 @@ Linear::Linear(int64_t in, int64_t out, bool bias) : in_(in), out_(out) {
   if (bias) bias_ = AddParameter("bias", {out}, Init::Uniform(bound));
 }
 
+Linear::Linear(const Var& tied_weight, bool bias)
+    : in_(tied_weight.dim(1)), out_(tied_weight.dim(0)), weight_(tied_weight) {
+  if (bias) bias_ = AddParameter("bias", {out_}, Init::Uniform(1.0f / std::sqrt(static_cast<float>(in_))));
+}
+
 Var Linear::Forward(const Var& x) const { return tvlab::Linear(x, weight_, bias_); }
 
 Embedding::Embedding(int64_t vocab, int64_t dim) : vocab_(vocab), dim_(dim) {

@@ -15,6 +15,11 @@ namespace tvlab::nn {
 class Linear : public Module {
  public:
   Linear(int64_t in, int64_t out, bool bias = true);
+  // A Linear whose weight (out, in) is another module's parameter (weight
+  // tying: an output head over the embedding table): not a parameter of
+  // this module, so it is named, counted, saved and updated once, and its
+  // gradient sums both uses. The bias, if any, is this module's.
+  Linear(const Var& tied_weight, bool bias);
   Var Forward(const Var& x) const;  // (..., in) -> (..., out)
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
@@ -32,6 +37,7 @@ class Embedding : public Module {
   // ids: B*T token ids, row-major (B, T) -> (B, T, C).
   Var Forward(const std::vector<int32_t>& ids, int64_t batch, int64_t length) const;
   int64_t vocab() const { return vocab_; }
+  const Var& weight() const { return table_; }  // (V, C)
 
  private:
   int64_t vocab_, dim_;

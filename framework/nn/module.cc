@@ -1,5 +1,6 @@
 #include "framework/nn/module.h"
 
+#include "framework/autograd/auxiliary_outputs.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -43,6 +44,52 @@ int64_t Module::NumParameters() const {
   int64_t n = 0;
   for (const auto& [name, var] : NamedParameters()) n += var.value().numel();
   return n;
+}
+
+void Module::DeclareAuxiliaryLoss(const std::string& name, float coefficient) {
+  for (const AuxiliaryDeclaration& d : auxiliary_) TVLAB_CHECK(d.name != name) << "duplicate auxiliary " << name;
+  auxiliary_.push_back({name, true, coefficient});
+}
+
+void Module::DeclareAuxiliaryStatistic(const std::string& name) {
+  for (const AuxiliaryDeclaration& d : auxiliary_) TVLAB_CHECK(d.name != name) << "duplicate auxiliary " << name;
+  auxiliary_.push_back({name, false, 0.0f});
+}
+
+bool Module::CollectingAuxiliaryOutputs() { return AuxiliaryOutputs::Current() != nullptr; }
+
+const AuxiliaryDeclaration& Module::Declared(const std::string& name, bool is_loss) const {
+  for (const AuxiliaryDeclaration& d : auxiliary_) {
+    if (d.name != name) continue;
+    TVLAB_CHECK(d.is_loss == is_loss) << Join(path_, name) << " was declared as the other kind";
+    return d;
+  }
+  TVLAB_CHECK(false) << Join(path_, name) << " was emitted but never declared (DeclareAuxiliary*)";
+  return auxiliary_.front();  // not reached
+}
+
+void Module::EmitAuxiliaryLoss(const std::string& name, const Var& loss) const {
+  AuxiliaryOutputs* outputs = AuxiliaryOutputs::Current();
+  TVLAB_CHECK(outputs != nullptr) << "emit only while CollectingAuxiliaryOutputs()";
+  outputs->AddLoss(Join(path_, name), Declared(name, true).coefficient, loss);
+}
+
+void Module::EmitAuxiliaryStatistic(const std::string& name, const Var& value) const {
+  AuxiliaryOutputs* outputs = AuxiliaryOutputs::Current();
+  TVLAB_CHECK(outputs != nullptr) << "emit only while CollectingAuxiliaryOutputs()";
+  Declared(name, false);
+  outputs->AddStatistic(Join(path_, name), value);
+}
+
+void Module::CollectAuxiliary(std::vector<AuxiliaryDeclaration>* out) const {
+  for (const AuxiliaryDeclaration& d : auxiliary_) out->push_back({Join(path_, d.name), d.is_loss, d.coefficient});
+  for (const auto& [name, child] : children_) child->CollectAuxiliary(out);
+}
+
+std::vector<AuxiliaryDeclaration> Module::DeclaredAuxiliaryOutputs() const {
+  std::vector<AuxiliaryDeclaration> out;
+  CollectAuxiliary(&out);
+  return out;
 }
 
 RngStream Module::DropoutStream(const ForwardContext& ctx, const std::string& site) const {

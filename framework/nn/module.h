@@ -27,6 +27,13 @@ struct Init {
   static Init Normal(float std) { return {kNormal, std}; }
 };
 
+// An auxiliary output a module declares (framework/autograd/auxiliary_outputs.h).
+struct AuxiliaryDeclaration {
+  std::string name;  // full: "<module path>.<declared name>" ("<declared name>" at the root)
+  bool is_loss = false;
+  float coefficient = 0.0f;  // losses only: the weight in the training loss
+};
+
 // Forward-pass context: training mode and the keys for dropout masks.
 struct ForwardContext {
   bool training = false;
@@ -50,6 +57,10 @@ class Module {
   std::vector<std::pair<std::string, Var>> NamedParameters() const;
   int64_t NumParameters() const;
 
+  // The auxiliary losses and statistics this module and its children may
+  // emit, depth-first, with full names: train_log.csv's extra columns.
+  std::vector<AuxiliaryDeclaration> DeclaredAuxiliaryOutputs() const;
+
   // This module's path from the root ("" for the root).
   const std::string& path() const { return path_; }
 
@@ -61,6 +72,21 @@ class Module {
   // Declares a parameter. Returns the Var (values are set by
   // InitializeParameters).
   Var AddParameter(const std::string& name, const Shape& shape, Init init);
+
+  // The auxiliary-output channel (framework/autograd/auxiliary_outputs.h).
+  // Declare in the constructor (a name unique within this module, e.g.
+  // "load_balancing_loss", "expert_load.3"); during a forward, emit only
+  // when CollectingAuxiliaryOutputs() (a training forward whose loop
+  // collects: otherwise skip the computation). An emitted name must have
+  // been declared, with the same kind (a programmer error otherwise).
+  // A loss is a scalar Var on the tape (its gradient reaches the
+  // parameters); `coefficient` is its weight in the training loss. A
+  // statistic is a scalar whose gradient is never taken.
+  void DeclareAuxiliaryLoss(const std::string& name, float coefficient);
+  void DeclareAuxiliaryStatistic(const std::string& name);
+  static bool CollectingAuxiliaryOutputs();
+  void EmitAuxiliaryLoss(const std::string& name, const Var& loss) const;
+  void EmitAuxiliaryStatistic(const std::string& name, const Var& value) const;
 
   // Takes ownership of a child and names it; returns a raw pointer to it.
   template <typename M>
@@ -74,6 +100,8 @@ class Module {
   void Adopt(const std::string& name, std::unique_ptr<Module> child);
   void SetPath(const std::string& path);
   void Collect(std::vector<std::pair<std::string, Var>>* out) const;
+  void CollectAuxiliary(std::vector<AuxiliaryDeclaration>* out) const;
+  const AuxiliaryDeclaration& Declared(const std::string& name, bool is_loss) const;
 
   friend void InitializeParameters(Module& root, uint64_t seed);
   friend struct ModuleTestPeer;
@@ -85,6 +113,7 @@ class Module {
   };
   std::string path_;
   std::vector<Param> params_;
+  std::vector<AuxiliaryDeclaration> auxiliary_;  // names local to this module
   std::vector<std::pair<std::string, std::unique_ptr<Module>>> children_;
 };
 

@@ -106,6 +106,7 @@ absl::Status ValidateExperiment(const Experiment& spec, std::shared_ptr<const Ta
   ValidateModelSpec(spec, task.ok() ? (*task)->max_length() : 0, &p);
   if (task.ok()) ValidateEvalContext(spec, (*task)->max_length(), (*task)->eval_length(), &p);
   if (task.ok()) ValidateExtraEvaluations(spec, **task, &p);
+  if (task.ok()) ValidateTiedEmbeddings(spec, (*task)->vocab_size(), HeadOutputs(**task), &p);
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);

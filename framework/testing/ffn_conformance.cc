@@ -40,6 +40,17 @@ TEST_P(FfnConformance, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// Every auxiliary loss the FFN declares (MoE load balancing, router
+// z-loss, ...) has the gradient of its value; every declared output is
+// emitted by a training forward (plugin_test_util.h).
+TEST_P(FfnConformance, AuxiliaryLossGradientsMatchFiniteDifferences) {
+  const ForwardContext train{true, 5, 9};
+  EXPECT_EQ(AuxiliaryOutputFailures(
+                *ffn_, [&](const std::vector<Var>& v) { ffn_->Forward(v[0], train); },
+                {RandomVar({2, 3, 8}, 6, -2.0f, 2.0f)}),
+            "");
+}
+
 TEST_P(FfnConformance, DeterministicDropoutAndBackendIndependent) {
   ModelDims dims = SmallDims();
   dims.dropout = 0.5f;

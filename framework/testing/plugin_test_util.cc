@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
+#include "framework/autograd/auxiliary_outputs.h"
+#include "framework/autograd/gradcheck.h"
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
@@ -167,6 +170,52 @@ float MaxAbsDiff(const Tensor& a, const Tensor& b) {
   float m = 0.0f;
   for (size_t i = 0; i < x.size(); ++i) m = std::max(m, std::fabs(x[i] - y[i]));
   return m;
+}
+
+namespace {
+
+// The loss named `name` that one collecting forward emits (undefined if none).
+Var EmittedLoss(const std::function<void(const std::vector<Var>&)>& forward, const std::vector<Var>& inputs,
+                const std::string& name, std::vector<std::string>* emitted) {
+  AuxiliaryOutputs outputs;
+  {
+    AuxiliaryScope collect(&outputs);
+    forward(inputs);
+  }
+  Var found;
+  for (const AuxiliaryLoss& loss : outputs.losses()) {
+    if (emitted != nullptr) emitted->push_back(loss.name);
+    if (loss.name == name) found = loss.loss;
+  }
+  if (emitted != nullptr)
+    for (const AuxiliaryStatistic& s : outputs.statistics()) emitted->push_back(s.name);
+  return found;
+}
+
+}  // namespace
+
+std::string AuxiliaryOutputFailures(const Module& module,
+                                    const std::function<void(const std::vector<Var>&)>& forward,
+                                    const std::vector<Var>& inputs) {
+  std::string failures;
+  std::vector<Var> all = inputs;
+  for (Var& p : ParameterVars(module)) all.push_back(p);
+  std::vector<std::string> emitted;
+  EmittedLoss(forward, inputs, "", &emitted);
+  for (const AuxiliaryDeclaration& d : module.DeclaredAuxiliaryOutputs()) {
+    if (std::find(emitted.begin(), emitted.end(), d.name) == emitted.end()) {
+      absl::StrAppend(&failures, d.name, ": declared but not emitted by a training forward\n");
+      continue;
+    }
+    if (!d.is_loss) continue;
+    GradCheckResult r = GradCheck(
+        [&](const std::vector<Var>& v) {
+          return EmittedLoss(forward, std::vector<Var>(v.begin(), v.begin() + inputs.size()), d.name, nullptr);
+        },
+        all);
+    if (!r.ok) absl::StrAppend(&failures, d.name, ": gradient differs from finite differences: ", r.message, "\n");
+  }
+  return failures;
 }
 
 }  // namespace tvlab

@@ -4,6 +4,7 @@
 // Helpers for plugin tests and the conformance suites: seeded random inputs
 // and plugin construction from the registries with default options.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,17 @@ struct SeedAttentionExample {
   std::vector<float> output;
 };
 SeedAttentionExample RunSeedAttentionExample(const std::string& score);
+
+// The conformance check of the auxiliary-output channel
+// (framework/autograd/auxiliary_outputs.h), for any kind of plugin: for each
+// auxiliary loss `module` declares, the loss that `forward(inputs)` (a
+// training forward of the plugin) emits under a collecting scope is
+// gradient-checked against finite differences in `inputs` and the module's
+// parameters. Returns one line per failure ("" when every declared loss
+// passes); a declared output the forward never emits is a failure too.
+std::string AuxiliaryOutputFailures(const Module& module,
+                                    const std::function<void(const std::vector<Var>&)>& forward,
+                                    const std::vector<Var>& inputs);
 
 // Largest |a - b| over elements (shapes must match).
 float MaxAbsDiff(const Tensor& a, const Tensor& b);

@@ -143,6 +143,18 @@ TEST_P(PositionConformance, GradientsMatchFiniteDifferences) {
   }
 }
 
+// Every auxiliary loss the plugin declares has the gradient of its value,
+// and every declared output is emitted, whichever hooks it acts in
+// (plugin_test_util.h; a plugin declaring none passes trivially).
+TEST_P(PositionConformance, AuxiliaryLossGradientsMatchFiniteDifferences) {
+  auto forward = [&](const std::vector<Var>& v) {
+    pe_->AddToEmbeddings(v[0], 0);                                         // (B, T, C)
+    pe_->RotateQueryOrKey(Permute(Reshape(v[0], {2, 4, 2, 4}), {0, 2, 1, 3}), 0);  // (B, H, T, hs)
+    Bias(0, 4, 4);
+  };
+  EXPECT_EQ(AuxiliaryOutputFailures(*pe_, forward, {RandomVar({2, 4, 8}, 6)}), "");
+}
+
 TEST_P(PositionConformance, DeterministicAndBackendIndependent) {
   Var x = RandomVar({2, 4, 8}, 6), qk = RandomVar({2, 2, 4, 4}, 7);
   Tensor want_x, want_qk, want_bias;

@@ -1,5 +1,6 @@
 #include "framework/train/run_directory.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
@@ -14,8 +15,7 @@
 namespace tvlab {
 namespace {
 
-constexpr char kLogHeader[] =
-    "step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,eval_loss,eval_token_accuracy\n";
+constexpr char kLogColumns[] = "step,loss,lr,grad_norm,tokens_per_sec,elapsed_sec,eval_loss,eval_token_accuracy";
 
 }  // namespace
 
@@ -32,13 +32,24 @@ absl::Status RunDirectory::WriteResolvedSpec(const Experiment& spec) {
   return WriteFileAtomically(fs_, path_ + "/spec.resolved.pbtxt", SpecToText(spec));
 }
 
+void RunDirectory::SetAuxiliaryColumns(const std::vector<AuxiliaryDeclaration>& declared) {
+  auxiliary_columns_.clear();
+  for (const AuxiliaryDeclaration& d : declared) auxiliary_columns_.push_back(d.name);
+}
+
+std::string RunDirectory::LogHeader() const {
+  std::string header = kLogColumns;
+  for (const std::string& name : auxiliary_columns_) absl::StrAppend(&header, ",", name);
+  return header + "\n";
+}
+
 absl::Status RunDirectory::StartLog() {
-  if (absl::Status s = WriteFileAtomically(fs_, LogPath(), kLogHeader); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(fs_, LogPath(), LogHeader()); !s.ok()) return s;
   return OpenLogForAppend();
 }
 
 absl::Status RunDirectory::ContinueLog(int64_t next_step) {
-  std::string kept = kLogHeader;
+  std::string kept = LogHeader();
   {
     std::ifstream in(LogPath());
     std::string line;
@@ -66,8 +77,12 @@ absl::Status RunDirectory::OpenLogForAppend() {
 absl::Status RunDirectory::AppendLogRow(const TrainLogRow& row) {
   const std::string eval_columns =
       row.has_eval ? absl::StrFormat("%.6f,%.6f", row.eval_loss, row.eval_token_accuracy) : ",";
-  return log_->Append(absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s\n", row.step, row.loss, row.lr,
-                                      row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns));
+  std::string auxiliary_columns;
+  for (const AuxiliaryMean& mean : row.auxiliary)
+    absl::StrAppend(&auxiliary_columns, ",", std::isnan(mean.value) ? "" : absl::StrFormat("%.6g", mean.value));
+  return log_->Append(absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s%s\n", row.step, row.loss, row.lr,
+                                      row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns,
+                                      auxiliary_columns));
 }
 
 absl::Status RunDirectory::WriteWeights(const NamedVars& params) const {

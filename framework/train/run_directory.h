@@ -5,7 +5,9 @@
 //   spec.resolved.pbtxt  the spec with every default written out
 //   train_log.csv        step, loss, lr, grad_norm, tokens_per_sec, elapsed_sec,
 //                        eval_loss, eval_token_accuracy (the eval columns are
-//                        empty on rows without a periodic evaluation)
+//                        empty on rows without a periodic evaluation), then
+//                        one column per auxiliary output the model declares
+//                        (SetAuxiliaryColumns; empty where none was emitted)
 //   metrics.json         RunMetrics (framework/train/metrics.proto)
 //   model.safetensors    final weights under their parameter names
 //   tokenizer.model      the task's SentencePiece model (text tasks with
@@ -20,6 +22,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "framework/io/file_system.h"
@@ -43,6 +46,10 @@ class RunDirectory {
   absl::Status Create();
   absl::Status WriteResolvedSpec(const Experiment& spec);
 
+  // The auxiliary outputs' columns (full names, declaration order) after
+  // the fixed ones; call before StartLog or ContinueLog. None by default.
+  void SetAuxiliaryColumns(const std::vector<AuxiliaryDeclaration>& declared);
+
   // A new run: train_log.csv holds the header only.
   absl::Status StartLog();
   // A resumed run: keeps the rows of steps before `next_step` (the resumed
@@ -60,10 +67,12 @@ class RunDirectory {
  private:
   std::string LogPath() const { return path_ + "/train_log.csv"; }
   absl::Status OpenLogForAppend();
+  std::string LogHeader() const;
 
   std::string path_;
   FileSystem* fs_;
   std::unique_ptr<WritableFile> log_;
+  std::vector<std::string> auxiliary_columns_;
 };
 
 }  // namespace tvlab

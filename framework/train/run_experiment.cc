@@ -126,6 +126,7 @@ absl::Status ExperimentRun::PrepareAsWriter() {
                                      "); wait for it to end, or choose another --output_dir"));
   }
   if (!tokenizer_model_.empty()) TVLAB_RETURN_IF_ERROR(dir_.WriteTokenizerModel(tokenizer_model_));
+  dir_.SetAuxiliaryColumns(model_->DeclaredAuxiliaryOutputs());
   if (!options_.resume) {
     TVLAB_RETURN_IF_ERROR(dir_.WriteResolvedSpec(recorded_));
     return dir_.StartLog();

@@ -1,6 +1,7 @@
 #include "framework/train/run_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "framework/attention/attend.h"
 #include "framework/core/status_macros.h"
@@ -12,6 +13,20 @@
 
 namespace tvlab {
 namespace {
+
+// The auxiliary outputs' means (absent where never emitted).
+void RecordAuxiliaryOutputs(const TrainLoopResult& trained, RunMetrics* metrics) {
+  for (size_t i = 0; i < trained.auxiliary_run.size(); ++i) {
+    const AuxiliaryDeclaration& d = trained.auxiliary_run[i].declaration;
+    RunMetrics::AuxiliaryOutput* out = metrics->add_auxiliary_outputs();
+    out->set_name(d.name);
+    out->set_kind(d.is_loss ? "loss" : "statistic");
+    if (d.is_loss) out->set_coefficient(d.coefficient);
+    const double last = trained.auxiliary_last_interval[i].value, run = trained.auxiliary_run[i].value;
+    if (!std::isnan(last)) out->set_last_interval_mean(last);
+    if (!std::isnan(run)) out->set_run_mean(run);
+  }
+}
 
 // What every run records about its cost and runtime, diverged or not. The
 // peak memory is read now: after everything the run allocated.
@@ -38,6 +53,7 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
     entry->set_parameters(entry->parameters() + static_cast<double>(var.value().numel()));
   }
   metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+  RecordAuxiliaryOutputs(trained, metrics);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "framework/train/tensorboard_log.h"
 
+#include <cmath>
+
 #include "framework/core/check.h"
 #include "google/protobuf/descriptor.h"
 
@@ -16,6 +18,8 @@ std::vector<std::pair<std::string, double>> RowScalars(const TrainLogRow& row) {
     scalars.push_back({"eval/loss", row.eval_loss});
     scalars.push_back({"eval/token_accuracy", row.eval_token_accuracy});
   }
+  for (const AuxiliaryMean& mean : row.auxiliary)
+    if (!std::isnan(mean.value)) scalars.push_back({"auxiliary/" + mean.declaration.name, mean.value});
   return scalars;
 }
 

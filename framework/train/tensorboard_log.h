@@ -9,6 +9,8 @@
 //                          train/tokens_per_sec
 //   rows with a periodic   eval/loss, eval/token_accuracy
 //   evaluation
+//   every log row, per     auxiliary/<full name>: its mean over the logging
+//   auxiliary output       interval (none where nothing was emitted)
 //   the final evaluation   eval/<metric> for every metric of metrics.json that
 //   (step train.steps)     applies to the task (EvaluationMetricNames,
 //                          evaluate.h; eval_loss is eval/loss)

@@ -5,6 +5,9 @@
 // (train_loop.h) and written by RunDirectory (run_directory.h).
 
 #include <cstdint>
+#include <vector>
+
+#include "framework/train/auxiliary_tally.h"
 
 namespace tvlab {
 
@@ -19,6 +22,9 @@ struct TrainLogRow {
   bool has_eval = false;
   double eval_loss = 0;
   double eval_token_accuracy = 0;
+  // The model's declared auxiliary outputs, in declaration order, each the
+  // mean of its values since the previous row (NaN: none emitted).
+  std::vector<AuxiliaryMean> auxiliary;
 };
 
 }  // namespace tvlab

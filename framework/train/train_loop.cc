@@ -75,8 +75,12 @@ struct StepLoss {
 // backward. Adds their tokens and backward time to `totals`. A micro-batch
 // whose loss diverged ends the step before its backward; an error under
 // train.fail_on_divergence or from the reducer.
+// The model's auxiliary losses (framework/autograd/auxiliary_outputs.h)
+// join the loss that is backpropagated and judged for divergence, and every
+// auxiliary output goes into `tally`; the step's logged loss is the task's.
 absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, uint64_t seed, const Model& model,
-                                         const Task& task, int64_t step, const Ranks& ranks, Totals* totals) {
+                                         const Task& task, int64_t step, const Ranks& ranks, Totals* totals,
+                                         AuxiliaryTally* tally) {
   const int64_t accumulation = train.grad_accumulation();
   double loss_sum = 0;
   for (int64_t micro = 0; micro < accumulation; ++micro) {
@@ -88,19 +92,32 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, 
     // one-process masks of its rows (RngStream::ForBatchRows).
     ForwardContext context{true, seed, index};
     if (ranks.world > 1) context.shard_first_row = ranks.rank * batch.batch, context.shard_rows = batch.batch;
-    Var logits = model.Forward(batch, context);  // (b, T', V)
-    Var loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
-                            kIgnoreTarget, train.label_smoothing());
-    double value = loss.value().item();
+    AuxiliaryOutputs auxiliary;
+    Var logits;  // (b, T', V)
+    {
+      AuxiliaryScope collect(tally->empty() ? nullptr : &auxiliary);
+      logits = model.Forward(batch, context);
+    }
+    Var task_loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
+                                 kIgnoreTarget, train.label_smoothing());
+    const Var loss = auxiliary.AddedTo(task_loss);  // task_loss itself without auxiliary losses
+    const double local_task = task_loss.value().item();
+    const double local_auxiliary = tally->Add(auxiliary);  // sum(coefficient * loss), 0 without
+    double value = local_task, judged = local_task + local_auxiliary;  // judged: for divergence
     float weight = 1.0f;  // this rank's share of the global mean
     if (ranks.world > 1) {
-      TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(value, TargetTokens(batch)));
-      value = combined.loss;
+      TVLAB_ASSIGN_OR_RETURN(CombinedLoss combined, ranks.reducer->CombineLoss(local_task, TargetTokens(batch)));
+      value = judged = combined.loss;
       weight = static_cast<float>(combined.weight);
+      if (!tally->empty()) {  // every rank judges the same number
+        TVLAB_ASSIGN_OR_RETURN(CombinedLoss total,
+                               ranks.reducer->CombineLoss(local_task + local_auxiliary, TargetTokens(batch)));
+        judged = total.loss;
+      }
     }
-    if (Diverged(value, train.divergence_loss())) {
-      if (train.fail_on_divergence()) return DivergenceError(train, base_lr, value, step);
-      return StepLoss{0, value};
+    if (Diverged(judged, train.divergence_loss())) {
+      if (train.fail_on_divergence()) return DivergenceError(train, base_lr, judged, step);
+      return StepLoss{0, judged};
     }
     loss_sum += value;
     const auto backward_start = Clock::now();
@@ -126,7 +143,7 @@ struct StepDone {
 // train.log_every steps, the last, and with each periodic evaluation, which
 // runs here).
 absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals& totals, Clock::time_point start,
-                     std::ostream& progress, const TrainLoopCallbacks& callbacks) {
+                     std::ostream& progress, const TrainLoopCallbacks& callbacks, AuxiliaryTally* tally) {
   const int64_t step = done.step, steps = train.steps();
   const bool last = step == steps - 1;
   const bool log = step % train.log_every() == 0 || last;
@@ -139,6 +156,7 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
   row.grad_norm = done.grad_norm;
   row.elapsed_sec = Seconds(start);
   row.tokens_per_sec = totals.tokens_seen / std::max(row.elapsed_sec, 1e-9);
+  row.auxiliary = tally->TakeIntervalMeans();
   const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
   std::string eval_text;
   if (eval) {
@@ -157,7 +175,8 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
 // A checkpoint when one is due (every train.checkpoint_every steps and the
 // last).
 absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainState& state, const Totals& totals,
-                             Clock::time_point start, const TrainLoopCallbacks& callbacks) {
+                             Clock::time_point start, const TrainLoopCallbacks& callbacks,
+                             const AuxiliaryTally& tally) {
   const bool last = step == train.steps() - 1;
   if (!last && !(train.checkpoint_every() > 0 && (step + 1) % train.checkpoint_every() == 0))
     return absl::OkStatus();
@@ -166,11 +185,15 @@ absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainSt
   at.set_last_loss(totals.last_loss);
   at.set_tokens_seen(static_cast<double>(totals.tokens_seen));
   at.set_elapsed_seconds(Seconds(start));
+  tally.SaveTo(&at);
   return callbacks.checkpoint(at);
 }
 
-TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done) {
+TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done,
+                       const AuxiliaryTally& tally) {
   TrainLoopResult result;
+  result.auxiliary_last_interval = tally.LastIntervalMeans();
+  result.auxiliary_run = tally.RunMeans();
   result.tokens_seen = totals.tokens_seen;
   result.last_loss = totals.last_loss;
   result.train_seconds = Seconds(start);
@@ -196,16 +219,18 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   const int64_t first_step = skip_training ? steps : state.next_step();
   TVLAB_ASSIGN_OR_RETURN(const std::unique_ptr<Schedule> schedule, BuildSchedule(train.lr_schedule()));
   Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
+  AuxiliaryTally tally(model.DeclaredAuxiliaryOutputs());
+  TVLAB_RETURN_IF_ERROR(tally.RestoreFrom(state));
   Ranks ranks;
   if (callbacks.reducer != nullptr)
     ranks = Ranks{callbacks.reducer, callbacks.reducer->rank(), callbacks.reducer->world_size()};
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
-    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals));
+    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals, &tally));
     if (loss.diverged) {
       WarnDiverged(train, optimizer.lr(), *loss.diverged, step, progress);
-      TrainLoopResult result = Result(totals, start, step);
+      TrainLoopResult result = Result(totals, start, step, tally);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
       return result;
@@ -217,11 +242,11 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
     done.lr = schedule->Rate(optimizer.lr(), step, steps);
     optimizer.Step(done.lr);
-    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks));
-    TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks));
+    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks, &tally));
+    TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks, tally));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  return Result(totals, start, steps);
+  return Result(totals, start, steps, tally);
 }
 
 }  // namespace tvlab

@@ -22,6 +22,7 @@
 #include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/interfaces/optimizer.h"
+#include "framework/train/auxiliary_tally.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/checkpoint.pb.h"
 #include "framework/train/metrics.pb.h"
@@ -55,6 +56,9 @@ struct TrainLoopResult {
   // its loss.
   std::optional<int64_t> diverged_at_step;
   double diverged_loss = 0;
+  // The model's auxiliary outputs (declaration order; NaN: never emitted):
+  // means over the last logging interval and over the run.
+  std::vector<AuxiliaryMean> auxiliary_last_interval, auxiliary_run;
 };
 
 // True when a step's loss counts as divergence: not finite, or above
@@ -69,6 +73,11 @@ bool Diverged(double loss, float divergence_loss);
 // (micro-batch index, rank) then: independent across ranks, but not the
 // masks one process draws.
 
+// The model's auxiliary losses (Module::DeclaredAuxiliaryOutputs) are
+// added, times their coefficients, to the loss that is backpropagated (the
+// logged loss stays the task's); every auxiliary output is averaged over
+// each logging interval into TrainLogRow::auxiliary.
+//
 // Trains from `state` (a fresh TrainState or a restored checkpoint's) up to
 // train.steps, with data and dropout keyed by `seed` (the spec's seed);
 // `skip_training` runs no step (evaluation of given weights).
