@@ -3,7 +3,8 @@
 
 // A read-only memory map of a whole file: the token store's token and index
 // files are read through it, so opening a store costs the same whatever its
-// size, and only the pages a run touches become resident.
+// size, and only the pages a run touches become resident (advised
+// MADV_RANDOM: no read-ahead around a window).
 // Thread-safety: immutable after Open; reads from any thread.
 
 #include <cstddef>
