@@ -59,7 +59,9 @@ std::string AttentionOptionsLine() {
   }
   return absl::StrCat("attention options (model.attention, every layout, all fuse: soft-cap and "
                       "sink inside the fused kernel): ",
-                      absl::StrJoin(options, ", "));
+                      absl::StrJoin(options, ", "),
+                      "; a LEARNED sink and the gate (one parameter per model head) not with a "
+                      "layout that attends with fewer heads (differential)");
 }
 
 }  // namespace
