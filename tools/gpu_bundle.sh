@@ -58,7 +58,7 @@ ldd "${BINARIES[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
     case "$path" in /usr/local/cuda*) continue ;; esac
     cp -L "$path" "$DIR/stage/lib/$name"
   done
-if ldd "${BINARIES[@]}" | grep -q "not found"; then
+if grep -q "not found" <<< "$(ldd "${BINARIES[@]}")"; then  # not a pipe: grep -q would SIGPIPE ldd under pipefail
   echo "gpu_bundle: a binary needs a library this machine lacks:" >&2
   ldd "${BINARIES[@]}" | grep "not found" >&2
   exit 1

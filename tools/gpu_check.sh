@@ -332,7 +332,7 @@ PY
 write_summary
 TOTAL=$(( $(date +%s) - START ))
 echo "gpu_check: finished in ${TOTAL}s; log $LOG"
-if cut -f2 "$STEPS_TSV" | grep -q '^fail$'; then
+if cut -f2 "$STEPS_TSV" | grep -c '^fail$' >/dev/null; then  # -c reads all: no SIGPIPE under pipefail
   echo "gpu_check: FAILED steps:" >&2
   awk -F'\t' '$2 == "fail" { print "  " $1 ": " $4 }' "$STEPS_TSV" >&2
   exit 1

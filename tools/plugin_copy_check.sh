@@ -71,7 +71,10 @@ fi
 failures=()
 bazel test ${flags[@]+"${flags[@]}"} --keep_going //experiments:run "${tests[@]}" ||
   failures+=("bazel test of ${tests[*]} (see above)")
-if ! bazel-bin/experiments/run --list_plugins | grep -Eq "(: |, )$new_name(,|$)"; then
+# The listing is captured before grep reads it: under pipefail, `run | grep -q`
+# fails whenever grep stops reading before run has written everything (SIGPIPE).
+listing="$(bazel-bin/experiments/run --list_plugins 2>&1 || true)"
+if ! grep -Eq "(: |, )$new_name(,|$)" <<< "$listing"; then
   failures+=("run --list_plugins does not show '$new_name'")
 fi
 if [ "$kind_folder" = plugins/score ] &&
