@@ -20,7 +20,9 @@ struct Scale {
   bool log = false;
   double operator()(double v) const {
     double a = log ? std::log10(lo) : lo, b = log ? std::log10(hi) : hi;
-    double t = ((log ? std::log10(v) : v) - a) / (b - a);
+    // Halves, so that a range wider than a double (-1.7e308 .. 1.7e308) maps
+    // too; halving is exact, so every other plot has the same pixels.
+    double t = ((log ? std::log10(v) : v) / 2 - a / 2) / (b / 2 - a / 2);
     return pixel_lo + t * (pixel_hi - pixel_lo);
   }
 };
@@ -35,6 +37,10 @@ std::string PaletteColor(int i) {
 
 std::vector<double> NiceTicks(double lo, double hi, int target) {
   if (!(hi > lo)) hi = lo + (lo == 0 ? 1 : std::abs(lo));
+  if (!std::isfinite(hi - lo)) {  // e.g. -1.7e308 .. 1.7e308: the ends (and 0) only
+    if (lo < 0 && hi > 0) return {lo, 0.0, hi};
+    return {lo, hi};
+  }
   double raw = (hi - lo) / std::max(target, 1);
   double power = std::pow(10.0, std::floor(std::log10(raw)));
   double step = power;

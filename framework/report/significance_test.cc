@@ -5,6 +5,7 @@
 #include "framework/report/significance.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -53,6 +54,44 @@ TEST(WelchTest, UndefinedWithoutVariance) {
   EXPECT_EQ(same.delta, 0);
   EXPECT_NE(same.why_undefined, "");
   EXPECT_FALSE(WelchTest({}, {1, 2}).defined);
+}
+
+// A corrupt metrics.json (1e308) or a diverged but finite eval_loss: the
+// squared deviations overflowed to inf, df became NaN and Boost threw.
+TEST(WelchTest, HugeFiniteValuesGiveTheScaleFreeStatistics) {
+  const Group a = {3, 1, 2.5}, b = {6, 5, 4};
+  Group big_a, big_b;
+  for (double x : a) big_a.push_back(x * 1e300);
+  for (double x : b) big_b.push_back(x * 1e300);
+  const WelchResult small = WelchTest(a, b), big = WelchTest(big_a, big_b);
+  ASSERT_TRUE(small.defined);
+  ASSERT_TRUE(big.defined) << big.why_undefined;
+  EXPECT_NEAR(big.t, small.t, 1e-12 * std::abs(small.t));
+  EXPECT_NEAR(big.df, small.df, 1e-12 * small.df);
+  EXPECT_NEAR(big.p, small.p, 1e-12);
+  EXPECT_NEAR(big.delta / 1e300, small.delta, 1e-12);
+  EXPECT_NEAR(big.ci_low / 1e300, small.ci_low, 1e-12);
+  EXPECT_NEAR(big.standard_error / 1e300, small.standard_error, 1e-12);
+}
+
+TEST(WelchTest, UndefinedWhenAValueOrTheIntervalIsNotFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  WelchResult r = WelchTest({1, inf}, {1, 2});
+  EXPECT_FALSE(r.defined);
+  EXPECT_NE(r.why_undefined.find("not finite"), std::string::npos) << r.why_undefined;
+  EXPECT_FALSE(WelchTest({1, std::nan("")}, {1, 2}).defined);
+  // Both means are finite, their difference (3.3e308) is not.
+  r = WelchTest({1.7e308, 1.6e308}, {-1.7e308, -1.6e308});
+  EXPECT_FALSE(r.defined);
+  EXPECT_NE(r.why_undefined.find("range"), std::string::npos) << r.why_undefined;
+}
+
+TEST(BootstrapDeltaCi, HugeFiniteValuesStayFinite) {
+  std::optional<BootstrapCi> ci = BootstrapDeltaCi({1e308, 0.9e308, 0.8e308}, {1, 2, 3}, 200);
+  ASSERT_TRUE(ci.has_value());
+  EXPECT_TRUE(std::isfinite(ci->low) && std::isfinite(ci->high));
+  EXPECT_GE(ci->low, 0.8e308 * (1 - 1e-12));
+  EXPECT_LE(ci->high, 1e308 * (1 + 1e-12));
 }
 
 TEST(HolmAdjust, TextbookFourHypotheses) {

@@ -20,6 +20,16 @@ TEST(Summarize, MeanAndSampleStd) {
   EXPECT_NEAR(three.std, 0.01, 1e-12);
 }
 
+// Summing 1e308 twice overflowed to inf; the scaled sums do not.
+TEST(Summarize, HugeFiniteValues) {
+  SeedStats s = Summarize({1e308, 1e308, 0.5e308});
+  EXPECT_NEAR(s.mean / 1e308, 2.5 / 3, 1e-12);
+  EXPECT_NEAR(s.std / 1e308, std::sqrt((2 * std::pow(0.5 / 3, 2) + std::pow(1.0 / 3, 2)) / 2), 1e-12);
+  // Below 1e150 the plain arithmetic runs: the same bits as before.
+  SeedStats plain = Summarize({1e149, 3e149});
+  EXPECT_EQ(plain.mean, (1e149 + 3e149) / 2);
+}
+
 TEST(Summarize, OneOrNoValues) {
   SeedStats one = Summarize({0.3});
   EXPECT_EQ(one.n, 1);

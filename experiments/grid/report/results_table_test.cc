@@ -240,6 +240,31 @@ TEST_F(ResultsTableTest, WritesTheFourFilesAndRebuildsThemAfterMoreRunsFinish) {
   EXPECT_THAT(md, Not(HasSubstr("**Warning:**")));  // every cell has 3 seeds now
 }
 
+// A finished run whose metrics.json holds a huge finite value (a corrupt
+// 1e308, or a diverged eval_loss near FLT_MAX): the variance overflowed, df
+// became NaN and Boost's Student-t threw, so the report aborted (exit 134)
+// and no results.md was written. Now the statistics are computed in scaled
+// arithmetic, and a delta beyond a double's range is shown as undefined.
+TEST_F(ResultsTableTest, HugeFiniteMetricValuesStillGiveAReport) {
+  const auto& none = grid_.cells[0].runs;
+  FinishRun(none[0], 1e308, 1.7), FinishRun(none[1], 0.9e308, 1.7), FinishRun(none[2], 0.8e308, 1.7);
+  auto written = WriteReport(CollectResults(grid_));
+  ASSERT_TRUE(written.ok()) << written.status();
+  std::ifstream in(grid_.results_dir + "/results.md");
+  std::string md((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(md, HasSubstr("| none | 3 | 9.000e+307 ± 1.000e+307 | +9.000e+307 \\* |"));
+  GridComparison cmp = CompareWithBaseline(CollectResults(grid_), "token_accuracy");
+  ASSERT_TRUE(cmp.cells[0].has_value());
+  EXPECT_TRUE(cmp.cells[0]->welch.defined) << cmp.cells[0]->welch.why_undefined;
+  EXPECT_NEAR(cmp.cells[0]->welch.delta / 0.9e308, 1, 1e-12);
+  // Opposite extremes: the delta itself is beyond a double's range.
+  for (const GridRun& run : grid_.cells[1].runs) FinishRun(run, -1.7e308, 0.1);
+  FinishRun(none[0], 1.7e308, 1.7), FinishRun(none[1], 1.6e308, 1.7), FinishRun(none[2], 1.5e308, 1.7);
+  ASSERT_TRUE(WriteReport(CollectResults(grid_)).ok());
+  cmp = CompareWithBaseline(CollectResults(grid_), "token_accuracy");
+  EXPECT_FALSE(cmp.cells[0]->welch.defined);
+}
+
 TEST_F(ResultsTableTest, SignificanceCsvAndFewSeedsWarnings) {
   GridResults r = CollectResults(grid_);
   GridComparison cmp = CompareWithBaseline(r, "token_accuracy");
