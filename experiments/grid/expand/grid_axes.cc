@@ -1,9 +1,11 @@
 #include "experiments/grid/expand/grid_axes.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/status_macros.h"
 
@@ -139,11 +141,52 @@ absl::StatusOr<int> FindBaseline(const GridSpec& spec, const std::vector<Dimensi
   return matches[0];
 }
 
+// Two axes with one column name give cells "x=32 x=64" and two `x` columns.
+absl::Status CheckLabelsDiffer(const std::vector<Dimension>& dims) {
+  std::map<std::string, std::string> field_of_label;
+  for (const Dimension& d : dims)
+    for (size_t j = 0; j < d.fields.size(); ++j) {
+      auto [it, inserted] = field_of_label.emplace(d.labels[j], d.fields[j]);
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "axes ", it->second, " and ", d.fields[j], " have the same label '", d.labels[j],
+            "': cells and table columns would be ambiguous; give one of them another `label`"));
+      }
+    }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status CheckGridSize(const GridSpec& spec) {
+  if (spec.max_runs() < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("max_runs: ", spec.max_runs(), " must be at least 1"));
+  }
+  std::vector<std::string> factors;
+  double runs = 1;  // a double: 2,000 x 1,000 x 100,000 does not overflow
+  auto factor = [&](const std::string& what, int64_t n) {
+    runs *= static_cast<double>(std::max<int64_t>(n, 1));
+    factors.push_back(absl::StrCat(what, ": ", n));
+  };
+  if (spec.has_ablation()) {
+    factor("ablation rows + baseline", spec.ablation().row_size() + 1);
+  } else {
+    for (const GridAxis& a : spec.axis()) factor(a.field(), a.values_size());
+    for (const ZipAxes& z : spec.zip())
+      if (z.axis_size() > 0) factor(absl::StrCat("zip of ", z.axis(0).field()), z.axis(0).values_size());
+  }
+  if (spec.seeds_size() > 0) factor("seeds", spec.seeds_size());
+  if (runs <= static_cast<double>(spec.max_runs())) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "the grid expands to %.0f runs (%s), more than max_runs %d; list fewer values or seeds, split the "
+      "study into several grids, or raise max_runs if you mean it",
+      runs, absl::StrJoin(factors, " x "), spec.max_runs()));
+}
 
 absl::Status AxisCells(const GridSpec& spec, ExpandedGrid* grid) {
   TVLAB_ASSIGN_OR_RETURN(std::vector<Dimension> dims, Dimensions(spec));
   NameAxes(&dims);
+  TVLAB_RETURN_IF_ERROR(CheckLabelsDiffer(dims));
   for (const Dimension& d : dims) grid->axis_labels.insert(grid->axis_labels.end(), d.labels.begin(), d.labels.end());
   for (const Dimension& d : dims)
     for (const std::string& f : d.fields)

@@ -18,6 +18,11 @@ namespace tvlab {
 // a baseline that names no axis or does not select exactly one cell.
 absl::Status AxisCells(const GridSpec& spec, ExpandedGrid* grid);
 
+// The number of runs the grid expands to (axis or zip points, or ablation
+// rows, times seeds), from the spec's list lengths alone, must be at most
+// spec.max_runs(): the error names each axis's length and the fix.
+absl::Status CheckGridSize(const GridSpec& spec);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_EXPERIMENTS_GRID_EXPAND_GRID_AXES_H_

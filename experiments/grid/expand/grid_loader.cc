@@ -87,6 +87,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
   std::string base_name;
   TVLAB_ASSIGN_OR_RETURN(Experiment base, BaseExperiment(spec, grid_path, &base_name));
 
+  TVLAB_RETURN_IF_ERROR(CheckGridSize(spec));  // before anything is expanded
   // No seeds list: one run per cell with whatever seed the spec ends up with.
   std::vector<std::optional<uint64_t>> seeds(spec.seeds().begin(), spec.seeds().end());
   if (seeds.empty()) seeds.push_back(std::nullopt);

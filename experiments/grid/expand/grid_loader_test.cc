@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "framework/schema/spec_text.h"
 #include "framework/spec/spec_loader.h"
 #include "framework/spec/text_format_errors.h"
@@ -208,6 +209,41 @@ TEST(GridLoader, GridMistakesAreErrorsWithWhereAndHow) {
   absl::Status typo = Expand("base_spec: \"base.pbtxt\"\naxis { feild: \"x\" }\n").status();
   EXPECT_THAT(std::string(typo.message()), HasSubstr("g.grid.pbtxt:2:"));
   EXPECT_THAT(std::string(typo.message()), HasSubstr("did you mean \"field\"?"));
+}
+
+// A grid of 2,000 x 1,000 values, or 100,000 seeds, expanded every cell
+// (resolving and validating each) for a minute in silence.
+TEST(GridLoader, TheRunCountIsBoundedBeforeExpansion) {
+  std::string values, seeds;
+  for (int i = 0; i < 2000; ++i) absl::StrAppend(&values, i ? ", " : "", "\"", i + 1, "\"");
+  for (int i = 0; i < 100000; ++i) absl::StrAppend(&seeds, i ? ", " : "", i);
+  absl::Status big = Expand(absl::StrCat(R"pb(base_spec: "base.pbtxt" axis { field: "model.d_model" values: [)pb",
+                                         values, "] } axis { field: \"train.steps\" values: [", values, "] }"))
+                         .status();
+  EXPECT_THAT(std::string(big.message()),
+              HasSubstr("the grid expands to 4000000 runs (model.d_model: 2000 x train.steps: 2000), "
+                        "more than max_runs 10000"));
+  absl::Status many_seeds = Expand(absl::StrCat(R"pb(base_spec: "base.pbtxt" seeds: [)pb", seeds, "]")).status();
+  EXPECT_THAT(std::string(many_seeds.message()), HasSubstr("100000 runs (seeds: 100000)"));
+  // Raised on purpose, the bound lets the grid through (3 seeds, 2 allowed: not).
+  EXPECT_FALSE(Expand(R"pb(base_spec: "base.pbtxt" seeds: [1, 2, 3] max_runs: 2)pb").ok());
+  EXPECT_TRUE(Expand(R"pb(base_spec: "base.pbtxt" seeds: [1, 2, 3] max_runs: 3)pb").ok());
+  EXPECT_THAT(std::string(Expand(R"pb(base_spec: "base.pbtxt" max_runs: 0)pb").status().message()),
+              HasSubstr("max_runs: 0 must be at least 1"));
+}
+
+TEST(GridLoader, TwoAxesMayNotShareALabel) {
+  absl::Status s = Expand(R"pb(base_spec: "base.pbtxt"
+                               axis { field: "model.d_model" values: ["16", "32"] label: "x" }
+                               axis { field: "train.steps" values: ["2", "3"] label: "x" })pb")
+                       .status();
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("axes model.d_model and train.steps have the same label 'x'"));
+  // An explicit label equal to another axis's default name clashes too.
+  EXPECT_FALSE(Expand(R"pb(base_spec: "base.pbtxt"
+                           axis { field: "model.d_model" values: ["16"] }
+                           axis { field: "model.attention.layout" values: ["mha"] label: "d_model" })pb")
+                   .ok());
 }
 
 TEST(GridLoader, InlineBaseAndDefaultSeed) {
