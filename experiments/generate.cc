@@ -17,9 +17,13 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "experiments/cli/command_line.h"
 #include "framework/model/decoding.h"
 #include "framework/model/model.h"
@@ -54,6 +58,17 @@ constexpr char kUsage[] =
 constexpr const char* kDecodingFlags[] = {"method",    "max_new_tokens", "temperature", "top_k",
                                           "beam_size", "length_penalty", "seed"};
 
+// "--method 'frob' is not a decoding method; use greedy, sample or beam".
+absl::Status UnknownMethod(const std::string& typed) {
+  const google::protobuf::EnumDescriptor* methods = tvlab::DecodingSpec::Method_descriptor();
+  std::vector<std::string> names;
+  for (int i = 0; i < methods->value_count(); ++i) names.push_back(absl::AsciiStrToLower(methods->value(i)->name()));
+  const std::string last = names.back();
+  names.pop_back();
+  return absl::InvalidArgumentError(absl::StrCat("--method '", typed, "' is not a decoding method; use ",
+                                                 absl::StrJoin(names, ", "), " or ", last));
+}
+
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
   return 2;
@@ -79,6 +94,10 @@ int main(int argc, char** argv) {
     std::string v = line.values.at(field).back();
     if (std::string(field) == "method") {
       for (char& c : v) c = static_cast<char>(std::toupper(c));
+      if (tvlab::DecodingSpec::Method_descriptor()->FindValueByName(v) == nullptr) {
+        tvlab::PrintUsageError(std::cerr, UnknownMethod(line.values.at(field).back()), kUsage);
+        return 2;
+      }
     }
     sets.emplace_back(field, v);
   }
