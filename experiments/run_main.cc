@@ -77,6 +77,10 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
   // A Hugging Face directory becomes tvlab weights first (experiments/hf/hf_import.h).
   const std::string imported = (std::filesystem::temp_directory_path() /
                                 ("tvlab_init_from_hf_" + std::to_string(getpid()) + ".safetensors")).string();
+  if (absl::Status directory = CheckInitFromDirectory(options.init_from); !directory.ok()) {
+    std::cerr << who << "error: --init_from " << directory.message() << "\n";
+    return 2;
+  }
   if (IsHuggingFaceDirectory(options.init_from)) {
     absl::Status written = WriteImportedWeights(spec->model(), options.init_from, imported);
     if (!written.ok()) {

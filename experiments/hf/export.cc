@@ -10,6 +10,7 @@
 // its ids are the model's). The run directory is only read. Exit codes: 0 ok, 2 bad input or a model with no HF equivalent.
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -27,10 +28,12 @@
 ABSL_FLAG(std::string, run_dir, "", "DIR: the finished run to export (required)");
 ABSL_FLAG(std::string, format, "", "hf: a Hugging Face transformers directory (required)");
 ABSL_FLAG(std::string, out, "", "OUT: the directory to write (created if missing; required)");
+ABSL_FLAG(bool, overwrite, false, "write into OUT even if it is not empty (replacing its config.json, ...)");
 
 namespace {
 
-constexpr char kUsage[] = "usage: bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT\n";
+constexpr char kUsage[] =
+    "usage: bazel run //experiments/hf:export -- --run_dir DIR --format hf --out OUT [--overwrite]\n";
 
 int Fail(const std::string& message) {
   std::cerr << "error: " << message << "\n";
@@ -50,6 +53,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (format != "hf") return Fail(absl::StrCat("--format '", format, "' is not known; the one format is 'hf'"));
+  // A user's directory is not replaced by accident: config.json and the
+  // weights of an earlier export (or of another model) would be lost.
+  std::error_code error;
+  if (std::filesystem::exists(out, error) && !absl::GetFlag(FLAGS_overwrite)) {
+    if (!std::filesystem::is_directory(out, error))
+      return Fail(absl::StrCat("--out ", out, " exists and is not a directory; choose another --out"));
+    if (!std::filesystem::is_empty(out, error)) {
+      return Fail(absl::StrCat("--out ", out, " is not empty; export writes config.json, model.safetensors and "
+                               "the tokenizer files there, replacing any that exist: choose an empty or new "
+                               "directory, or pass --overwrite"));
+    }
+  }
   auto spec = tvlab::LoadExperiment(run_dir + "/spec.resolved.pbtxt", {});
   if (!spec.ok()) return Fail(std::string(spec.status().message()));
   if (absl::Status applied = tvlab::ApplyRuntime(spec->runtime()); !applied.ok())

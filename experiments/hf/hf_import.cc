@@ -53,6 +53,17 @@ std::string Show(const Value& v) {
   return s;
 }
 
+const char* KindName(const Value& v) {
+  switch (v.kind_case()) {
+    case Value::kNumberValue: return "number";
+    case Value::kStringValue: return "string";
+    case Value::kBoolValue: return "boolean";
+    case Value::kListValue: return "list";
+    case Value::kStructValue: return "object";
+    default: return "null";
+  }
+}
+
 bool Same(const Value& a, const Value& b) {
   if (a.kind_case() == Value::kNumberValue && b.kind_case() == Value::kNumberValue)
     return std::abs(a.number_value() - b.number_value()) <= 1e-6 * std::max(1.0, std::abs(b.number_value()));
@@ -143,6 +154,12 @@ absl::Status CheckConfig(const std::string& hf_dir, const Struct& config, const 
     if (key.null_is_times_hidden > 0 && theirs.kind_case() == Value::kNullValue)
       theirs.set_number_value(static_cast<double>(key.null_is_times_hidden) * d_model);
     const Value& mine = ours.fields().at(key.key);
+    if (theirs.kind_case() != mine.kind_case() && theirs.kind_case() != Value::kNullValue) {
+      return absl::FailedPreconditionError(absl::StrCat(hf_dir, "/config.json: ", key.key, " is ", Show(theirs),
+                                                        ", a ", KindName(theirs), " where a ", KindName(mine),
+                                                        " is expected (the spec gives ", Show(mine),
+                                                        "); write it as a ", KindName(mine)));
+    }
     if (!Same(theirs, mine)) return mismatch(key, theirs, mine);
   }
   const auto rope_key = std::find_if(arch.config.begin(), arch.config.end(),
@@ -209,6 +226,20 @@ absl::StatusOr<const HfArchitecture*> ArchitectureOf(const std::string& hf_dir, 
       " one for ", second.spec_words));
 }
 
+// config.json's `architectures` (when present) must name the class the
+// import reads: a BertModel directory with model_type "llama" is refused.
+absl::Status CheckArchitectures(const std::string& hf_dir, const Struct& config, const HfArchitecture& arch) {
+  if (!config.fields().count("architectures")) return absl::OkStatus();
+  const Value& listed = config.fields().at("architectures");
+  std::vector<std::string> names;
+  if (listed.kind_case() == Value::kListValue)
+    for (const Value& v : listed.list_value().values()) names.push_back(v.string_value());
+  if (std::find(names.begin(), names.end(), arch.class_name) != names.end()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      hf_dir, "/config.json: architectures is ", Show(listed), ", but this spec imports a ", arch.class_name,
+      " (model_type '", arch.model_type, "'); --init_from takes a causal language model of that class"));
+}
+
 const HfTensor* TensorOf(const HfArchitecture& arch, const std::string& tvlab) {
   for (const std::vector<HfTensor>* list : {&arch.first, &arch.last})
     for (const HfTensor& t : *list)
@@ -236,11 +267,24 @@ bool IsHuggingFaceDirectory(const std::string& path) {
   return std::filesystem::is_directory(path) && std::filesystem::exists(path + "/config.json");
 }
 
+absl::Status CheckInitFromDirectory(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(path, error) || fs::exists(path + "/config.json", error)) return absl::OkStatus();
+  for (const char* tvlab : {"spec.resolved.pbtxt", "state.json", "checkpoints"})
+    if (fs::exists(path + "/" + tvlab, error)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, " is neither a Hugging Face directory (it has no config.json) nor a tvlab run or checkpoint "
+      "directory (no spec.resolved.pbtxt, state.json or checkpoints/): for an HF model add its config.json; "
+      "for tvlab weights name the .safetensors file itself"));
+}
+
 absl::StatusOr<TensorMap> FromHuggingFace(const ModelSpec& m, const std::string& hf_dir) {
   TVLAB_ASSIGN_OR_RETURN(Struct config, ReadJson(hf_dir + "/config.json"));
   TVLAB_ASSIGN_OR_RETURN(TensorMap tensors, ReadSafetensors(hf_dir + "/model.safetensors"));
   HfTensors hf(hf_dir, std::move(tensors));
   TVLAB_ASSIGN_OR_RETURN(const HfArchitecture* arch, ArchitectureOf(hf_dir, config, m));
+  TVLAB_RETURN_IF_ERROR(CheckArchitectures(hf_dir, config, *arch));
   // Tied embeddings: the head is the embedding.
   const std::string embedding = TensorOf(*arch, "embedding")->hf + ".weight";
   const std::string head = TensorOf(*arch, "head")->hf + ".weight";

@@ -23,6 +23,13 @@ namespace tvlab {
 // A directory with a config.json: what --init_from treats as an HF model.
 bool IsHuggingFaceDirectory(const std::string& path);
 
+// --init_from DIR: OK unless DIR is a directory that is neither a Hugging
+// Face directory (config.json) nor a tvlab run or checkpoint directory
+// (spec.resolved.pbtxt, state.json or checkpoints/). A directory with only a
+// model.safetensors, e.g. an HF download that lost its config.json, would
+// otherwise be read as tvlab weights and fail on tensor names.
+absl::Status CheckInitFromDirectory(const std::string& path);
+
 absl::StatusOr<std::map<std::string, Tensor>> FromHuggingFace(const ModelSpec& model,
                                                              const std::string& hf_dir);
 
