@@ -64,6 +64,43 @@ TEST(Resume, KilledAndResumedRunEqualsUninterruptedRunBitForBit) {
   EXPECT_NE(again.output.find("nothing to resume"), std::string::npos) << again.output;
 }
 
+// --resume trusted state.json and the run's spec: next_step -5 exited 0 with
+// "diverged at step -4", 2000000000 exited 0 at once with a 0 loss, 0
+// retrained on trained weights, and train.steps lowered below the checkpoint
+// exited 0 recording the later weights as the shorter run. Each is refused,
+// naming the file, and the untouched run still resumes exactly.
+TEST(Resume, AnEditedStateOrAShortenedSpecIsRefusedAndTheRunStillResumes) {
+  std::string run = TempDir() + "/tampered";
+  ASSERT_EQ(RunProgram("tests/run_with_crash_hook", SpecFile() + " --output_dir " + run + " --crash_after_step 24")
+                .exit_code,
+            137);
+  const std::string state = run + "/checkpoints/step_0000020/state.json", spec = run + "/spec.resolved.pbtxt";
+  const std::string good_state = ReadFile(state), good_spec = ReadFile(spec);
+  auto with = [](std::string text, const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+  };
+  for (const char* next_step : {"-5", "0", "2000000000", "10"}) {
+    std::ofstream(state, std::ios::trunc) << with(good_state, "\"next_step\": 20", std::string("\"next_step\": ") + next_step);
+    RunResult r = RunBinary("--resume " + run);
+    EXPECT_EQ(r.exit_code, 1) << next_step << ": " << r.output;
+    EXPECT_NE(r.output.find(state + ": next_step is " + next_step + ", but the checkpoint is step_0000020"),
+              std::string::npos)
+        << r.output;
+  }
+  std::ofstream(state, std::ios::trunc) << good_state;
+  std::ofstream(spec, std::ios::trunc) << with(good_spec, "steps: 40", "steps: 15");
+  RunResult shortened = RunBinary("--resume " + run);
+  EXPECT_EQ(shortened.exit_code, 1) << shortened.output;
+  EXPECT_NE(shortened.output.find("step_0000020 is at step 20, beyond train.steps 15 of the spec"), std::string::npos)
+      << shortened.output;
+  std::ofstream(spec, std::ios::trunc) << good_spec;
+  RunResult resumed = RunBinary("--resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("at step 20"), std::string::npos) << resumed.output;
+}
+
 // Each optimizer plugin's state goes through the checkpoint: killed after
 // step 24 and resumed from step 20, the run equals the uninterrupted one bit
 // for bit (adamw, the default, above).

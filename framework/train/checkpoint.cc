@@ -4,6 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
@@ -33,6 +35,21 @@ std::string ReadText(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// state.json's next_step must be the step its directory is named for
+// (SaveCheckpoint writes both): an edited or damaged next_step (-5, 0,
+// 2000000000) would otherwise retrain on trained weights or skip training.
+absl::Status CheckNextStep(const TrainState& state, const std::string& checkpoint_dir,
+                           const std::string& state_path) {
+  const std::string name = std::filesystem::path(checkpoint_dir).filename().string();
+  int64_t step = -1;
+  const bool named = absl::StartsWith(name, "step_") && absl::SimpleAtoi(name.substr(5), &step);
+  if (state.next_step() >= 1 && (!named || state.next_step() == step)) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      state_path, ": next_step is ", state.next_step(), ", but ",
+      named ? absl::StrCat("the checkpoint is ", name, " (next_step ", step, ")") : std::string("it must be >= 1"),
+      "; the file was edited or damaged: restore next_step, or resume from another checkpoint (checkpoints/latest)"));
 }
 
 }  // namespace
@@ -84,6 +101,7 @@ absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
     return absl::DataLossError(absl::StrCat(state_path, " is missing: incomplete checkpoint"));
   if (!google::protobuf::util::JsonStringToMessage(ReadText(state_path), &state).ok())
     return absl::DataLossError(absl::StrCat(state_path, " does not parse"));
+  TVLAB_RETURN_IF_ERROR(CheckNextStep(state, checkpoint_dir, state_path));
   // Read and check both files before modifying anything, so a corrupt
   // optimizer file cannot leave the model half-loaded.
   const std::string model_path = checkpoint_dir + "/model.safetensors";

@@ -114,6 +114,14 @@ absl::Status ExperimentRun::BuildModelAndOptimizer() {
 absl::Status ExperimentRun::RestoreCheckpoint(std::string* checkpoint) {
   TVLAB_ASSIGN_OR_RETURN(*checkpoint, LatestCheckpoint(run_dir_));
   TVLAB_ASSIGN_OR_RETURN(state_, LoadCheckpoint(*checkpoint, params_, optimizer_.get()));
+  // A spec whose train.steps was lowered below the checkpoint would end at
+  // once and record the later step's weights as a shorter run.
+  if (state_.next_step() > spec_.train().steps()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        *checkpoint, " is at step ", state_.next_step(), ", beyond train.steps ", spec_.train().steps(),
+        " of the spec: resume with train.steps of at least ", state_.next_step(),
+        " (the run's spec.resolved.pbtxt), or start a new run"));
+  }
   return absl::OkStatus();
 }
 
