@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace tvlab {
 
@@ -22,9 +23,16 @@ struct CommandResult {
 // no directory of $PATH holds an executable of that name.
 std::string FindOnPath(const std::string& program);
 
-// Runs argv[0] (an absolute path) with argv, stdin from /dev/null. An error
-// only when the process could not be started; a non-zero exit is a result.
-absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv);
+// How long a Slurm command may take by default (--slurm_command_timeout):
+// sbatch, squeue and scontrol answer in seconds unless the controller is stuck.
+inline constexpr absl::Duration kExternalCommandTimeout = absl::Seconds(60);
+
+// Runs argv[0] (an absolute path) with argv, stdin from /dev/null, in its own
+// process group. An error when the process could not be started, or
+// DeadlineExceeded when it did not end within `timeout` (it and its children
+// are then killed); a non-zero exit is a result.
+absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
+                                         absl::Duration timeout = kExternalCommandTimeout);
 
 // "a b 'c d'": argv as a shell would need it typed, for messages and logs.
 std::string ShellQuoted(const std::vector<std::string>& argv);

@@ -17,6 +17,10 @@ ABSL_FLAG(std::string, slurm_extra, "",
           "\"OPTS\": --launcher slurm: more sbatch options, split at spaces, e.g. "
           "--slurm_extra=\"--account=lab --qos=short\"");
 
+ABSL_FLAG(double, slurm_command_timeout, 60,
+          "SECONDS: --launcher slurm: how long sbatch, squeue, scontrol or scancel may take before the grid "
+          "kills it and stops with an error (a stuck controller)");
+
 namespace tvlab {
 namespace {
 
@@ -30,6 +34,12 @@ absl::StatusOr<LauncherFactory> ReadSlurmFlags(const CommandLine& line) {
   options.time = absl::GetFlag(FLAGS_slurm_time);
   options.cpus_per_task = absl::GetFlag(FLAGS_slurm_cpus_per_task);
   options.extra = absl::StrSplit(absl::GetFlag(FLAGS_slurm_extra), ' ', absl::SkipWhitespace());
+  const double timeout = absl::GetFlag(FLAGS_slurm_command_timeout);
+  if (!(timeout > 0) || timeout > 86400) {
+    return absl::InvalidArgumentError(absl::StrCat("--slurm_command_timeout: ", timeout,
+                                                   " is not a number of seconds in (0, 86400]; e.g. 60"));
+  }
+  options.command_timeout = absl::Seconds(timeout);
   TVLAB_RETURN_IF_ERROR(CheckSlurmOptions(options));
   return LauncherFactory([options](const LauncherContext& context) { return NewSlurmLauncher(options, context); });
 }
@@ -37,9 +47,10 @@ absl::StatusOr<LauncherFactory> ReadSlurmFlags(const CommandLine& line) {
 LauncherKind SlurmKind() {
   LauncherKind kind;
   kind.name = "slurm";
-  kind.flags = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task", "--slurm_extra"};
+  kind.flags = {"--slurm_partition", "--slurm_time", "--slurm_cpus_per_task", "--slurm_extra",
+                "--slurm_command_timeout"};
   kind.synopsis = {"[--slurm_partition P]", "[--slurm_time T]", "[--slurm_cpus_per_task K]",
-                   "[--slurm_extra \"OPTS\"]"};
+                   "[--slurm_extra \"OPTS\"]", "[--slurm_command_timeout SECONDS]"};
   kind.summary = "the grid as a Slurm job array";
   kind.read_flags = ReadSlurmFlags;
   kind.check_none_in_flight = CheckNoSlurmJobsQueued;

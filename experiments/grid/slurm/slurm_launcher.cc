@@ -198,13 +198,20 @@ class SlurmLauncher : public Launcher {
     std::vector<std::string> test = array;
     test.insert(test.begin() + 1, "--test-only");
     test.insert(test.end(), {tasks.dir + "/grid.sbatch", "cell"});
-    TVLAB_ASSIGN_OR_RETURN(CommandResult tried, RunCommand(test));
+    TVLAB_ASSIGN_OR_RETURN(CommandResult tried, RunCommand(test, options_.command_timeout));
     if (tried.exit_code != 0) return Refused("the job array", test, tried, options_);
     array.insert(array.begin() + 1, "--hold");
     array.insert(array.end(), {tasks.dir + "/grid.sbatch", "cell"});
-    TVLAB_ASSIGN_OR_RETURN(CommandResult submitted, RunCommand(array));
-    if (submitted.exit_code != 0) return Refused("the job array", array, submitted, options_);
-    return ParseJobId(submitted);
+    absl::StatusOr<CommandResult> submitted = RunCommand(array, options_.command_timeout);
+    if (!submitted.ok() && absl::IsDeadlineExceeded(submitted.status())) {
+      return absl::Status(submitted.status().code(),
+                          absl::StrCat(submitted.status().message(), "; the held array may have been queued "
+                                       "all the same: look for it (squeue -n tvlab-", grid.name,
+                                       ") and scancel it before running the grid again"));
+    }
+    if (!submitted.ok()) return submitted.status();
+    if (submitted->exit_code != 0) return Refused("the job array", array, *submitted, options_);
+    return ParseJobId(*submitted);
   }
 
   // The report job: after every task has ended, however it ended. On a
@@ -218,7 +225,7 @@ class SlurmLauncher : public Launcher {
                                  absl::StrCat("--job-name=tvlab-", grid.name, "-report"),
                                  absl::StrCat("--output=", tasks.dir, "/logs/report_%j.out"),
                                  tasks.dir + "/grid.sbatch", "report"});
-    absl::StatusOr<CommandResult> reported = RunCommand(report);
+    absl::StatusOr<CommandResult> reported = RunCommand(report, options_.command_timeout);
     absl::StatusOr<std::string> report_id =
         !reported.ok() ? reported.status()
         : reported->exit_code != 0 ? Refused("the report job", report, *reported, options_)
@@ -233,7 +240,7 @@ class SlurmLauncher : public Launcher {
   absl::Status Release(const std::string& array_id, const std::string& report_id) {
     const std::string scontrol = FindOnPath("scontrol");
     std::vector<std::string> release = {scontrol.empty() ? "scontrol" : scontrol, "release", array_id};
-    absl::StatusOr<CommandResult> released = RunCommand(release);
+    absl::StatusOr<CommandResult> released = RunCommand(release, options_.command_timeout);
     if (!released.ok() || released->exit_code != 0) {
       Cancel({array_id, report_id});
       return absl::InternalError(absl::StrCat("could not release the held array ", array_id, " (",
@@ -278,7 +285,7 @@ class SlurmLauncher : public Launcher {
   absl::Status CheckStartable(const std::string& array_id, const std::string& report_id) {
     const std::string squeue = FindOnPath("squeue");
     if (squeue.empty()) return absl::OkStatus();
-    absl::StatusOr<CommandResult> q = RunCommand({squeue, "-h", "-o", "%r", "-j", array_id});
+    absl::StatusOr<CommandResult> q = RunCommand({squeue, "-h", "-o", "%r", "-j", array_id}, options_.command_timeout);
     if (!q.ok() || q->exit_code != 0) return absl::OkStatus();
     for (const char* reason : kNeverStarts) {
       if (!absl::StrContains(q->out, reason)) continue;
@@ -299,7 +306,7 @@ class SlurmLauncher : public Launcher {
     }
     std::vector<std::string> argv = {scancel};
     argv.insert(argv.end(), ids.begin(), ids.end());
-    absl::StatusOr<CommandResult> r = RunCommand(argv);
+    absl::StatusOr<CommandResult> r = RunCommand(argv, options_.command_timeout);
     if (!r.ok() || r->exit_code != 0)
       *context_.progress << "warning: " << ShellQuoted(argv) << " failed: "
                          << (r.ok() ? Said(*r) : std::string(r.status().message())) << "\n";
@@ -320,6 +327,10 @@ absl::Status CheckNoSlurmJobsQueued(const std::string& output_dir) {
   const std::string squeue = FindOnPath("squeue");
   if (ids.empty() || squeue.empty()) return absl::OkStatus();
   absl::StatusOr<CommandResult> q = RunCommand({squeue, "-h", "-o", "%i %T", "-j", absl::StrJoin(ids, ",")});
+  // A stuck squeue is not "none queued": starting would risk training twice.
+  if (!q.ok() && absl::IsDeadlineExceeded(q.status()))
+    return absl::Status(q.status().code(), absl::StrCat("cannot tell whether an earlier submission of this grid "
+                                                        "is still queued: ", q.status().message()));
   // squeue exits 1 for ids it no longer knows: those jobs are long gone.
   if (!q.ok() || q->exit_code != 0 || absl::StripAsciiWhitespace(q->out).empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(

@@ -28,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "experiments/grid/launcher.h"
+#include "experiments/grid/slurm/external_command.h"
 
 namespace tvlab {
 
@@ -37,6 +38,9 @@ struct SlurmOptions {
   std::string time;                // --slurm_time, per array task; empty: the partition's default
   int cpus_per_task = 0;           // --slurm_cpus_per_task; 0: the runs' largest runtime.threads
   std::vector<std::string> extra;  // --slurm_extra, split at spaces: more sbatch options
+  // --slurm_command_timeout: how long sbatch, squeue, scontrol or scancel
+  // may take before it is killed and the grid stops with an error.
+  absl::Duration command_timeout = kExternalCommandTimeout;
 };
 
 // REQUIRES: CheckSlurmOptions(options) is OK.

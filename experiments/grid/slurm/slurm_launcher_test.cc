@@ -51,6 +51,7 @@ class SlurmLauncherTest : public ::testing::Test {
     // sbatch: job ids 41, 42, ... from a counter file; FAIL_REPORT refuses
     // the report job as a cluster would.
     WriteScript(dir_ + "/bin/sbatch",
+                "[ -n \"$STUCK\" ] && case \"$*\" in *--hold*) sleep 30;; esac\n"
                 "case \"$*\" in *--test-only*) echo 'sbatch: Job 40 to start at now' >&2; exit 0;; esac\n"
                 "case \"$*\" in *' report') [ -n \"$FAIL_REPORT\" ] && { echo 'sbatch: error: Batch job "
                 "submission failed: Job dependency problem' >&2; exit 1; };; esac\n"
@@ -64,6 +65,7 @@ class SlurmLauncherTest : public ::testing::Test {
                 "echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1\n");
     unsetenv("FAIL_REPORT");
     unsetenv("QUEUED");
+    unsetenv("STUCK");
 
     grid_.name = "g";
     grid_.output_dir = dir_ + "/out";
@@ -160,6 +162,19 @@ TEST_F(SlurmLauncherTest, RefusedReportJobCancelsTheHeldArray) {
   EXPECT_FALSE(fs::exists(grid_.output_dir + "/slurm/jobs.txt"));
 }
 
+// A stuck controller: the launcher waited on sbatch forever.
+TEST_F(SlurmLauncherTest, AStuckSbatchIsKilledAtTheDeadline) {
+  setenv("STUCK", "1", 1);
+  SlurmOptions slurm;
+  slurm.command_timeout = absl::Milliseconds(500);
+  auto outcome = Launch(slurm);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(outcome.status())) << outcome.status();
+  EXPECT_THAT(outcome.status().message(), HasSubstr("did not finish within 500ms and was killed"));
+  EXPECT_THAT(outcome.status().message(), HasSubstr("squeue -n tvlab-g"));
+  EXPECT_FALSE(fs::exists(grid_.output_dir + "/slurm/jobs.txt"));
+}
+
 TEST_F(SlurmLauncherTest, QueuedSubmissionIsFoundFromJobsTxt) {
   EXPECT_TRUE(CheckNoSlurmJobsQueued(grid_.output_dir).ok());  // no jobs.txt: no squeue call
   EXPECT_FALSE(fs::exists(calls_));
@@ -215,8 +230,9 @@ TEST(Launchers, BothRegisteredAndUnknownNamesListed) {
   auto unknown = ReadLauncherFlags("pbs", none);
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.status().message(), HasSubstr("no launcher named 'pbs'; launchers: local, slurm"));
-  EXPECT_EQ(AllLauncherFlags(), (std::vector<std::string>{"--jobs", "--slurm_cpus_per_task", "--slurm_extra",
-                                                          "--slurm_partition", "--slurm_time"}));
+  EXPECT_EQ(AllLauncherFlags(),
+            (std::vector<std::string>{"--jobs", "--slurm_command_timeout", "--slurm_cpus_per_task", "--slurm_extra",
+                                      "--slurm_partition", "--slurm_time"}));
 }
 
 // A launcher's own flag with another launcher names the launcher it is for;
@@ -247,6 +263,21 @@ TEST(ExternalCommand, CapturesBothStreamsAndTheExitCode) {
   EXPECT_EQ(r->err, "err\n");
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_EQ(ShellQuoted({"a", "b c", "it's"}), "a 'b c' 'it'\\''s'");
+}
+
+// The deadline holds when the command ignores it, closes its output and
+// waits, or leaves a child holding the pipes: all are killed, as a group.
+TEST(ExternalCommand, ADeadlineKillsTheCommandAndItsChildren) {
+  for (const char* script : {"sleep 30", "exec >&- 2>&-; sleep 30", "sleep 30 & wait"}) {
+    const absl::Time start = absl::Now();
+    auto r = RunCommand({"/bin/sh", "-c", script}, absl::Milliseconds(300));
+    ASSERT_FALSE(r.ok()) << script;
+    EXPECT_TRUE(absl::IsDeadlineExceeded(r.status())) << script << ": " << r.status();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(20)) << script;  // not the 30 s of sleep
+  }
+  auto quick = RunCommand({"/bin/sh", "-c", "echo fine"}, absl::Seconds(20));
+  ASSERT_TRUE(quick.ok()) << quick.status();
+  EXPECT_EQ(quick->out, "fine\n");
 }
 
 }  // namespace
