@@ -1,50 +1,69 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target for the safetensors reader with clang
-# (-fsanitize=fuzzer,address,undefined; UB is fatal), replays the checked-in
-# seed corpus, then fuzzes for a bounded time.
+# Builds the libFuzzer targets with clang (-fsanitize=fuzzer,address,undefined;
+# UB is fatal), replays each one's checked-in seed corpus, then fuzzes each
+# for a bounded time:
+#   safetensors_fuzzer  the safetensors reader (framework/train/fuzz/)
+#   grid_spec_fuzzer    the grid spec: text format, size bound, axis
+#                       expansion (experiments/grid/fuzz/)
 #
-#   tools/fuzz.sh                 # corpus + 60 s of fuzzing
+#   tools/fuzz.sh                 # corpora + 60 s of fuzzing, split between the targets
 #   FUZZ_SECONDS=600 tools/fuzz.sh
-#   FUZZ_SECONDS=0 tools/fuzz.sh  # corpus only
+#   FUZZ_SECONDS=0 tools/fuzz.sh  # corpora only
 #
 # Exit status: 0 when nothing crashed; non-zero otherwise, with the
 # reproducer left in $FUZZ_DIR/crashes/ (default bazel-fuzz/, git-ignored).
-# Replay one with: $FUZZ_DIR/safetensors_fuzzer <file>. A fixed crash
-# belongs in framework/train/fuzz/corpus/ as a regression file.
+# Replay one with: $FUZZ_DIR/<target> <file>. A fixed crash belongs in the
+# target's corpus/ as a regression file.
 #
 # Why not Bazel: the auto-configured C++ toolchain is gcc, and switching it to
 # clang for one target reconfigures the whole workspace (a full rebuild each
-# way); the fuzzer needs only three source files.
+# way); each fuzzer needs only a few source files (and protoc's output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_DIR=${FUZZ_DIR:-bazel-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 CXX=${FUZZ_CXX:-clang++}
-CORPUS=framework/train/fuzz/corpus
-mkdir -p "$FUZZ_DIR/crashes" "$FUZZ_DIR/work"
+mkdir -p "$FUZZ_DIR/crashes" "$FUZZ_DIR/gen"
 
 command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (apt-get install clang)" >&2; exit 2; }
 
 libs=$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format protobuf)
+cxxflags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -I"$FUZZ_DIR/gen"
+          -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+
 echo "building $FUZZ_DIR/safetensors_fuzzer"
 # shellcheck disable=SC2086
-"$CXX" -std=c++17 -O1 -g -fno-omit-frame-pointer -I. \
-  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+"$CXX" "${cxxflags[@]}" \
   framework/train/fuzz/safetensors_fuzzer.cc framework/train/safetensors_parse.cc \
   framework/tensor/tensor.cc framework/tensor/device_memory.cc \
   -o "$FUZZ_DIR/safetensors_fuzzer" $libs
 
+echo "building $FUZZ_DIR/grid_spec_fuzzer"
+protoc --cpp_out="$FUZZ_DIR/gen" framework/schema/experiment.proto framework/schema/grid.proto
+# shellcheck disable=SC2086
+"$CXX" "${cxxflags[@]}" \
+  experiments/grid/fuzz/grid_spec_fuzzer.cc experiments/grid/expand/grid_axes.cc \
+  "$FUZZ_DIR/gen/framework/schema/experiment.pb.cc" "$FUZZ_DIR/gen/framework/schema/grid.pb.cc" \
+  -o "$FUZZ_DIR/grid_spec_fuzzer" $libs
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 flags=(-artifact_prefix="$FUZZ_DIR/crashes/" -timeout=10 -rss_limit_mb=2048 -max_len=65536)
+seconds_each=$((FUZZ_SECONDS / 2))
 
-echo "replaying $(ls "$CORPUS" | wc -l) seed files from $CORPUS"
-"$FUZZ_DIR/safetensors_fuzzer" "${flags[@]}" "$CORPUS"/*
-
-if [ "$FUZZ_SECONDS" -gt 0 ]; then
-  echo "fuzzing for $FUZZ_SECONDS s (new inputs in $FUZZ_DIR/work)"
-  "$FUZZ_DIR/safetensors_fuzzer" "${flags[@]}" -max_total_time="$FUZZ_SECONDS" \
-    -dict=framework/train/fuzz/safetensors.dict "$FUZZ_DIR/work" "$CORPUS"
-fi
+fuzz() {  # TARGET CORPUS [DICT]
+  local target="$1" corpus="$2" dict=()
+  [ -n "${3:-}" ] && dict=(-dict="$3")
+  echo "$target: replaying $(ls "$corpus" | wc -l) seed files from $corpus"
+  "$FUZZ_DIR/$target" "${flags[@]}" "$corpus"/*
+  if [ "$seconds_each" -gt 0 ]; then
+    echo "$target: fuzzing for $seconds_each s (new inputs in $FUZZ_DIR/work_$target)"
+    mkdir -p "$FUZZ_DIR/work_$target"
+    "$FUZZ_DIR/$target" "${flags[@]}" -max_total_time="$seconds_each" "${dict[@]}" \
+      "$FUZZ_DIR/work_$target" "$corpus"
+  fi
+}
+fuzz safetensors_fuzzer framework/train/fuzz/corpus framework/train/fuzz/safetensors.dict
+fuzz grid_spec_fuzzer experiments/grid/fuzz/corpus experiments/grid/fuzz/grid_spec.dict
 echo "fuzz.sh: no crash"

@@ -22,7 +22,7 @@
 #              emulator's tests (tag emulated: the main leg has them);
 #              only where /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1
 #              skips it
-#   fuzz       tools/fuzz.sh: the safetensors corpus, then TVLAB_FUZZ_SECONDS
+#   fuzz       tools/fuzz.sh: the safetensors and grid spec corpora, then TVLAB_FUZZ_SECONDS
 #              (default 60) of libFuzzer (one case)
 #   main       bazel test //...
 #   plugin_copy tools/plugin_copy_check.sh: a plugin folder copied under a

@@ -1,0 +1,62 @@
+// Replays the grid spec fuzzer's seed corpus with the normal toolchain on
+// every test run (tools/fuzz.sh builds the libFuzzer binary with clang), and
+// checks what the seeds stand for: the valid ones expand, the broken ones are
+// refused by the check they were written for.
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "experiments/grid/expand/grid_axes.h"
+#include "google/protobuf/text_format.h"
+#include "gtest/gtest.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace tvlab {
+namespace {
+
+const std::string kCorpus = "experiments/grid/fuzz/corpus";
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(GridSpecCorpus, EverySeedRunsThroughTheFuzzTarget) {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
+    const std::string text = Read(entry.path().string());
+    EXPECT_EQ(LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0)
+        << entry.path();
+    ++n;
+  }
+  EXPECT_GE(n, 8);
+}
+
+absl::Status Expand(const std::string& seed, ExpandedGrid* grid) {
+  GridSpec spec;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(Read(kCorpus + "/" + seed), &spec)) << seed;
+  absl::Status size = CheckGridSize(spec);
+  return size.ok() ? AxisCells(spec, grid) : size;
+}
+
+TEST(GridSpecCorpus, SeedsMeanWhatTheyAreNamedFor) {
+  ExpandedGrid two_axes, zip, other;
+  ASSERT_TRUE(Expand("two_axes", &two_axes).ok());
+  EXPECT_EQ(two_axes.cells.size(), 4u);
+  EXPECT_EQ(two_axes.baseline, 0);
+  ASSERT_TRUE(Expand("zip", &zip).ok());
+  EXPECT_EQ(zip.cells.size(), 2u);
+  EXPECT_EQ(zip.baseline, 1);
+  EXPECT_NE(std::string(Expand("same_label", &other).message()).find("the same label 'a'"), std::string::npos);
+  EXPECT_NE(std::string(Expand("duplicate_value", &other).message()).find("listed twice"), std::string::npos);
+  EXPECT_NE(std::string(Expand("max_runs", &other).message()).find("more than max_runs 2"), std::string::npos);
+  EXPECT_NE(std::string(Expand("empty_zip", &other).message()).find("has no axis"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tvlab
