@@ -5,8 +5,10 @@
 #   safetensors_fuzzer  the safetensors reader (framework/train/fuzz/)
 #   grid_spec_fuzzer    the grid spec: text format, size bound, axis
 #                       expansion (experiments/grid/fuzz/)
+#   hf_config_fuzzer    an HF directory's config.json as --init_from checks
+#                       it (experiments/hf/fuzz/)
 #
-#   tools/fuzz.sh                 # corpora + 60 s of fuzzing, split between the targets
+#   tools/fuzz.sh                 # corpora + 60 s of fuzzing, split evenly between the targets
 #   FUZZ_SECONDS=600 tools/fuzz.sh
 #   FUZZ_SECONDS=0 tools/fuzz.sh  # corpora only
 #
@@ -47,10 +49,17 @@ protoc --cpp_out="$FUZZ_DIR/gen" framework/schema/experiment.proto framework/sch
   "$FUZZ_DIR/gen/framework/schema/experiment.pb.cc" "$FUZZ_DIR/gen/framework/schema/grid.pb.cc" \
   -o "$FUZZ_DIR/grid_spec_fuzzer" $libs
 
+echo "building $FUZZ_DIR/hf_config_fuzzer"
+# shellcheck disable=SC2086
+"$CXX" "${cxxflags[@]}" \
+  experiments/hf/fuzz/hf_config_fuzzer.cc experiments/hf/hf_config_checks.cc \
+  "$FUZZ_DIR/gen/framework/schema/experiment.pb.cc" \
+  -o "$FUZZ_DIR/hf_config_fuzzer" $libs
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 flags=(-artifact_prefix="$FUZZ_DIR/crashes/" -timeout=10 -rss_limit_mb=2048 -max_len=65536)
-seconds_each=$((FUZZ_SECONDS / 2))
+seconds_each=$((FUZZ_SECONDS / 3))
 
 fuzz() {  # TARGET CORPUS [DICT]
   local target="$1" corpus="$2" dict=()
@@ -66,4 +75,5 @@ fuzz() {  # TARGET CORPUS [DICT]
 }
 fuzz safetensors_fuzzer framework/train/fuzz/corpus framework/train/fuzz/safetensors.dict
 fuzz grid_spec_fuzzer experiments/grid/fuzz/corpus experiments/grid/fuzz/grid_spec.dict
+fuzz hf_config_fuzzer experiments/hf/fuzz/corpus experiments/hf/fuzz/hf_config.dict
 echo "fuzz.sh: no crash"
