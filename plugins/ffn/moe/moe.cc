@@ -130,6 +130,11 @@ class MoeFfn : public Ffn {
     DeclareAuxiliaryStatistic("dropped_fraction");
   }
 
+  // A token uses k of the E routed experts (all of the same size).
+  int64_t NumInactiveParameters() const override {
+    return (num_experts_ - k_) * experts_[0]->NumParameters();
+  }
+
   // Slots per expert for N tokens: N when dropless (an expert gets each
   // token at most once), else ceil(capacity_factor * N * k / E) within [1, N].
   int64_t Capacity(int64_t n) const {

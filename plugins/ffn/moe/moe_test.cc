@@ -38,7 +38,9 @@ TEST(MoeFfn, CountsEveryExpert) {
   ModelDims dims = SmallDims();
   dims.bias = false;
   const int64_t expert = 3 * 8 * 6;  // SwiGLU: w_1, w_3 (6, 8), w_2 (8, 6)
-  EXPECT_EQ(Make(options, dims)->NumParameters(), 4 * 8 + (4 + 1) * expert);
+  auto moe = Make(options, dims);
+  EXPECT_EQ(moe->NumParameters(), 4 * 8 + (4 + 1) * expert);
+  EXPECT_EQ(moe->NumActiveParameters(), 4 * 8 + (2 + 1) * expert);  // top-2 of 4 + shared
 }
 
 TEST(MoeFfn, ValidationNamesTheOption) {
