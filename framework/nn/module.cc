@@ -46,6 +46,12 @@ int64_t Module::NumParameters() const {
   return n;
 }
 
+int64_t Module::NumInactiveParameters() const {
+  int64_t n = 0;
+  for (const auto& [name, child] : children_) n += child->NumInactiveParameters();
+  return n;
+}
+
 void Module::DeclareAuxiliaryLoss(const std::string& name, float coefficient) {
   for (const AuxiliaryDeclaration& d : auxiliary_) TVLAB_CHECK(d.name != name) << "duplicate auxiliary " << name;
   auxiliary_.push_back({name, true, coefficient});

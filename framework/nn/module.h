@@ -56,6 +56,12 @@ class Module {
   // Parameters of this module and its children, depth-first, with full names.
   std::vector<std::pair<std::string, Var>> NamedParameters() const;
   int64_t NumParameters() const;
+  // Parameters a token's forward does not use: a mixture of experts' routed
+  // experts a token is not sent to ((E - k) of E). 0 for a dense module;
+  // by default the sum over the children. Cost accounting (active
+  // parameters, training FLOPs per token) subtracts them.
+  virtual int64_t NumInactiveParameters() const;
+  int64_t NumActiveParameters() const { return NumParameters() - NumInactiveParameters(); }
 
   // The auxiliary losses and statistics this module and its children may
   // emit, depth-first, with full names: train_log.csv's extra columns.

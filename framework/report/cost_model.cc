@@ -38,8 +38,9 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
     c.parameters += count;
     (IsLookupParameter(name) ? c.lookup_parameters : c.dense_parameters) += count;
   }
+  c.active_parameters = c.parameters - in.inactive_parameters;
   const double keys_seen = MeanKeysSeen(in.seq_len, in.causal, in.window);
-  c.dense_flops_per_token = 6.0 * static_cast<double>(c.dense_parameters);
+  c.dense_flops_per_token = 6.0 * static_cast<double>(c.dense_parameters - in.inactive_parameters);
   c.attention_flops_per_token =
       12.0 * static_cast<double>(in.num_layers) * keys_seen * static_cast<double>(in.attention_width);
   c.train_flops_per_token = c.dense_flops_per_token + c.attention_flops_per_token;
@@ -69,6 +70,7 @@ absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const 
   in.causal = dims.causal;
   in.window = resolved.model().attention().window();
   in.kv_cache_bytes_per_token = model->KvCacheBytesPerToken(sizeof(float));
+  in.inactive_parameters = model->NumInactiveParameters();
   return EstimateTrainingCost(in);
 }
 

@@ -6,6 +6,10 @@
 //
 //   train FLOPs/token = 6 * N_dense + 12 * L * T_ctx * d_attn
 //
+// * A mixture of experts counts only the parameters a token uses: its k
+//   routed experts of E, the router and shared experts (N_dense excludes
+//   CostModelInputs::inactive_parameters), so FLOPs scale with k, not E.
+//
 // * N_dense: parameters used in a matrix product once per token, counted as
 //   every parameter except lookup tables (`embedding.*`, `position.*`: a row
 //   gather costs no multiply-adds). Biases and norm gains are included, as
@@ -43,13 +47,17 @@ struct CostModelInputs {
   bool causal = false;
   int64_t window = 0;  // model.attention.window: keys each query sees, 0 = all
   int64_t kv_cache_bytes_per_token = 0;
+  // Dense parameters a token does not use (Module::NumInactiveParameters:
+  // a mixture of experts' unchosen experts); left out of N_dense.
+  int64_t inactive_parameters = 0;
 };
 
 struct CostEstimate {
   int64_t parameters = 0;
   int64_t lookup_parameters = 0;
-  int64_t dense_parameters = 0;
-  double dense_flops_per_token = 0;      // 6 * N_dense
+  int64_t dense_parameters = 0;    // all of them, inactive ones included
+  int64_t active_parameters = 0;   // parameters - inactive_parameters
+  double dense_flops_per_token = 0;      // 6 * N_dense (active dense parameters only)
   double attention_flops_per_token = 0;  // 12 * L * T_ctx * d_attn
   double train_flops_per_token = 0;      // their sum
   int64_t kv_cache_bytes_per_token = 0;

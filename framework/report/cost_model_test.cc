@@ -32,6 +32,18 @@ TEST(CostModel, SixFlopsPerDenseParameterPlusAttention) {
 
 // A window W: causal query p sees min(p + 1, W) keys, a bidirectional one
 // the keys within W - 1 positions (T 4, W 2: 1, 2, 2, 2 and 2, 3, 3, 2).
+// A mixture of experts: the parameters of unchosen experts cost no FLOPs.
+TEST(CostModel, InactiveParametersAreLeftOutOfTheFlops) {
+  CostModelInputs in;
+  in.parameters = {{"embedding.weight", 100}, {"ffn.router.weight", 40}, {"ffn.experts", 800}};
+  in.inactive_parameters = 600;  // top-2 of 8 experts of 100
+  CostEstimate c = EstimateTrainingCost(in);
+  EXPECT_EQ(c.parameters, 940);
+  EXPECT_EQ(c.dense_parameters, 840);
+  EXPECT_EQ(c.active_parameters, 340);
+  EXPECT_DOUBLE_EQ(c.dense_flops_per_token, 6.0 * 240);
+}
+
 TEST(CostModel, AWindowCountsOnlyTheKeysInsideIt) {
   CostModelInputs in;
   in.num_layers = 1;

@@ -57,6 +57,8 @@ std::string BudgetName(EqualBudget::Budget which) {
       return "training FLOPs/token";
     case EqualBudget::KV_CACHE_BYTES_PER_TOKEN:
       return "KV-cache bytes/token";
+    case EqualBudget::ACTIVE_PARAMETERS:
+      return "active parameters";
     default:
       return "?";
   }
@@ -71,6 +73,8 @@ absl::StatusOr<double> BudgetOf(const Experiment& resolved, EqualBudget::Budget 
       return cost.train_flops_per_token;
     case EqualBudget::KV_CACHE_BYTES_PER_TOKEN:
       return static_cast<double>(cost.kv_cache_bytes_per_token);
+    case EqualBudget::ACTIVE_PARAMETERS:
+      return static_cast<double>(cost.active_parameters);
     default:
       return absl::InvalidArgumentError("equal_budget.match: not set");
   }
@@ -79,7 +83,8 @@ absl::StatusOr<double> BudgetOf(const Experiment& resolved, EqualBudget::Budget 
 absl::Status CheckEqualBudget(const EqualBudget& options) {
   if (options.match() == EqualBudget::BUDGET_UNSPECIFIED) {
     return absl::InvalidArgumentError(
-        "equal_budget.match is required: PARAMETERS, TRAIN_FLOPS_PER_TOKEN or KV_CACHE_BYTES_PER_TOKEN");
+        "equal_budget.match is required: PARAMETERS, ACTIVE_PARAMETERS, TRAIN_FLOPS_PER_TOKEN or "
+        "KV_CACHE_BYTES_PER_TOKEN");
   }
   if (options.field().empty()) {
     return absl::InvalidArgumentError(

@@ -60,6 +60,21 @@ TEST(EqualBudget, SwigluPaysForItsThirdMatrixWithTwoThirdsOfTheWidth) {
   EXPECT_EQ(swiglu.budget->budget, swiglu.budget->target);
 }
 
+// A mixture of experts (8 SwiGLU experts, top-2; router 8 x 16 per layer)
+// against GELU's 2 · 16 · 96 = 3072 FFN parameters per layer: on active
+// parameters (and so FLOPs) 2 · 3 · 16 · f + 128, closest at f = 31
+// (3104); on total parameters 8 · 3 · 16 · f + 128, closest at f = 8.
+TEST(EqualBudget, MixtureOfExpertsMatchesOnActiveParametersOrTotal) {
+  for (auto [match, width] : {std::pair<std::string, int>{"ACTIVE_PARAMETERS", 31},
+                              {"TRAIN_FLOPS_PER_TOKEN", 31}, {"PARAMETERS", 8}}) {
+    auto g = Expand(R"pb(base_spec: "base.pbtxt"
+      ablation { row { name: "moe" set: "model.ffn.plugin=moe" } }
+      equal_budget { match: )pb" + match + R"pb( field: "model.d_ff" tolerance: 0.05 })pb");
+    ASSERT_TRUE(g.ok()) << g.status();
+    EXPECT_EQ(g->cells[1].budget->value, width) << match;
+  }
+}
+
 TEST(EqualBudget, ClosestValueWithinToleranceWhenNoneIsExact) {
   // Baseline width 97: GELU 2·16·97 = 3104 per layer; SwiGLU 3·16·65 = 3120
   // (+16) is closer than 3·16·64 = 3072 (−32). Two layers: +32 parameters.

@@ -50,6 +50,13 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(LionMany);
   TVLAB_OVERRIDE_KERNEL(FusedAttention);
   TVLAB_OVERRIDE_KERNEL(FusedAttentionBackward);
+  // Routing: the reference's loops over threads (onednn_routing.cc).
+  TVLAB_OVERRIDE_KERNEL(TopKRows);
+  TVLAB_OVERRIDE_KERNEL(TopKRowsBackward);
+  TVLAB_OVERRIDE_KERNEL(DispatchToSlots);
+  TVLAB_OVERRIDE_KERNEL(DispatchToSlotsBackward);
+  TVLAB_OVERRIDE_KERNEL(CombineFromSlots);
+  TVLAB_OVERRIDE_KERNEL(CombineFromSlotsBackward);
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,

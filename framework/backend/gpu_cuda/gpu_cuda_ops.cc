@@ -22,6 +22,7 @@
 #include "framework/backend/gpu_cuda/norm_kernels.h"
 #include "framework/backend/gpu_cuda/position_tables.h"
 #include "framework/backend/gpu_cuda/reduction_kernels.h"
+#include "framework/backend/gpu_cuda/routing_kernels.h"
 #include "framework/backend/gpu_cuda/softmax_kernels.h"
 #include "framework/core/check.h"
 
@@ -288,6 +289,54 @@ void GpuCudaBackend::ArgMaxRows(const float* x, int64_t rows, int64_t cols, int3
 void GpuCudaBackend::SumSquares(const float* x, int64_t n, double* acc) {
   Scratch scratch(SumSquaresScratchBytes(n));
   CheckLaunch(LaunchSumSquares(x, n, acc, scratch.get()), "SumSquares");
+}
+
+// Mixture-of-experts routing (routing_kernels.cu).
+void GpuCudaBackend::TopKRows(const float* x, int64_t rows, int64_t cols, int64_t k,
+                              float* values, int32_t* indices) {
+  CheckLaunch(LaunchTopKRows(x, rows, cols, k, values, indices), "TopKRows");
+}
+
+void GpuCudaBackend::TopKRowsBackward(const float* dvalues, const int32_t* indices, int64_t rows,
+                                      int64_t cols, int64_t k, float* dx) {
+  CheckLaunch(LaunchTopKRowsBackward(dvalues, indices, rows, cols, k, dx), "TopKRowsBackward");
+}
+
+void GpuCudaBackend::RouteToExpertSlots(const int32_t* experts, int64_t tokens, int64_t k,
+                                        int64_t num_experts, int64_t capacity, int32_t* slots,
+                                        int32_t* slot_assignments, float* demand) {
+  CheckLaunch(LaunchRouteToExpertSlots(experts, tokens, k, num_experts, capacity, slots,
+                                       slot_assignments, demand),
+              "RouteToExpertSlots");
+}
+
+void GpuCudaBackend::DispatchToSlots(const float* x, int64_t cols,
+                                     const int32_t* slot_assignments, int64_t num_slots,
+                                     int64_t k, float* out) {
+  CheckLaunch(LaunchDispatchToSlots(x, cols, slot_assignments, num_slots, k, out),
+              "DispatchToSlots");
+}
+
+void GpuCudaBackend::DispatchToSlotsBackward(const float* dout, int64_t cols,
+                                             const int32_t* slots, int64_t tokens, int64_t k,
+                                             float* dx) {
+  CheckLaunch(LaunchDispatchToSlotsBackward(dout, cols, slots, tokens, k, dx),
+              "DispatchToSlotsBackward");
+}
+
+void GpuCudaBackend::CombineFromSlots(const float* expert_out, int64_t cols, const int32_t* slots,
+                                      const float* gates, int64_t tokens, int64_t k, float* y) {
+  CheckLaunch(LaunchCombineFromSlots(expert_out, cols, slots, gates, tokens, k, y),
+              "CombineFromSlots");
+}
+
+void GpuCudaBackend::CombineFromSlotsBackward(
+    const float* expert_out, int64_t cols, const int32_t* slots, const int32_t* slot_assignments,
+    int64_t num_slots, const float* gates, int64_t tokens, int64_t k, const float* dy,
+    float* d_expert_out, float* d_gates) {
+  CheckLaunch(LaunchCombineFromSlotsBackward(expert_out, cols, slots, slot_assignments, num_slots,
+                                             gates, tokens, k, dy, d_expert_out, d_gates),
+              "CombineFromSlotsBackward");
 }
 
 }  // namespace tvlab
