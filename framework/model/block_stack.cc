@@ -1,12 +1,13 @@
 #include "framework/model/block_stack.h"
 
+#include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
 
 TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
                                    bool cross_attention)
-    : window_(factory.window) {
+    : window_(factory.window), init_gain_(factory.placement->SublayerInitGain()) {
   AddAttention("attention", factory, dropout, &self_);
   if (cross_attention) AddAttention("cross_attention", factory, dropout, &cross_);
   ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
@@ -63,6 +64,36 @@ Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) 
   return ffn_residual_->Forward(h, [&](const Var& v) {
     return ffn_dropout_->Forward(ffn_->Forward(v, in.ctx), in.ctx);  // (B, T, C)
   });
+}
+
+namespace {
+
+// Multiplies every parameter of `module` whose name below it starts with one
+// of `prefixes` ("" matches all) by `gain`.
+void ScaleParameters(const Module& module, const std::vector<std::string>& prefixes, float gain) {
+  const std::string root = module.path().empty() ? "" : module.path() + ".";
+  for (auto& [name, var] : module.NamedParameters()) {
+    const std::string local = name.substr(root.size());
+    for (const std::string& prefix : prefixes) {
+      if (local.compare(0, prefix.size(), prefix) != 0) continue;
+      Var p = var;
+      p.mutable_value() = Scale(Var(p.value()), gain).value();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+// DeepNorm's beta (TEMPORARY home, see NormPlacement::SublayerInitGain): as
+// the paper's pseudo-code and torchscale, the value and output projections
+// of attention and the FFN weights, biases included.
+void TransformerBlock::AfterInitialize() {
+  if (init_gain_ == 1.0f) return;
+  const std::vector<std::string> value_and_output = {"w_v.", "w_uv.", "w_o."};
+  ScaleParameters(*self_.attention, value_and_output, init_gain_);
+  if (cross_.attention != nullptr) ScaleParameters(*cross_.attention, value_and_output, init_gain_);
+  ScaleParameters(*ffn_, {""}, init_gain_);
 }
 
 int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const {

@@ -71,6 +71,9 @@ class TransformerBlock : public Module {
   Var Forward(const Var& x, const StackInput& in, size_t layer) const;
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
   int64_t window() const { return window_; }
+  // Applies the placement's SublayerInitGain (DeepNorm's beta) to the
+  // initial values; a no-op at gain 1.
+  void AfterInitialize() override;
 
  private:
   struct Sublayer {
@@ -90,6 +93,7 @@ class TransformerBlock : public Module {
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent
   int64_t window_;  // of the self-attention mask (BlockFactory::window)
+  float init_gain_ = 1.0f;  // NormPlacement::SublayerInitGain
   const PositionEncoding* own_position_ = nullptr;  // the layer's own, or null
   ResidualWrapper* ffn_residual_;
   Ffn* ffn_;

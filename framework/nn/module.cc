@@ -123,6 +123,13 @@ void InitializeParameters(Module& root, uint64_t seed) {
     }
     for (auto& [name, child] : m->children_) stack.push_back(child.get());
   }
+  stack = {&root};  // every value is set: the modules' own adjustments
+  while (!stack.empty()) {
+    Module* m = stack.back();
+    stack.pop_back();
+    m->AfterInitialize();
+    for (auto& [name, child] : m->children_) stack.push_back(child.get());
+  }
 }
 
 }  // namespace tvlab

@@ -61,6 +61,13 @@ class Module {
   // emit, depth-first, with full names: train_log.csv's extra columns.
   std::vector<AuxiliaryDeclaration> DeclaredAuxiliaryOutputs() const;
 
+  // Called by InitializeParameters on every module once all parameters of
+  // the tree hold their initial values (depth-first, parents first); a
+  // module may rescale its own or its children's values here. Default: none.
+  // (Only TransformerBlock overrides it, for DeepNorm's init gain: see
+  // NormPlacement::SublayerInitGain; it moves to the init kind later.)
+  virtual void AfterInitialize() {}
+
   // This module's path from the root ("" for the root).
   const std::string& path() const { return path_; }
 
