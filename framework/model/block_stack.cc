@@ -14,6 +14,8 @@ TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
   ffn_ = AddChild("ffn", factory.make_ffn());
   ffn_dropout_ = AddChild("ffn_dropout", std::make_unique<nn::Dropout>(dropout));
   if (factory.make_position) own_position_ = AddChild("position", factory.make_position());
+  if (factory.make_value_residual)
+    value_residual_ = AddChild("value_residual", factory.make_value_residual());
 }
 
 void TransformerBlock::AddAttention(const std::string& name, const BlockFactory& factory,
@@ -43,6 +45,10 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
     a.probe = in.probe;
     a.cache = cache;
     a.extras = s.extras;
+    if (&s == &self_ && value_residual_ != nullptr && in.value_state != nullptr) {
+      ValueResidualState* state = in.value_state;
+      a.mix_values = [this, state](const Var& v) { return value_residual_->Mix(v, state); };
+    }
     return s.dropout->Forward(s.attention->Forward(a), in.ctx);
   });
 }
@@ -109,11 +115,20 @@ BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, b
     blocks_.push_back(list->Append(std::make_unique<TransformerBlock>(factory, dropout, cross_attention)));
   const BlockFactory& last = layers.back();
   if (last.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", last.make_norm());
+  value_residual_ = static_cast<bool>(layers.front().make_value_residual);
 }
 
 Var BlockStack::Forward(const Var& x, const StackInput& in) const {
   Var h = x;  // (B, T, C)
-  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, in, i);
+  ValueResidualState values;  // this pass's first-layer values
+  StackInput with_values;
+  const StackInput* input = &in;
+  if (value_residual_) {
+    with_values = in;
+    with_values.value_state = &values;
+    input = &with_values;
+  }
+  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, *input, i);
   return final_norm_ ? final_norm_->Forward(h) : h;
 }
 

@@ -10,6 +10,7 @@
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
+#include "framework/model/value_residual.h"
 #include "framework/schema/layer_overrides.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -121,6 +122,11 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
     for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {
       TVLAB_ASSIGN_OR_RETURN(BlockFactory factory,
                              LayerFactory(LayerExperiment(spec, stack, layer), m, stack, &placements));
+      if (m.value_residual().enabled()) {  // value_residual.h
+        const bool first = layer == 0;
+        const float lambda_init = m.value_residual().lambda_init();
+        factory.make_value_residual = [=] { return std::make_unique<ValueResidual>(first, lambda_init); };
+      }
       layers->push_back(std::move(factory));
     }
   }

@@ -117,6 +117,7 @@ void InitializeParameters(Module& root, uint64_t seed) {
           case Init::kOnes: values[i] = 1.0f; break;
           case Init::kUniform: values[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
           case Init::kNormal: values[i] = p.init.scale * rng.Normal(i); break;
+          case Init::kConstant: values[i] = p.init.scale; break;
         }
       }
       t = Tensor::FromVector(t.shape(), values, t.device());

@@ -18,13 +18,14 @@
 namespace tvlab {
 
 struct Init {
-  enum Kind { kZeros, kOnes, kUniform, kNormal } kind = kZeros;
-  float scale = 0.0f;  // bound for kUniform, std for kNormal
+  enum Kind { kZeros, kOnes, kUniform, kNormal, kConstant } kind = kZeros;
+  float scale = 0.0f;  // bound for kUniform, std for kNormal, the value for kConstant
 
   static Init Zeros() { return {kZeros, 0.0f}; }
   static Init Ones() { return {kOnes, 0.0f}; }
   static Init Uniform(float bound) { return {kUniform, bound}; }
   static Init Normal(float std) { return {kNormal, std}; }
+  static Init Constant(float value) { return {kConstant, value}; }
 };
 
 // An auxiliary output a module declares (framework/autograd/auxiliary_outputs.h).
