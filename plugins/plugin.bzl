@@ -46,7 +46,7 @@ PLUGIN_KINDS = {
     "norm": struct(kind = "normalization", default = "layernorm",
                    suite = "//framework/testing:normalization_conformance", parity = True),
     "placement": struct(kind = "placement", default = "pre_ln",
-                        suite = "//framework/testing:placement_conformance", parity = False),
+                        suite = "//framework/testing:placement_conformance", parity = True),
     "ffn": struct(kind = "ffn", default = "relu",
                   suite = "//framework/testing:ffn_conformance", parity = True),
     "task": struct(kind = "task", default = "",
@@ -65,6 +65,7 @@ PLUGIN_KINDS = {
 _PARITY_LINKS = {
     "attention_score": ["//plugins:all_position"],
     "attention_layout": ["//plugins:all_attention_score", "//plugins:all_position"],
+    "placement": ["//plugins:all_normalization"],
 }
 
 # Scores and layouts import each other's formulas (and a rotary position's)

@@ -87,6 +87,9 @@ absl::Status CheckCommon(const ModelSpec& m) {
   if (m.head_bias())
     return NoEquivalent("the output head's bias (model.head_bias true)", EveryArchitecture(),
                         "their lm_head has no bias: train with model { head_bias: false }");
+  if (m.value_residual().enabled())
+    return NoEquivalent("the value residual (model.value_residual.enabled)", EveryArchitecture(),
+                        "their attention has no value residual: train without model.value_residual");
   return absl::OkStatus();
 }
 

@@ -251,6 +251,7 @@ AttentionContext ContextFor(const AttentionInput& in, const Module& owner, float
   c.owner = &owner;
   c.extras = in.extras;
   c.gate_input = in.x;
+  c.mix_values = in.mix_values;
   return c;
 }
 
@@ -268,8 +269,11 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
     if (qk_norm != nullptr) fresh = qk_norm->NormalizeKey(fresh);
     return c.rotation ? c.rotation->RotateKey(fresh, c.position_offset) : fresh;
   }, window);  // (B, G, S, hs) over every key the cache holds
+  const NewKeysOrValues mixed_values = [&] {
+    return c.mix_values ? c.mix_values(new_values()) : new_values();  // (B, G, S_new, hs_v)
+  };
   Var v = CachedKeyState(c.cache, c.cross_attention, c.position_offset, "v", /*token_dim=*/2,
-                         new_values, window);  // (B, G, S, hs_v)
+                         mixed_values, window);  // (B, G, S, hs_v)
   const int64_t h = q.dim(1), t = q.dim(2), g = k.dim(1);
   TVLAB_CHECK(g > 0 && h % g == 0) << g << " key/value heads for " << h << " query heads";
   TVLAB_CHECK(v.dim(1) == g && v.dim(2) == k.dim(2)) << "keys and values disagree";

@@ -88,6 +88,9 @@ struct AttentionContext {
   // QK-norm to q and the new keys before rotating them (differential), so
   // that Attend does not normalise again.
   bool qk_normalized = false;
+  // Self-attention's value residual (AttentionInput::mix_values): applied to
+  // the new values before they are cached; empty = none.
+  std::function<Var(const Var&)> mix_values;
 };
 
 // The context of a layout's call: score, mask, offset, cache and probe from

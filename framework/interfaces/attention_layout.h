@@ -52,6 +52,11 @@ struct AttentionInput {
   // applied by Attend; nullptr = none. Made by the block code, never by a
   // layout, which only passes it on (ContextFor).
   const AttentionExtras* extras = nullptr;
+  // model.value_residual: maps the new tokens' values (B, G, S_new, hs) to
+  // the values attended and cached (the block's mix with the first layer's);
+  // empty = none. Layouts pass it on (ContextFor) and declare
+  // kAttendsOnceWithNewValues.
+  std::function<Var(const Var&)> mix_values;
 };
 
 class AttentionLayout : public Module {

@@ -46,6 +46,11 @@ enum Capability : uint32_t {
   // then refuses kBiasPerModelHead positions, a learned sink and the output
   // gate (one parameter per model head each).
   kAttendsWithFewerHeads = 1u << 11,
+  // Attention layouts: call Attend once per forward with the new tokens'
+  // values (MHA, GQA, MQA), so model.value_residual can mix them there
+  // (AttentionInput::mix_values); validation refuses the value residual
+  // with any other layout.
+  kAttendsOnceWithNewValues = 1u << 12,
 };
 
 }  // namespace tvlab

@@ -29,6 +29,10 @@ class ResidualWrapper : public Module {
 struct PlacementArgs {
   ModelDims dims;
   std::function<std::unique_ptr<Normalization>()> make_norm;
+  // The blocks are the decoder stack of an ENCODER_DECODER model
+  // (dims.decoder_layers > 0): placements whose constants depend on the
+  // stack (DeepNorm's alpha and beta) read it; false for every other stack.
+  bool in_decoder_stack = false;
 };
 
 class NormPlacement {
@@ -38,6 +42,13 @@ class NormPlacement {
   // Whether the stack needs a norm after its last block (Pre-LN does: the
   // residual stream is never normalized otherwise).
   virtual bool NeedsFinalNorm() const = 0;
+  // The gain the block multiplies the initial values of its residual
+  // branches' output-side weights by, after InitializeParameters: the
+  // attention value and output projections (w_v, w_uv, w_o, cross-attention
+  // included) and every FFN parameter (DeepNorm's beta, Wang et al. 2022).
+  // 1 = untouched. TEMPORARY home: it moves to the init plugin kind once that
+  // kind exists (TransformerBlock::AfterInitialize applies it).
+  virtual float SublayerInitGain() const { return 1.0f; }
 };
 
 using NormPlacementEntry = PluginEntry<NormPlacement, PlacementArgs>;

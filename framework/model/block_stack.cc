@@ -1,18 +1,21 @@
 #include "framework/model/block_stack.h"
 
+#include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
 
 TransformerBlock::TransformerBlock(const BlockFactory& factory, float dropout,
                                    bool cross_attention)
-    : window_(factory.window) {
+    : window_(factory.window), init_gain_(factory.placement->SublayerInitGain()) {
   AddAttention("attention", factory, dropout, &self_);
   if (cross_attention) AddAttention("cross_attention", factory, dropout, &cross_);
   ffn_residual_ = AddChild("ffn_residual", factory.placement->Wrap());
   ffn_ = AddChild("ffn", factory.make_ffn());
   ffn_dropout_ = AddChild("ffn_dropout", std::make_unique<nn::Dropout>(dropout));
   if (factory.make_position) own_position_ = AddChild("position", factory.make_position());
+  if (factory.make_value_residual)
+    value_residual_ = AddChild("value_residual", factory.make_value_residual());
 }
 
 void TransformerBlock::AddAttention(const std::string& name, const BlockFactory& factory,
@@ -42,6 +45,10 @@ Var TransformerBlock::Attend(const Sublayer& s, const Var& x, const StackInput& 
     a.probe = in.probe;
     a.cache = cache;
     a.extras = s.extras;
+    if (&s == &self_ && value_residual_ != nullptr && in.value_state != nullptr) {
+      ValueResidualState* state = in.value_state;
+      a.mix_values = [this, state](const Var& v) { return value_residual_->Mix(v, state); };
+    }
     return s.dropout->Forward(s.attention->Forward(a), in.ctx);
   });
 }
@@ -65,6 +72,36 @@ Var TransformerBlock::Forward(const Var& x, const StackInput& in, size_t layer) 
   });
 }
 
+namespace {
+
+// Multiplies every parameter of `module` whose name below it starts with one
+// of `prefixes` ("" matches all) by `gain`.
+void ScaleParameters(const Module& module, const std::vector<std::string>& prefixes, float gain) {
+  const std::string root = module.path().empty() ? "" : module.path() + ".";
+  for (auto& [name, var] : module.NamedParameters()) {
+    const std::string local = name.substr(root.size());
+    for (const std::string& prefix : prefixes) {
+      if (local.compare(0, prefix.size(), prefix) != 0) continue;
+      Var p = var;
+      p.mutable_value() = Scale(Var(p.value()), gain).value();
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+// DeepNorm's beta (TEMPORARY home, see NormPlacement::SublayerInitGain): as
+// the paper's pseudo-code and torchscale, the value and output projections
+// of attention and the FFN weights, biases included.
+void TransformerBlock::AfterInitialize() {
+  if (init_gain_ == 1.0f) return;
+  const std::vector<std::string> value_and_output = {"w_v.", "w_uv.", "w_o."};
+  ScaleParameters(*self_.attention, value_and_output, init_gain_);
+  if (cross_.attention != nullptr) ScaleParameters(*cross_.attention, value_and_output, init_gain_);
+  ScaleParameters(*ffn_, {""}, init_gain_);
+}
+
 int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const {
   // Per generated token: the self-attention cache. (A cross-attention cache
   // grows with the source, not with generated tokens.)
@@ -78,11 +115,20 @@ BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, b
     blocks_.push_back(list->Append(std::make_unique<TransformerBlock>(factory, dropout, cross_attention)));
   const BlockFactory& last = layers.back();
   if (last.placement->NeedsFinalNorm()) final_norm_ = AddChild("final_norm", last.make_norm());
+  value_residual_ = static_cast<bool>(layers.front().make_value_residual);
 }
 
 Var BlockStack::Forward(const Var& x, const StackInput& in) const {
   Var h = x;  // (B, T, C)
-  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, in, i);
+  ValueResidualState values;  // this pass's first-layer values
+  StackInput with_values;
+  const StackInput* input = &in;
+  if (value_residual_) {
+    with_values = in;
+    with_values.value_state = &values;
+    input = &with_values;
+  }
+  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, *input, i);
   return final_norm_ ? final_norm_->Forward(h) : h;
 }
 

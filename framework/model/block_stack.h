@@ -19,6 +19,7 @@
 #include "framework/interfaces/norm_placement.h"
 #include "framework/interfaces/normalization.h"
 #include "framework/interfaces/position_encoding.h"
+#include "framework/model/value_residual.h"
 #include "framework/nn/layers.h"
 #include "framework/nn/module.h"
 
@@ -42,6 +43,8 @@ struct BlockFactory {
   // override): the block then owns its own ("position") and its attention
   // uses it instead of StackInput::position.
   std::function<std::unique_ptr<PositionEncoding>()> make_position;
+  // model.value_residual: the block's part (value_residual.h); unset = off.
+  std::function<std::unique_ptr<ValueResidual>()> make_value_residual;
 };
 
 // A model's blocks, one factory per layer of each stack (empty for a stack
@@ -62,6 +65,9 @@ struct StackInput {
   Var memory;                       // (B, S, C) encoder output, or undefined
   AttentionMask cross_mask;         // over the S source keys
   std::vector<KvCache>* cross_caches = nullptr;  // one per layer, or null
+  // The value residual's first-layer values in this pass (BlockStack::Forward
+  // sets it when its blocks mix values); null = none.
+  ValueResidualState* value_state = nullptr;
 };
 
 class TransformerBlock : public Module {
@@ -71,6 +77,9 @@ class TransformerBlock : public Module {
   Var Forward(const Var& x, const StackInput& in, size_t layer) const;
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
   int64_t window() const { return window_; }
+  // Applies the placement's SublayerInitGain (DeepNorm's beta) to the
+  // initial values; a no-op at gain 1.
+  void AfterInitialize() override;
 
  private:
   struct Sublayer {
@@ -90,7 +99,9 @@ class TransformerBlock : public Module {
   Sublayer self_;
   Sublayer cross_;  // attention == nullptr when absent
   int64_t window_;  // of the self-attention mask (BlockFactory::window)
+  float init_gain_ = 1.0f;  // NormPlacement::SublayerInitGain
   const PositionEncoding* own_position_ = nullptr;  // the layer's own, or null
+  const ValueResidual* value_residual_ = nullptr;   // model.value_residual, or null
   ResidualWrapper* ffn_residual_;
   Ffn* ffn_;
   nn::Dropout* ffn_dropout_;
@@ -111,6 +122,7 @@ class BlockStack : public Module {
  private:
   std::vector<TransformerBlock*> blocks_;
   Normalization* final_norm_ = nullptr;
+  bool value_residual_ = false;  // the blocks mix values (model.value_residual)
 };
 
 }  // namespace tvlab

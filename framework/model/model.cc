@@ -10,6 +10,7 @@
 #include "framework/model/families.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
+#include "framework/model/value_residual.h"
 #include "framework/schema/layer_overrides.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -75,6 +76,7 @@ namespace {
 // The factory of one block, from the layer's spec (LayerExperiment). Its
 // placement instance is kept in `placements` while the model is built.
 absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const ModelSpec& model,
+                                          StackRole stack,
                                           std::vector<std::shared_ptr<NormPlacement>>* placements) {
   const ModelDims dims = ModelDimsFromSpec(layer_spec.model());
   TVLAB_ASSIGN_OR_RETURN(auto score, Choose(layer_spec, "attention_score", AttentionScoreRegistry()));
@@ -85,6 +87,7 @@ absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const Mo
   PlacementArgs placement_args;
   placement_args.dims = dims;
   placement_args.make_norm = [norm, dims] { return norm.entry->create(*norm.options, dims); };
+  placement_args.in_decoder_stack = stack == StackRole::kDecoder && dims.decoder_layers > 0;
   placements->push_back(placement.entry->create(*placement.options, placement_args));
 
   BlockFactory factory;
@@ -118,7 +121,12 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
     std::vector<BlockFactory>* layers = stack == StackRole::kEncoder ? &stacks.encoder : &stacks.decoder;
     for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {
       TVLAB_ASSIGN_OR_RETURN(BlockFactory factory,
-                             LayerFactory(LayerExperiment(spec, stack, layer), m, &placements));
+                             LayerFactory(LayerExperiment(spec, stack, layer), m, stack, &placements));
+      if (m.value_residual().enabled()) {  // value_residual.h
+        const bool first = layer == 0;
+        const float lambda_init = m.value_residual().lambda_init();
+        factory.make_value_residual = [=] { return std::make_unique<ValueResidual>(first, lambda_init); };
+      }
       layers->push_back(std::move(factory));
     }
   }

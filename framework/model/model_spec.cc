@@ -8,6 +8,7 @@
 #include "framework/model/fused_request.h"
 #include "framework/model/layer_override_spec.h"
 #include "framework/model/attention_options_spec.h"
+#include "framework/model/value_residual.h"
 
 namespace tvlab {
 namespace {
@@ -167,6 +168,7 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     if (dims.max_seq_len == 0 && task_length > 0) dims.max_seq_len = task_length;
     ValidateModelPlugins(spec, dims, p);
     ValidateLayerOverrides(spec, dims, p);
+    ValidateValueResidual(spec, p);
   }
 }
 

@@ -123,10 +123,18 @@ void InitializeParameters(Module& root, uint64_t seed) {
           case Init::kOnes: values[i] = 1.0f; break;
           case Init::kUniform: values[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
           case Init::kNormal: values[i] = p.init.scale * rng.Normal(i); break;
+          case Init::kConstant: values[i] = p.init.scale; break;
         }
       }
       t = Tensor::FromVector(t.shape(), values, t.device());
     }
+    for (auto& [name, child] : m->children_) stack.push_back(child.get());
+  }
+  stack = {&root};  // every value is set: the modules' own adjustments
+  while (!stack.empty()) {
+    Module* m = stack.back();
+    stack.pop_back();
+    m->AfterInitialize();
     for (auto& [name, child] : m->children_) stack.push_back(child.get());
   }
 }

@@ -18,13 +18,14 @@
 namespace tvlab {
 
 struct Init {
-  enum Kind { kZeros, kOnes, kUniform, kNormal } kind = kZeros;
-  float scale = 0.0f;  // bound for kUniform, std for kNormal
+  enum Kind { kZeros, kOnes, kUniform, kNormal, kConstant } kind = kZeros;
+  float scale = 0.0f;  // bound for kUniform, std for kNormal, the value for kConstant
 
   static Init Zeros() { return {kZeros, 0.0f}; }
   static Init Ones() { return {kOnes, 0.0f}; }
   static Init Uniform(float bound) { return {kUniform, bound}; }
   static Init Normal(float std) { return {kNormal, std}; }
+  static Init Constant(float value) { return {kConstant, value}; }
 };
 
 // An auxiliary output a module declares (framework/autograd/auxiliary_outputs.h).
@@ -66,6 +67,13 @@ class Module {
   // The auxiliary losses and statistics this module and its children may
   // emit, depth-first, with full names: train_log.csv's extra columns.
   std::vector<AuxiliaryDeclaration> DeclaredAuxiliaryOutputs() const;
+
+  // Called by InitializeParameters on every module once all parameters of
+  // the tree hold their initial values (depth-first, parents first); a
+  // module may rescale its own or its children's values here. Default: none.
+  // (Only TransformerBlock overrides it, for DeepNorm's init gain: see
+  // NormPlacement::SublayerInitGain; it moves to the init kind later.)
+  virtual void AfterInitialize() {}
 
   // This module's path from the root ("" for the root).
   const std::string& path() const { return path_; }

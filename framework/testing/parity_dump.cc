@@ -41,6 +41,9 @@
 // kind=optimizer runs an optimizer plugin for a number of steps
 // (parity_dump_optimizer.cc has its arguments and output).
 //
+// kind=placement runs one residual wrapper around a linear sublayer
+// (parity_dump_placement.cc has its arguments and output).
+//
 // list=<kind id> prints the kind's folder, its default plugin ("-" for
 // none) and its registered plugins, one per line, and writes no file.
 
@@ -199,7 +202,9 @@ absl::Status DumpModule(const ParityArgs& args, std::ostream& out) {
 int Run(int argc, char** argv) {
   ParityArgs args = {{"options", ""},       {"d_model", "8"}, {"num_heads", "2"},
                      {"d_ff", "0"},         {"max_seq_len", "16"}, {"bias", "1"}, {"causal", "0"},
-                     {"offset", "0"},       {"hook", "embed"}, {"kind", ""}, {"steps", "10"}};
+                     {"offset", "0"},       {"hook", "embed"}, {"kind", ""}, {"steps", "10"},
+                     {"norm", "layernorm"}, {"num_layers", "1"}, {"decoder_layers", "0"},
+                     {"decoder_stack", "0"}};
   for (int i = 1; i < argc; ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(argv[i], absl::MaxSplits('=', 1));
     args[kv.first] = kv.second;
@@ -212,6 +217,7 @@ int Run(int argc, char** argv) {
   if (!out) return Fail("cannot write out='" + args["out"] + "'");
   absl::Status done = args["kind"] == "attention"   ? DumpAttention(args, out)
                       : args["kind"] == "optimizer" ? DumpOptimizer(args, out)
+                      : args["kind"] == "placement" ? DumpPlacement(args, out)
                                                     : DumpModule(args, out);
   if (!done.ok()) return Fail(std::string(done.message()));
   return out.good() ? 0 : Fail("write failed");

@@ -48,6 +48,10 @@ auto BuildPlugin(const Registry<Entry>& registry, const std::string& name,
 // (parity_dump.cc's usage lists the arguments and names).
 absl::Status DumpAttention(const ParityArgs& args, std::ostream& out);
 
+// kind=placement: one residual wrapper of a placement plugin around a
+// linear sublayer (parity_dump_placement.cc has the arguments and names).
+absl::Status DumpPlacement(const ParityArgs& args, std::ostream& out);
+
 // kind=optimizer: steps of an optimizer plugin over one parameter of each
 // role (parity_dump_optimizer.cc has the arguments and names).
 absl::Status DumpOptimizer(const ParityArgs& args, std::ostream& out);

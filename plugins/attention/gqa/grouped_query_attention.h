@@ -29,7 +29,8 @@ namespace tvlab {
 
 class GroupedQueryAttention : public AttentionLayout {
  public:
-  static constexpr uint32_t kCapabilities = kAppliesRotaryPositions | kAppliesLogitBias;
+  static constexpr uint32_t kCapabilities =
+      kAppliesRotaryPositions | kAppliesLogitBias | kAttendsOnceWithNewValues;
   // Requires: kv_heads divides dims.num_heads (checked by the plugins'
   // Validate).
   GroupedQueryAttention(const ModelDims& dims, int64_t kv_heads);
