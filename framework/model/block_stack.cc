@@ -1,6 +1,7 @@
 #include "framework/model/block_stack.h"
 
 #include "framework/core/check.h"
+#include "framework/model/activation_recorder.h"
 
 namespace tvlab {
 
@@ -82,7 +83,12 @@ BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, b
 
 Var BlockStack::Forward(const Var& x, const StackInput& in) const {
   Var h = x;  // (B, T, C)
-  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, in, i);
+  ActivationRecorder* recorder = ActivationRecorder::Current();  // null but in a coordinate check
+  if (recorder) recorder->Record(path() + ".input", h.value());
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    h = blocks_[i]->Forward(h, in, i);
+    if (recorder) recorder->Record(path() + ".layers." + std::to_string(i), h.value());
+  }
   return final_norm_ ? final_norm_->Forward(h) : h;
 }
 

@@ -64,6 +64,13 @@ void ValidateOptimizerSpec(const OptimizerSpec& spec, Problems* p) {
   if (!valid.ok()) p->Add(absl::StrCat(kind.options_path(), " (", spec.plugin(), "): ", valid.message()));
 }
 
+LrScale LrScaleOf(std::shared_ptr<const Initializer> init) {
+  return [init](const std::string& name, const Shape& shape) {
+    return init->LrMultiplier(InitParam{name, shape, RoleOfParameter(name, static_cast<int64_t>(shape.size())),
+                                        Init()});
+  };
+}
+
 std::vector<OptimizerParam> OptimizerParams(const ParamGroups& groups,
                                             const std::vector<std::pair<std::string, Var>>& params,
                                             const LrScale& lr_scale) {

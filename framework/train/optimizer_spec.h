@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/core/problems.h"
+#include "framework/interfaces/init.h"
 #include "framework/interfaces/optimizer.h"
 #include "framework/schema/experiment.pb.h"
 
@@ -31,6 +32,10 @@ const ParamGroup& GroupOf(const ParamGroups& groups, ParamRole role);
 // `lr_scale` (if given) multiplies each parameter's lr_multiplier: the init
 // plugin's parametrisation (Initializer::LrMultiplier; µP).
 using LrScale = std::function<float(const std::string& name, const Shape& shape)>;
+// The learning-rate scale of an init plugin's parametrisation
+// (Initializer::LrMultiplier of each parameter).
+LrScale LrScaleOf(std::shared_ptr<const Initializer> init);
+
 std::vector<OptimizerParam> OptimizerParams(const ParamGroups& groups,
                                             const std::vector<std::pair<std::string, Var>>& params,
                                             const LrScale& lr_scale = nullptr);

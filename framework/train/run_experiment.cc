@@ -107,11 +107,8 @@ absl::Status ExperimentRun::BuildModelAndOptimizer() {
   TVLAB_ASSIGN_OR_RETURN(model_, BuildModel(spec_, task_.vocab_size(), HeadOutputs(task_)));
   params_ = model_->NamedParameters();
   // The init plugin's parametrisation scales rates per parameter (µP).
-  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<Initializer> init, BuildInitializer(spec_));
-  TVLAB_ASSIGN_OR_RETURN(optimizer_, BuildOptimizer(spec_.train().optimizer(), params_,
-                                                    [init](const std::string& name, const Shape& shape) {
-                                                      return init->LrMultiplier(InitParamOf(name, shape, Init()));
-                                                    }));
+  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Initializer> init, BuildInitializer(spec_));
+  TVLAB_ASSIGN_OR_RETURN(optimizer_, BuildOptimizer(spec_.train().optimizer(), params_, LrScaleOf(init)));
   if (!options_.resume && !options_.init_from.empty())
     TVLAB_RETURN_IF_ERROR(LoadWeights(options_.init_from, params_));
   return absl::OkStatus();

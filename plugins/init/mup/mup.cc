@@ -6,6 +6,7 @@
 //   hidden matrices (role matrix)     as declared (U(+-1/sqrt(in)))  lr / m
 //   embeddings (token, position)      as declared (N(0, 1))          lr
 //   head weight and bias              as declared * sqrt(m)          lr
+//                                     (weight 0 with readout_zero_init)
 //   norms, other biases               as declared                    lr
 //   forward: attention logits q.k * sqrt(hs_base) / hs (hs_base =
 //   base_width / num_heads: mup's 8/d at hs_base = 64), and the head's
@@ -84,6 +85,7 @@ class MupInit : public Initializer {
 
   Init InitFor(const InitParam& p) const override {
     if (p.role != ParamRole::kHead && p.name != "head.bias") return p.declared;
+    if (p.role == ParamRole::kHead && options_.readout_zero_init()) return Init::Zeros();
     Init init = p.declared;  // MuReadout's rescale: keeps the readout's entries O(1/sqrt(base_width))
     init.scale = static_cast<float>(init.scale * std::sqrt(width_mult_));
     return init;

@@ -89,6 +89,10 @@ TEST(Mup, FourTimesTheBaseWidth) {
   EXPECT_EQ(mup->InitFor(Param("embedding.weight", {40, 256}, ParamRole::kEmbedding, Init::Normal(1))).scale, 1.0f);
   EXPECT_FLOAT_EQ(mup->AttentionScale(64), 4.0f / 64);  // sqrt(16) / 64: mup's 8/d shape
   EXPECT_FLOAT_EQ(mup->HeadInputScale(), 0.25f);
+  MupInitOptions zero = Base(64);
+  zero.set_readout_zero_init(true);
+  EXPECT_EQ(Make(zero, spec)->InitFor(Param("head.weight", {40, 256}, ParamRole::kHead, u)).kind, Init::kZeros);
+  EXPECT_FLOAT_EQ(Make(zero, spec)->InitFor(Param("head.bias", {40}, ParamRole::kBias, u)).scale, 2.0f / 16);
 }
 
 TEST(Mup, RefusesWhatItHasNoRuleFor) {
