@@ -119,8 +119,10 @@ absl::StatusOr<TrainFlags> ReadTrainFlags(const CommandLine& line) {
     if (!flags.spec_path.empty())
       return absl::InvalidArgumentError(
           "--resume takes its spec from the run directory; drop the spec file argument");
-    if (!flags.overrides.empty() || !flags.init_from.empty() || flags.eval_only)
-      return absl::InvalidArgumentError("--resume cannot be combined with --set, --init_from or --eval_only");
+    // --set on --resume: train.steps and the schedule's options only, checked
+    // against the checkpoint (framework/train/schedule_resume.h).
+    if (!flags.init_from.empty() || flags.eval_only)
+      return absl::InvalidArgumentError("--resume cannot be combined with --init_from or --eval_only");
   } else if (!absl::GetFlag(FLAGS_list_plugins) && flags.spec_path.empty()) {
     return absl::InvalidArgumentError("no spec file given");
   }
