@@ -22,7 +22,8 @@ ABSL_FLAG(std::string, output_dir, "",
           "directories go (default: the grid's output_dir, else runs/<grid name>)");
 ABSL_FLAG(std::string, resume, "",
           "RUN_DIR: continue an interrupted run from its latest checkpoint (no SPEC: the run's "
-          "spec.resolved.pbtxt is used)");
+          "spec.resolved.pbtxt is used; --set may change train.steps and train.lr_schedule.options.* "
+          "when the steps taken keep their rates: a WSD stable phase into another decay)");
 ABSL_FLAG(std::string, init_from, "",
           "PATH: start from these weights (run dir, checkpoint dir, .safetensors, or a Hugging "
           "Face Llama/GPT-2 directory of the same shape: docs/interop.md)");
@@ -174,7 +175,7 @@ std::string RunUsage() {
   return absl::StrCat(
       "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
       "[--output_dir DIR]\n"
-      "       bazel run //experiments:run -- --resume RUN_DIR\n"
+      "       bazel run //experiments:run -- --resume RUN_DIR [--set train.steps=N]...\n"
       "       bazel run //experiments:run -- --list_plugins\n"
       "       bazel run //experiments:run -- GRID.pbtxt [--output_dir DIR]\n"
       "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n",
