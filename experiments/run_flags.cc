@@ -22,7 +22,8 @@ ABSL_FLAG(std::string, output_dir, "",
           "directories go (default: the grid's output_dir, else runs/<grid name>)");
 ABSL_FLAG(std::string, resume, "",
           "RUN_DIR: continue an interrupted run from its latest checkpoint (no SPEC: the run's "
-          "spec.resolved.pbtxt is used)");
+          "spec.resolved.pbtxt is used; --set may change train.steps and train.lr_schedule.options.* "
+          "when the steps taken keep their rates: a WSD stable phase into another decay)");
 ABSL_FLAG(std::string, init_from, "",
           "PATH: start from these weights (run dir, checkpoint dir, .safetensors, or a Hugging "
           "Face Llama/GPT-2 directory of the same shape: docs/interop.md)");
@@ -119,8 +120,10 @@ absl::StatusOr<TrainFlags> ReadTrainFlags(const CommandLine& line) {
     if (!flags.spec_path.empty())
       return absl::InvalidArgumentError(
           "--resume takes its spec from the run directory; drop the spec file argument");
-    if (!flags.overrides.empty() || !flags.init_from.empty() || flags.eval_only)
-      return absl::InvalidArgumentError("--resume cannot be combined with --set, --init_from or --eval_only");
+    // --set on --resume: train.steps and the schedule's options only, checked
+    // against the checkpoint (framework/train/schedule_resume.h).
+    if (!flags.init_from.empty() || flags.eval_only)
+      return absl::InvalidArgumentError("--resume cannot be combined with --init_from or --eval_only");
   } else if (!absl::GetFlag(FLAGS_list_plugins) && flags.spec_path.empty()) {
     return absl::InvalidArgumentError("no spec file given");
   }
@@ -172,7 +175,7 @@ std::string RunUsage() {
   return absl::StrCat(
       "usage: bazel run //experiments:run -- SPEC.pbtxt [--set field.path=value]... "
       "[--output_dir DIR]\n"
-      "       bazel run //experiments:run -- --resume RUN_DIR\n"
+      "       bazel run //experiments:run -- --resume RUN_DIR [--set train.steps=N]...\n"
       "       bazel run //experiments:run -- --list_plugins\n"
       "       bazel run //experiments:run -- GRID.pbtxt [--output_dir DIR]\n"
       "           [--report_only] [--dry_run] [--retry_failed]  (an ablation grid, docs/grids.md)\n",

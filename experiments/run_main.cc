@@ -18,8 +18,11 @@
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/data_parallel_spec.h"
 #include "framework/report/run_dir.h"
+#include "framework/core/status_macros.h"
 #include "framework/spec/spec_loader.h"
+#include "framework/train/checkpoint.h"
 #include "framework/train/run_experiment.h"
+#include "framework/train/schedule_resume.h"
 
 namespace tvlab {
 namespace {
@@ -42,6 +45,16 @@ class NullStream : public std::ostream {
   NullStream() : std::ostream(nullptr) {}
 };
 
+// --resume with --set: the run's own spec against `resumed`, from its latest
+// checkpoint's step.
+absl::Status CheckResumeIntoNewSchedule(const TrainFlags& flags, const std::string& spec_path,
+                                        const Experiment& resumed) {
+  TVLAB_ASSIGN_OR_RETURN(Experiment recorded, LoadExperiment(spec_path, {}));
+  TVLAB_ASSIGN_OR_RETURN(std::string checkpoint, LatestCheckpoint(flags.resume_dir));
+  TVLAB_ASSIGN_OR_RETURN(TrainState state, ReadTrainState(checkpoint));
+  return CheckResumeOverrides(flags.overrides, recorded, resumed, state.next_step());
+}
+
 // One spec trained (or resumed) into its run directory; `who` prefixes this
 // rank's error lines under mpirun.
 // `every_rank` is set when the error returned is one every rank met alike
@@ -55,6 +68,13 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
   if (!spec.ok()) {
     std::cerr << absl::StrCat(who, "error: ", spec.status().message(), "\n");
     return 2;
+  }
+  if (resume && !flags.overrides.empty()) {  // into another length or decay (schedule_resume.h)
+    absl::Status allowed = CheckResumeIntoNewSchedule(flags, spec_path, *spec);
+    if (!allowed.ok()) {
+      std::cerr << absl::StrCat(who, "error: ", allowed.message(), "\n");
+      return 2;
+    }
   }
   if (absl::Status split = ValidateDataParallel(spec->train(), world.size()); !split.ok()) {
     std::cerr << absl::StrCat(who, "error: ", split.message(), "\n");

@@ -57,6 +57,11 @@ PLUGIN_KINDS = {
     # framework/train/schedule_spec_test.cc), not PyTorch.
     "schedule": struct(kind = "schedule", default = "constant",
                        suite = "//framework/testing:schedule_conformance", parity = False),
+    # Inits are checked by the statistics of what they draw (their
+    # conformance suite) and, for mup, by the coordinate check
+    # (//experiments:coord_check_test), not by a PyTorch forward.
+    "init": struct(kind = "init", default = "default",
+                   suite = "//framework/testing:init_conformance", parity = False),
 }
 
 # What a parity dump of each kind links beside the plugin and the defaults:

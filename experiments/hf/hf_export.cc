@@ -90,6 +90,12 @@ absl::Status CheckCommon(const ModelSpec& m) {
   if (m.value_residual().enabled())
     return NoEquivalent("the value residual (model.value_residual.enabled)", EveryArchitecture(),
                         "their attention has no value residual: train without model.value_residual");
+  // µP changes the forward (attention sqrt(hs_base)/hs, the head's input / width ratio).
+  if (m.init().plugin() == "mup")
+    return NoEquivalent("model.init \"mup\" (attention logits scaled by sqrt(hs_base)/hs and the head's input "
+                        "by base_width/d_model)", EveryArchitecture(),
+                        "their attention scale is 1/sqrt(hs) and their lm_head has no multiplier: export a run "
+                        "trained with model.init \"default\" or \"gpt2\"");
   return absl::OkStatus();
 }
 

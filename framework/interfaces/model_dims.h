@@ -19,6 +19,10 @@ struct ModelDims {
   // Layers of the causal decoder stack of an ENCODER_DECODER model, whose
   // encoder has num_layers; 0 for the one-stack families.
   int64_t decoder_layers = 0;
+  // The attention logit scale when the init plugin's parametrisation sets
+  // one (µP: ~1/hs, framework/interfaces/init.h); 0 = the score's own
+  // (scaled_dot_product: 1/sqrt(hs)).
+  float attention_scale = 0.0f;
 };
 
 }  // namespace tvlab

@@ -5,6 +5,7 @@
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/attention_score.h"
 #include "framework/interfaces/ffn.h"
+#include "framework/interfaces/init.h"
 #include "framework/interfaces/norm_placement.h"
 #include "framework/interfaces/normalization.h"
 #include "framework/interfaces/optimizer.h"
@@ -26,6 +27,7 @@ PlacementArgs ArgsFor(const PluginValidationArgs& a, const PlacementArgs*) {
 // An optimizer's options are checked alone (its parameters come later).
 OptimizerArgs ArgsFor(const PluginValidationArgs&, const OptimizerArgs*) { return {}; }
 ScheduleArgs ArgsFor(const PluginValidationArgs&, const ScheduleArgs*) { return {}; }
+InitArgs ArgsFor(const PluginValidationArgs& a, const InitArgs*) { return InitArgs{a.dims, a.spec}; }
 TaskArgs ArgsFor(const PluginValidationArgs& a, const TaskArgs*) {
   TaskArgs args;
   args.family = a.family;
@@ -56,6 +58,12 @@ void ResolveWith(const std::function<void(google::protobuf::Message*, ScheduleAr
                  google::protobuf::Message* options, PluginValidationArgs*) {
   ScheduleArgs unused;
   resolve(options, &unused);
+}
+
+void ResolveWith(const std::function<void(google::protobuf::Message*, InitArgs*)>& resolve,
+                 google::protobuf::Message* options, PluginValidationArgs* args) {
+  InitArgs init{args->dims, args->spec};
+  resolve(options, &init);
 }
 
 template <typename Entry>
@@ -137,6 +145,7 @@ const std::vector<PluginKind>& PluginKinds() {
            &OptimizerRegistry),
       Kind("schedule", "schedule", "train.lr_schedule", "plugin", "options", "constant",
            &ScheduleRegistry),
+      Kind("init", "initialisation", "model.init", "plugin", "options", "default", &InitRegistry),
   };
   return *kinds;
 }

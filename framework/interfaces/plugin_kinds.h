@@ -26,6 +26,9 @@ namespace tvlab {
 struct PluginValidationArgs {
   ModelDims dims;
   ModelSpec::Family family = ModelSpec::FAMILY_UNSPECIFIED;
+  // The whole spec, where the caller has it (an init plugin checks the
+  // optimizer and model settings its parametrisation has rules for).
+  const Experiment* spec = nullptr;
 };
 
 struct PluginKind {

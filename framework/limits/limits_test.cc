@@ -227,3 +227,28 @@ TEST(SizeLimits, EveryConfigStillValidates) {
 
 }  // namespace
 }  // namespace tvlab
+
+namespace tvlab {
+namespace {
+
+// The static part is weights, gradients and the optimizer's own state,
+// measured from the plugin: AdamW 2 floats per parameter, SGD and Lion 1,
+// Muon about 1 (momentum for matrices), Adafactor below AdamW (factored).
+TEST(MemoryEstimate, StaticBytesFollowTheOptimizersState) {
+  auto static_per_parameter = [](const std::vector<std::string>& overrides) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    MemoryEstimate e = EstimateMemory(*spec, {10, 10, 16});
+    return e.static_bytes / e.parameters / sizeof(float);
+  };
+  EXPECT_DOUBLE_EQ(static_per_parameter({}), 4.0);  // AdamW: weights, gradients, two moments
+  EXPECT_DOUBLE_EQ(static_per_parameter({"train.optimizer.plugin=sgd", "train.optimizer.options.momentum=0.9"}), 3.0);
+  EXPECT_DOUBLE_EQ(static_per_parameter({"train.optimizer.plugin=lion"}), 3.0);
+  const double muon = static_per_parameter({"train.optimizer.plugin=muon"});
+  EXPECT_GT(muon, 3.0);
+  EXPECT_LT(muon, 3.2);
+  EXPECT_LT(static_per_parameter({"train.optimizer.plugin=adafactor"}), 4.0);
+}
+
+}  // namespace
+}  // namespace tvlab

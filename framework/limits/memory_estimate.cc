@@ -17,6 +17,7 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/limits/optimizer_state_estimate.h"
 #include "framework/schema/layer_overrides.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -302,9 +303,11 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
   MemoryEstimate e;
   const std::vector<MemoryPart> params = ParameterParts(z);  // in elements, turned into bytes below
   for (const MemoryPart& p : params) e.parameters += p.bytes;
+  // Weights, gradients and the optimizer's state (AdamW: two moments).
+  const double state = OptimizerStateFloatsPerParameter(spec.train().optimizer());
   for (MemoryPart p : params) {
-    p.bytes *= 4 * kFloat;  // weights, gradients, two AdamW moments
-    p.what += ", with gradients and AdamW moments";
+    p.bytes *= (2 + state) * kFloat;
+    p.what += absl::StrFormat(", with gradients and optimizer state (%.3g floats per parameter)", state);
     e.static_bytes += p.bytes;
     e.parts.push_back(p);
   }
@@ -350,7 +353,7 @@ absl::Status CheckFitsInMemory(const Experiment& spec, const TaskSizes& task, in
   return absl::ResourceExhaustedError(absl::StrCat(
       "the spec needs about ", HumanBytes(e.total_bytes), " of memory to train (",
       absl::StrFormat("%.3g", e.parameters), " parameters: ", HumanBytes(e.static_bytes),
-      " with gradients and AdamW moments; activations ", HumanBytes(e.activation_bytes),
+      " with gradients and optimizer state; activations ", HumanBytes(e.activation_bytes),
       "), more than the ", HumanBytes(static_cast<double>(available_bytes)),
       " available; the largest part is the ", largest->what, ", ", HumanBytes(largest->bytes),
       ", driven by ", largest->field, ": lower it (limit from /proc/meminfo MemAvailable; set "

@@ -13,7 +13,9 @@
 //                  block, final norms, head (outputs*C + outputs); each
 //                  integer option of a plugin (e.g. kv_latent_dim) is taken
 //                  as a width w adding 3*C*w per attention sublayer.
-//   static         4 * P: weights, gradients, AdamW's two moments.
+//   static         (2 + s) * P: weights, gradients and the optimizer's state,
+//                  s floats per parameter (optimizer_state_estimate.h: AdamW
+//                  2, Lion and SGD 1, Muon and Adafactor measured).
 //   activations    per attention sublayer and micro-batch of B sequences of
 //                  length T: 12*B*T*C (projections, outputs, norms, residual,
 //                  dropout masks), 3*B*H*T*T (logits, probabilities, dropout
@@ -51,7 +53,7 @@ struct MemoryPart {
 
 struct MemoryEstimate {
   double parameters = 0;  // elements
-  double static_bytes = 0;      // weights, gradients, optimizer moments
+  double static_bytes = 0;      // weights, gradients, optimizer state
   double activation_bytes = 0;  // the larger of training and evaluation
   double total_bytes = 0;
   std::vector<MemoryPart> parts;  // sums to total_bytes

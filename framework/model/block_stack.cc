@@ -2,6 +2,7 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
+#include "framework/model/activation_recorder.h"
 
 namespace tvlab {
 
@@ -128,7 +129,12 @@ Var BlockStack::Forward(const Var& x, const StackInput& in) const {
     with_values.value_state = &values;
     input = &with_values;
   }
-  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i]->Forward(h, *input, i);
+  ActivationRecorder* recorder = ActivationRecorder::Current();  // null but in a coordinate check
+  if (recorder) recorder->Record(path() + ".input", h.value());
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    h = blocks_[i]->Forward(h, *input, i);
+    if (recorder) recorder->Record(path() + ".layers." + std::to_string(i), h.value());
+  }
   return final_norm_ ? final_norm_->Forward(h) : h;
 }
 

@@ -52,6 +52,9 @@ struct BlockFactory {
 struct StackFactories {
   std::vector<BlockFactory> encoder;
   std::vector<BlockFactory> decoder;
+  // Multiplies the output head's input (the init plugin's HeadInputScale;
+  // µP: base_width / width); 1 = none.
+  float head_input_scale = 1.0f;
 };
 
 // What one pass through a stack sees besides its input.

@@ -31,11 +31,17 @@ class FamilyModel : public Model {
   }
   // The output head "head": its own weight, or with model.tie_embeddings
   // the embedding table's (then only a bias of its own, if any).
-  nn::Linear* AddHead(const ModelSpec& spec, const TokenEmbedder& e, int64_t outputs) {
-    if (!spec.tie_embeddings())
-      return AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
-    TVLAB_CHECK(e.table->vocab() == outputs) << "validation ensures a tied head produces the vocabulary";
-    return AddChild("head", std::make_unique<nn::Linear>(e.table->weight(), spec.head_bias()));
+  // Its input is multiplied by `input_scale` (StackFactories::head_input_scale).
+  nn::Linear* AddHead(const ModelSpec& spec, const TokenEmbedder& e, int64_t outputs, float input_scale) {
+    nn::Linear* head;
+    if (!spec.tie_embeddings()) {
+      head = AddChild("head", std::make_unique<nn::Linear>(spec.d_model(), outputs, spec.head_bias()));
+    } else {
+      TVLAB_CHECK(e.table->vocab() == outputs) << "validation ensures a tied head produces the vocabulary";
+      head = AddChild("head", std::make_unique<nn::Linear>(e.table->weight(), spec.head_bias()));
+    }
+    head->set_input_scale(input_scale);
+    return head;
   }
 };
 
@@ -47,7 +53,7 @@ class EncoderOnlyModel : public FamilyModel {
       : pooling_(spec.pooling()) {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
-    head_ = AddHead(spec, embedding_, outputs);
+    head_ = AddHead(spec, embedding_, outputs, stacks.head_input_scale);
   }
 
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -152,7 +158,7 @@ class DecoderOnlyModel : public FamilyModel {
                    std::unique_ptr<PositionEncoding> position) {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
-    decoder_.head = AddHead(spec, decoder_.embedder, vocab);
+    decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
               const AttentionProbe* probe) const override {
@@ -188,7 +194,7 @@ class EncoderDecoderModel : public FamilyModel {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true));
-    decoder_.head = AddHead(spec, decoder_.embedder, vocab);
+    decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
 
 

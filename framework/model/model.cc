@@ -8,6 +8,7 @@
 #include "framework/core/status_macros.h"
 #include "framework/model/attention_options_spec.h"
 #include "framework/model/families.h"
+#include "framework/model/init_spec.h"
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model_spec.h"
 #include "framework/model/value_residual.h"
@@ -75,10 +76,13 @@ namespace {
 
 // The factory of one block, from the layer's spec (LayerExperiment). Its
 // placement instance is kept in `placements` while the model is built.
+// `init` sets the attention logit scale (Initializer::AttentionScale).
 absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const ModelSpec& model,
                                           StackRole stack,
+                                          const Initializer& init,
                                           std::vector<std::shared_ptr<NormPlacement>>* placements) {
-  const ModelDims dims = ModelDimsFromSpec(layer_spec.model());
+  ModelDims dims = ModelDimsFromSpec(layer_spec.model());
+  dims.attention_scale = init.AttentionScale(dims.head_dim);
   TVLAB_ASSIGN_OR_RETURN(auto score, Choose(layer_spec, "attention_score", AttentionScoreRegistry()));
   TVLAB_ASSIGN_OR_RETURN(auto layout, Choose(layer_spec, "attention_layout", AttentionLayoutRegistry()));
   TVLAB_ASSIGN_OR_RETURN(auto norm, Choose(layer_spec, "normalization", NormalizationRegistry()));
@@ -116,12 +120,14 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   const ModelSpec& m = spec.model();
   if (output_size == 0) output_size = vocab_size;
   std::vector<std::shared_ptr<NormPlacement>> placements;  // alive while blocks are made
+  TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Initializer> init, BuildInitializer(spec));
   StackFactories stacks;
+  stacks.head_input_scale = init->HeadInputScale();
   for (StackRole stack : StacksOf(m)) {
     std::vector<BlockFactory>* layers = stack == StackRole::kEncoder ? &stacks.encoder : &stacks.decoder;
     for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {
       TVLAB_ASSIGN_OR_RETURN(BlockFactory factory,
-                             LayerFactory(LayerExperiment(spec, stack, layer), m, stack, &placements));
+                             LayerFactory(LayerExperiment(spec, stack, layer), m, stack, *init, &placements));
       if (m.value_residual().enabled()) {  // value_residual.h
         const bool first = layer == 0;
         const float lambda_init = m.value_residual().lambda_init();
@@ -146,7 +152,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
     default:
       return absl::InvalidArgumentError("model.family is required");
   }
-  InitializeParameters(*model, spec.seed());
+  InitializeWith(*model, spec.seed(), *init);
   return model;
 }
 

@@ -76,6 +76,7 @@ void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problem
   PluginValidationArgs args;
   args.dims = dims;
   args.family = spec.model().family();
+  args.spec = &spec;
   for (const PluginKind& kind : PluginKinds()) {
     // The task validates itself (data/load_task.h), the optimizer with the
     // train part (train/train_spec.h).

@@ -15,7 +15,10 @@ Linear::Linear(const Var& tied_weight, bool bias)
   if (bias) bias_ = AddParameter("bias", {out_}, Init::Uniform(1.0f / std::sqrt(static_cast<float>(in_))));
 }
 
-Var Linear::Forward(const Var& x) const { return tvlab::Linear(x, weight_, bias_); }
+Var Linear::Forward(const Var& x) const {
+  if (input_scale_ == 1.0f) return tvlab::Linear(x, weight_, bias_);
+  return tvlab::Linear(Scale(x, input_scale_), weight_, bias_);  // (..., in) -> (..., out)
+}
 
 Embedding::Embedding(int64_t vocab, int64_t dim) : vocab_(vocab), dim_(dim) {
   table_ = AddParameter("weight", {vocab, dim}, Init::Normal(1.0f));

@@ -21,12 +21,16 @@ class Linear : public Module {
   // gradient sums both uses. The bias, if any, is this module's.
   Linear(const Var& tied_weight, bool bias);
   Var Forward(const Var& x) const;  // (..., in) -> (..., out)
+  // Multiplies x by `scale` before the product (µP's output multiplier on
+  // a model's head: y = (scale x) W^T + b); 1 (the default) = no multiply.
+  void set_input_scale(float scale) { input_scale_ = scale; }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
   const Var& weight() const { return weight_; }
 
  private:
   int64_t in_, out_;
+  float input_scale_ = 1.0f;
   Var weight_, bias_;
 };
 

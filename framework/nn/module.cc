@@ -107,6 +107,10 @@ RngStream Module::DropoutStream(const ForwardContext& ctx, const std::string& si
 }
 
 void InitializeParameters(Module& root, uint64_t seed) {
+  InitializeParameters(root, seed, [](const std::string&, const Shape&, const Init& declared) { return declared; });
+}
+
+void InitializeParameters(Module& root, uint64_t seed, const InitPolicy& policy) {
   std::vector<Module*> stack = {&root};
   while (!stack.empty()) {
     Module* m = stack.back();
@@ -115,15 +119,17 @@ void InitializeParameters(Module& root, uint64_t seed) {
       // Drawn on the host (the same values on every backend) and copied onto
       // the parameter's device: one of the framework's explicit edges.
       Tensor& t = p.var.mutable_value();
-      RngStream rng(seed, RngPurpose::kInit, HashName(Join(m->path_, p.name)));
+      const std::string name = Join(m->path_, p.name);
+      const Init init = policy(name, t.shape(), p.init);
+      RngStream rng(seed, RngPurpose::kInit, HashName(name));
       std::vector<float> values(t.numel());
       for (int64_t i = 0; i < t.numel(); ++i) {
-        switch (p.init.kind) {
+        switch (init.kind) {
           case Init::kZeros: values[i] = 0.0f; break;
           case Init::kOnes: values[i] = 1.0f; break;
-          case Init::kUniform: values[i] = p.init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
-          case Init::kNormal: values[i] = p.init.scale * rng.Normal(i); break;
-          case Init::kConstant: values[i] = p.init.scale; break;
+          case Init::kUniform: values[i] = init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
+          case Init::kNormal: values[i] = init.scale * rng.Normal(i); break;
+          case Init::kConstant: values[i] = init.scale; break;
         }
       }
       t = Tensor::FromVector(t.shape(), values, t.device());

@@ -7,6 +7,7 @@
 // InitializeParameters(), whose random draws are keyed by (seed, name): the
 // value of a parameter does not depend on construction order.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -117,7 +118,9 @@ class Module {
   void CollectAuxiliary(std::vector<AuxiliaryDeclaration>* out) const;
   const AuxiliaryDeclaration& Declared(const std::string& name, bool is_loss) const;
 
-  friend void InitializeParameters(Module& root, uint64_t seed);
+  friend void InitializeParameters(Module& root, uint64_t seed,
+                                   const std::function<Init(const std::string&, const Shape&,
+                                                            const Init&)>& policy);
   friend struct ModuleTestPeer;
 
   struct Param {
@@ -133,6 +136,13 @@ class Module {
 
 // Fills every parameter of `root` from its initializer, keyed by (seed, name).
 void InitializeParameters(Module& root, uint64_t seed);
+
+// The initializer drawn for a parameter: (full name, shape, the module's
+// declared initializer) -> Init (an init plugin's choice, init.h).
+using InitPolicy = std::function<Init(const std::string& name, const Shape& shape, const Init& declared)>;
+// As above, each parameter drawn from policy(name, shape, declared) instead
+// of its declaration; the draws are keyed by (seed, name) all the same.
+void InitializeParameters(Module& root, uint64_t seed, const InitPolicy& policy);
 
 // A container that only names its children ("layers.0", "layers.1", ...).
 class ModuleList : public Module {

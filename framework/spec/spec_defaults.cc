@@ -121,6 +121,7 @@ void ResolveAutomaticSizes(Experiment* spec) {
   PluginValidationArgs args;
   args.dims = ModelDimsFromSpec(spec->model());
   args.family = spec->model().family();
+  args.spec = spec;
   for (const PluginKind& kind : PluginKinds()) {
     if (kind.id == "task") continue;
     auto options = UnpackPluginOptions(*spec, kind);

@@ -300,7 +300,7 @@ TEST(PluginKinds, CoverEveryKindOnce) {
   for (const PluginKind& kind : PluginKinds()) kinds.push_back(kind.id);
   EXPECT_EQ(kinds, (std::vector<std::string>{"attention_score", "attention_layout", "position",
                                              "normalization", "placement", "ffn", "task", "optimizer",
-                                             "schedule"}));
+                                             "schedule", "init"}));
 }
 
 // The old spelling train.optimizer { adamw { ... } } resolves into the

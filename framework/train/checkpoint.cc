@@ -93,8 +93,7 @@ absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir) {
   return dir;
 }
 
-absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
-                                          const NamedVars& params, Optimizer* optimizer) {
+absl::StatusOr<TrainState> ReadTrainState(const std::string& checkpoint_dir) {
   TrainState state;
   const std::string state_path = checkpoint_dir + "/state.json";
   if (!Exists(state_path))
@@ -102,6 +101,12 @@ absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
   if (!google::protobuf::util::JsonStringToMessage(ReadText(state_path), &state).ok())
     return absl::DataLossError(absl::StrCat(state_path, " does not parse"));
   TVLAB_RETURN_IF_ERROR(CheckNextStep(state, checkpoint_dir, state_path));
+  return state;
+}
+
+absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,
+                                          const NamedVars& params, Optimizer* optimizer) {
+  TVLAB_ASSIGN_OR_RETURN(TrainState state, ReadTrainState(checkpoint_dir));
   // Read and check both files before modifying anything, so a corrupt
   // optimizer file cannot leave the model half-loaded.
   const std::string model_path = checkpoint_dir + "/model.safetensors";

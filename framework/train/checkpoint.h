@@ -36,6 +36,9 @@ absl::Status SaveCheckpoint(const std::string& run_dir, const TrainState& state,
 // The directory of the latest complete checkpoint, or NotFound.
 absl::StatusOr<std::string> LatestCheckpoint(const std::string& run_dir);
 
+// The training state (state.json) of `checkpoint_dir` alone.
+absl::StatusOr<TrainState> ReadTrainState(const std::string& checkpoint_dir);
+
 // Restores weights, the optimizer's state and steps, and the training state
 // from `checkpoint_dir`.
 absl::StatusOr<TrainState> LoadCheckpoint(const std::string& checkpoint_dir,

@@ -64,25 +64,35 @@ void ValidateOptimizerSpec(const OptimizerSpec& spec, Problems* p) {
   if (!valid.ok()) p->Add(absl::StrCat(kind.options_path(), " (", spec.plugin(), "): ", valid.message()));
 }
 
+LrScale LrScaleOf(std::shared_ptr<const Initializer> init) {
+  return [init](const std::string& name, const Shape& shape) {
+    return init->LrMultiplier(InitParam{name, shape, RoleOfParameter(name, static_cast<int64_t>(shape.size())),
+                                        Init()});
+  };
+}
+
 std::vector<OptimizerParam> OptimizerParams(const ParamGroups& groups,
-                                            const std::vector<std::pair<std::string, Var>>& params) {
+                                            const std::vector<std::pair<std::string, Var>>& params,
+                                            const LrScale& lr_scale) {
   std::vector<OptimizerParam> out;
   for (const auto& [name, var] : params) {
     const ParamRole role = RoleOfParameter(name, var.rank());
     const ParamGroup& group = GroupOf(groups, role);
-    out.push_back({name, var, role, group.lr_multiplier(), group.weight_decay()});
+    const float scale = lr_scale ? lr_scale(name, var.shape()) : 1.0f;
+    out.push_back({name, var, role, group.lr_multiplier() * scale, group.weight_decay()});
   }
   return out;
 }
 
 absl::StatusOr<std::unique_ptr<Optimizer>> BuildOptimizer(
-    const OptimizerSpec& spec, const std::vector<std::pair<std::string, Var>>& params) {
+    const OptimizerSpec& spec, const std::vector<std::pair<std::string, Var>>& params,
+    const LrScale& lr_scale) {
   auto options = OptionsOf(spec);
   if (!options.ok()) return options.status();
   auto entry = OptimizerRegistry().Get(spec.plugin());
   if (!entry.ok()) return entry.status();
   OptimizerArgs args;
-  args.params = OptimizerParams(spec.groups(), params);
+  args.params = OptimizerParams(spec.groups(), params, lr_scale);
   return (*entry)->create(**options, args);
 }
 

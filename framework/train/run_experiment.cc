@@ -14,6 +14,7 @@
 #include "framework/distributed/stop_message.h"
 #include "framework/io/dir_lock.h"
 #include "framework/interfaces/optimizer.h"
+#include "framework/model/init_spec.h"
 #include "framework/model/model.h"
 #include "framework/runtime/apply_runtime.h"
 #include "framework/schema/spec_text.h"
@@ -105,7 +106,9 @@ class ExperimentRun {
 absl::Status ExperimentRun::BuildModelAndOptimizer() {
   TVLAB_ASSIGN_OR_RETURN(model_, BuildModel(spec_, task_.vocab_size(), HeadOutputs(task_)));
   params_ = model_->NamedParameters();
-  TVLAB_ASSIGN_OR_RETURN(optimizer_, BuildOptimizer(spec_.train().optimizer(), params_));
+  // The init plugin's parametrisation scales rates per parameter (µP).
+  TVLAB_ASSIGN_OR_RETURN(std::shared_ptr<const Initializer> init, BuildInitializer(spec_));
+  TVLAB_ASSIGN_OR_RETURN(optimizer_, BuildOptimizer(spec_.train().optimizer(), params_, LrScaleOf(init)));
   if (!options_.resume && !options_.init_from.empty())
     TVLAB_RETURN_IF_ERROR(LoadWeights(options_.init_from, params_));
   return absl::OkStatus();

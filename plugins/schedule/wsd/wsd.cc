@@ -7,8 +7,10 @@
 //   else:        lr * (f + (1 - f) * g(p)),  p = (s - S) / (T - S)
 // with g(p) = 1 - p (LINEAR), 0.5 (1 + cos(pi p)) (COSINE) or 1 - sqrt(p)
 // (SQRT). Before its decay the rate is lr whatever T is, which is what lets
-// WSD's stable-phase checkpoints be decayed over several lengths (resuming
-// into a decay is not a feature here yet).
+// WSD's stable-phase checkpoints be decayed over several lengths: a copy of
+// a run directory whose latest checkpoint is in the stable phase resumes
+// with --set train.steps=... --set train.lr_schedule.options.decay_steps=...
+// (framework/train/schedule_resume.h; docs/checkpoints.md).
 //
 // Example config (configs/sort_digits_wsd.pbtxt):
 //   lr_schedule { plugin: "wsd" options { [type.googleapis.com/tvlab.WsdOptions] { warmup_steps: 50 decay_fraction: 0.2 } } }
