@@ -43,6 +43,15 @@ void PackedSplit::Read(int64_t begin, int64_t n, int32_t* ids) const {
   }
 }
 
+void PackedSplit::ReadDocuments(int64_t begin, int64_t n, int32_t* documents) const {
+  const int64_t first = DocumentAt(begin);
+  int64_t document = first;
+  for (int64_t i = 0; i < n; ++i) {
+    while (begin + i >= StreamBegin(document + 1)) ++document;  // also past empty documents
+    documents[i] = static_cast<int32_t>(document - first);
+  }
+}
+
 int PackedSplit::BytesAt(int64_t position) const {
   if (!separator_) return split_.token_bytes(position);
   const int64_t document = DocumentAt(position);
