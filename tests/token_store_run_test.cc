@@ -6,7 +6,9 @@
 // uninterrupted run read (equal losses and weights, bit for bit); two
 // data-parallel ranks under mpirun follow the one-process run (each rank
 // takes its rows of the same global batch; losses within 1e-6, the
-// all-reduce's summation order aside), skipped where mpirun is missing; and
+// all-reduce's summation order aside; with document_mask too), skipped
+// where mpirun is missing; document_mask changes the losses of the same
+// windows; and
 // metrics.json reports bits per byte, the epochs and, for the mixture, each
 // source's samples, tokens and epochs.
 
@@ -145,6 +147,20 @@ TEST(TokenStoreRun, TwoRanksReadTheRowsOfTheOneProcessBatch) {
     GTEST_SKIP() << "mpirun not found (Open MPI: bash tools/setup.sh); skipped";
   CheckTwoRanks(OneStore(), "one");
   CheckTwoRanks(Mixture(), "mixture");
+  CheckTwoRanks(OneStore() + " document_mask: true", "documents");  // documents sharded with rows
+}
+
+// document_mask reaches the model through the run binary: the same windows
+// (same seed) give another loss curve once attention stops at documents.
+TEST(TokenStoreRun, DocumentMaskChangesTheLossesOfTheSameWindows) {
+  const std::string open = TempDir() + "/open_documents", masked = TempDir() + "/masked_documents";
+  RunResult a = RunBinary(SpecFile(OneStore()) + " --output_dir " + open);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  RunResult b = RunBinary(SpecFile(OneStore() + " document_mask: true") + " --output_dir " + masked);
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const std::vector<double> open_losses = LossColumn(open), masked_losses = LossColumn(masked);
+  ASSERT_EQ(open_losses.size(), masked_losses.size());
+  EXPECT_NE(open_losses, masked_losses);
 }
 
 }  // namespace

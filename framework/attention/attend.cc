@@ -193,13 +193,15 @@ Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionCont
 
 // A sliding window's cache dropped the keys before absolute position
 // `first_key` (kv_cache.h): key j of k and v sits at first_key + j. The mask
-// and the position bias, stated by the caller over positions from 0, are
-// restated over the held keys (every distance p - j stays the same).
+// (documents included) and the position bias, stated by the caller over
+// positions from 0, are restated over the held keys (every distance p - j
+// stays the same).
 Var AttendOverHeldKeys(const Var& q, const Var& k, const Var& v, const AttentionContext& c,
                        int64_t first_key) {
   AttentionContext held = c;
   held.mask.causal_offset -= first_key;
   for (int64_t& length : held.mask.key_lengths) length = std::max<int64_t>(length - first_key, 0);
+  DropDocumentPositionsBefore(&held.mask, q.dim(0), first_key);  // the tables' columns too
   held.position_offset -= first_key;  // the bias's query position (rotation is done)
   return AttendOverKeys(q, k, v, held);
 }

@@ -1,7 +1,9 @@
 // Attend on its own, with a plain dot-product score defined here (the kit
 // knows no plugin): grouped key/value heads equal repeated ones, forward and
 // gradient; a described mask hides exactly the keys it names; a KV cache
-// decodes what the full sequence computes.
+// decodes what the full sequence computes; packed documents give the same
+// outputs and gradients on the fused, unfused and query-chunked paths and
+// through a sliding window's cache.
 
 #include "framework/attention/attend.h"
 
@@ -161,6 +163,77 @@ TEST(Attend, KvCacheDecodingEqualsTheFullSequence) {
   }
   EXPECT_EQ(cache.Names(), (std::vector<std::string>{"k", "v"}));
   EXPECT_EQ(cache.Bytes(4), 2 * t * 3 * 4);  // one kv head: never repeated into the cache
+}
+
+// Rows packed from documents (B = 2, T = 7): ids per position.
+const std::vector<int32_t> kDocumentIds = {0, 0, 0, 1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 6};
+
+// Output and the gradients of q, k, v of Sum(Square(Attend)), on the path
+// `kernel` takes (chunk_rows > 0: the query-chunked unfused path).
+std::vector<Tensor> OutputAndGradients(const AttentionContext& c, AttentionKernel kernel,
+                                       int64_t chunk_rows) {
+  const AttentionKernel policy = CurrentAttentionKernel();
+  SetAttentionKernel(kernel);
+  SetQueryChunkRowsForTesting(chunk_rows);
+  Var q = Random({2, 4, 7, 3}, 11), k = Random({2, 2, 7, 3}, 12), v = Random({2, 2, 7, 3}, 13);
+  Var out = Attend(q, k, v, c);  // (B, H, T, hs)
+  Backward(Sum(Square(out)));
+  SetQueryChunkRowsForTesting(0);
+  SetAttentionKernel(policy);
+  return {out.value(), q.grad(), k.grad(), v.grad()};
+}
+
+TEST(Attend, DocumentsAgreeOnTheFusedUnfusedAndChunkedPaths) {
+  FusableDotScore score;
+  Module owner;
+  AttentionMask causal = CausalMask(0), windowed = CausalMask(0), bidirectional;
+  windowed.window = 2;
+  bidirectional.key_lengths = {7, 5};
+  for (AttentionMask* mask : {&causal, &windowed, &bidirectional}) {
+    SetDocuments(mask, kDocumentIds, 2, 7);
+    AttentionContext c;
+    c.score = &score;
+    c.mask = *mask;
+    c.owner = &owner;
+    const int64_t fused_before = FusedAttentionCalls(), chunked_before = QueryChunkedAttentionCalls();
+    const std::vector<Tensor> unfused = OutputAndGradients(c, AttentionKernel::kUnfused, 0);
+    const std::vector<Tensor> fused = OutputAndGradients(c, AttentionKernel::kFused, 0);
+    const std::vector<Tensor> chunked = OutputAndGradients(c, AttentionKernel::kAuto, 3);
+    EXPECT_EQ(FusedAttentionCalls(), fused_before + 1);
+    EXPECT_EQ(QueryChunkedAttentionCalls(), chunked_before + 1);
+    for (size_t i = 0; i < unfused.size(); ++i) {
+      EXPECT_LE(MaxDiff(fused[i], unfused[i]), 1e-5f) << i;
+      EXPECT_LE(MaxDiff(chunked[i], unfused[i]), 1e-5f) << i;
+    }
+    // The documents matter: without them the output differs.
+    c.mask.document_begin.clear(), c.mask.document_end.clear(), c.mask.document_positions = 0;
+    EXPECT_GT(MaxDiff(OutputAndGradients(c, AttentionKernel::kUnfused, 0)[0], unfused[0]), 1e-3f);
+  }
+}
+
+// A sliding window's cache drops old keys (AttendOverHeldKeys): the
+// documents, stated over every position so far, are restated over the held
+// keys, and each step equals the full sequence's row.
+TEST(Attend, KvCacheWithAWindowKeepsTheDocuments) {
+  Fixture f;
+  const int64_t t = 7;
+  const std::vector<int32_t> ids(kDocumentIds.begin(), kDocumentIds.begin() + t);  // row 0
+  Var q = Random({1, 2, t, 3}, 7), k = Random({1, 1, t, 3}, 8), v = Random({1, 1, t, 3}, 9);
+  AttentionMask mask = CausalMask(0);
+  mask.window = 3;
+  SetDocuments(&mask, ids, 1, t);
+  Var full = Attend(q, k, v, f.Context(mask));  // (B, H, T, hs)
+  KvCache cache;
+  for (int64_t i = 0; i < t; ++i) {
+    AttentionMask step_mask = CausalMask(i);
+    step_mask.window = 3;
+    SetDocuments(&step_mask, std::vector<int32_t>(ids.begin(), ids.begin() + i + 1), 1, i + 1);
+    AttentionContext c = f.Context(step_mask);
+    c.cache = &cache;
+    c.position_offset = i;
+    Var step = Attend(Slice(q, 2, i, 1), Slice(k, 2, i, 1), Slice(v, 2, i, 1), c);  // (B, H, 1, hs)
+    EXPECT_LE(MaxDiff(step.value(), Slice(full, 2, i, 1).value()), 1e-6f) << i;
+  }
 }
 
 }  // namespace

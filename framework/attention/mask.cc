@@ -15,6 +15,14 @@ Tensor MaskBias(const AttentionMask& mask, int64_t batch, int64_t t, int64_t s) 
       TVLAB_CHECK(length >= 0) << "negative key length " << length;
     rows = batch;
   }
+  if (mask.has_documents()) {  // self-attention: queries and keys share the positions
+    TVLAB_CHECK(mask.document_positions == s &&
+                static_cast<int64_t>(mask.document_begin.size()) == batch * s)
+        << "document tables of " << mask.document_positions << " positions for " << s << " keys";
+    TVLAB_CHECK(mask.causal_offset >= 0 && mask.causal_offset + t <= s)
+        << "queries outside the documents' positions";
+    rows = batch;
+  }
   Tensor bias = Tensor::Empty({rows, 1, t, s});  // (R, 1, T, S)
   CurrentBackend().AttentionMaskBias(mask, t, s, bias.ptr());
   return bias;

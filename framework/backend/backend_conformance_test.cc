@@ -258,6 +258,41 @@ TEST_P(BackendConformance, AttentionMaskBiasWindows) {
                                    -inf, -inf, 0, -inf, -inf}));
 }
 
+// Packed documents: a query sees only keys of its own document (a maximal
+// run of equal ids), combined with causal, padding and a window.
+TEST_P(BackendConformance, AttentionMaskBiasDocuments) {
+  TVLAB_NEED(Kernel::kAttentionMaskBias);
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t t = 3, s = 6;
+  const std::vector<int32_t> ids = {0, 0, 1, 1, 1, 0, 4, 4, 4, 4, 4, 4};  // (2, 6)
+  AttentionMask causal = CausalMask(/*offset=*/3);  // queries at 3, 4, 5
+  SetDocuments(&causal, ids, 2, s);
+  AttentionMask padded = KeyPaddingMask({6, 4});
+  padded.window = 2;  // bidirectional, queries at 0, 1, 2
+  SetDocuments(&padded, ids, 2, s);
+  for (const AttentionMask& mask : {causal, padded}) {
+    std::vector<float> want(2 * t * s, 7.0f);  // (2, 1, T, S)
+    Dev got = D(want);
+    be_->AttentionMaskBias(mask, t, s, got.p());
+    ref_->AttentionMaskBias(mask, t, s, want.data());
+    EXPECT_EQ(got.host(), want);
+  }
+  // The reference against the definition. Row 0, causal: position 3 sees
+  // its document's keys 2, 3; position 4 keys 2 .. 4; position 5 (the
+  // last id 0 starts a document of its own) only itself.
+  std::vector<float> c(2 * t * s), b(2 * t * s);
+  ref_->AttentionMaskBias(causal, t, s, c.data());
+  EXPECT_EQ(std::vector<float>(c.begin(), c.begin() + t * s),
+            std::vector<float>({-inf, -inf, 0, 0, -inf, -inf, -inf, -inf, 0, 0, 0, -inf,
+                                -inf, -inf, -inf, -inf, -inf, 0}));
+  // Row 0, |p - j| < 2 within the document: position 1 (document [0, 2))
+  // sees 0, 1; position 2 (document [2, 5)) sees 2, 3.
+  ref_->AttentionMaskBias(padded, t, s, b.data());
+  EXPECT_EQ(std::vector<float>(b.begin(), b.begin() + t * s),
+            std::vector<float>({0, 0, -inf, -inf, -inf, -inf, 0, 0, -inf, -inf, -inf, -inf,
+                                -inf, -inf, 0, 0, -inf, -inf}));
+}
+
 TEST_P(BackendConformance, NormalizeLayerAndRms) {
   TVLAB_NEED(Kernel::kNormalize, Kernel::kNormalizeBackward);
   const int64_t rows = 5, cols = 16;
@@ -650,6 +685,37 @@ std::vector<FusedCase> FusedCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(9, RngPurpose::kDropout, 6);
   cases.push_back({"mqa bucketed bias, soft-cap, sinks, dropout", d});
+  // Packed documents (attention_mask.h): boundaries inside tiles, a
+  // one-token document, with padding and dropout; with a window across a
+  // boundary and a cache offset; bidirectional with a bucketed bias.
+  auto documents = [](FusedAttentionDesc* d, const std::vector<std::vector<int>>& rows) {
+    std::vector<int32_t> ids;  // (B, S): document k of a row has id k
+    for (const std::vector<int>& lengths : rows)
+      for (size_t doc = 0; doc < lengths.size(); ++doc) ids.insert(ids.end(), lengths[doc], doc);
+    SetDocuments(&d->mask, ids, d->batch, d->keys);
+  };
+  d = base(2, 4, 2, 300, 300, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {300, 250};
+  documents(&d, {{1, 100, 150, 49}, {130, 170}});
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(10, RngPurpose::kDropout, 7);
+  cases.push_back({"gqa causal documents, padding, dropout", d});
+  d = base(1, 2, 1, 140, 700, 16, 16);
+  d.mask = CausalMask(560);  // queries at 560 .. 699 cross the boundary at 600
+  d.mask.window = 300;
+  documents(&d, {{200, 400, 100}});
+  d.scale = 1.0f;
+  d.alibi_slopes = {0.5, 0.25};
+  d.alibi_offset = 560;
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f};
+  cases.push_back({"mqa documents, window, cache offset, alibi, soft-cap, sinks", d});
+  d = base(2, 2, 2, 300, 300, 8, 8);
+  d.mask = KeyPaddingMask({300, 200});
+  documents(&d, {{10, 290}, {130, 100, 70}});
+  d.bucket_bias = BucketBias(2, /*causal=*/false, 0);
+  cases.push_back({"bidirectional documents, bucketed bias, padding", d});
   return cases;
 }
 

@@ -91,12 +91,21 @@ struct FusedAttentionDesc {
     TVLAB_CHECK(logit_softcap >= 0.0f) << "logit_softcap " << logit_softcap;
     TVLAB_CHECK(dropout <= 0.0f || dropout_stream.has_value()) << "dropout needs a stream";
     TVLAB_CHECK(mask.key_lengths.empty() || static_cast<int64_t>(mask.key_lengths.size()) == batch);
+    if (mask.has_documents()) {  // self-attention over the tables' positions (attention_mask.h)
+      TVLAB_CHECK(mask.document_positions == keys &&
+                  static_cast<int64_t>(mask.document_begin.size()) == batch * keys &&
+                  mask.document_end.size() == mask.document_begin.size())
+          << "document tables of " << mask.document_positions << " positions for " << keys << " keys";
+      TVLAB_CHECK(mask.causal_offset >= 0 && mask.causal_offset + queries <= keys)
+          << "queries at " << mask.causal_offset << " .. " << mask.causal_offset + queries
+          << " outside the documents' " << keys << " positions";
+    }
   }
   // Whether key j is visible to query i of batch row b.
   bool Visible(int64_t b, int64_t i, int64_t j) const { return mask.Visible(b, i, j, keys); }
-  // Keys [VisibleBegin(i), VisibleEnd(b, i)) may be visible to query i; none
-  // outside. Both ends never decrease with i (attention_mask.h).
-  int64_t VisibleBegin(int64_t i) const { return mask.VisibleBegin(i); }
+  // Keys [VisibleBegin(b, i), VisibleEnd(b, i)) may be visible to query i of
+  // row b; none outside. Both ends never decrease with i (attention_mask.h).
+  int64_t VisibleBegin(int64_t b, int64_t i) const { return mask.VisibleBegin(b, i); }
   int64_t VisibleEnd(int64_t b, int64_t i) const { return mask.VisibleEnd(b, i, keys); }
   // The soft-cap of a logit (unchanged when logit_softcap is 0), and the
   // derivative of the capped logit by the uncapped one, given the capped.

@@ -29,6 +29,7 @@ Batch ShardBatch(const Batch& global, int rank, int size) {
   shard.inputs = Rows(global.inputs, global.batch, first, rows);
   shard.targets = Rows(global.targets, global.batch, first, rows);
   shard.lengths = Rows(global.lengths, global.batch, first, rows);
+  shard.documents = Rows(global.documents, global.batch, first, rows);
   shard.source_length = global.source_length;
   shard.source = Rows(global.source, global.batch, first, rows);
   shard.source_lengths = Rows(global.source_lengths, global.batch, first, rows);

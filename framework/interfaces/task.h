@@ -53,6 +53,11 @@ struct Batch {
   std::vector<int32_t> targets;  // (B, T), or (B) for classification
   // Real tokens per row when rows are padded at the end; empty = all T.
   std::vector<int64_t> lengths;
+  // Packed rows (token_store's document_mask): the document of each input
+  // position, (B, T); a query attends only to keys of its own document (a
+  // maximal run of equal ids: AttentionMask's documents). Empty = one
+  // document per row. Decoder-only and encoder-only models honour it.
+  std::vector<int32_t> documents;
   // Encoder-decoder only: the source side, (B, S), padded at the end.
   int64_t source_length = 0;
   std::vector<int32_t> source;

@@ -9,10 +9,17 @@ namespace tvlab {
 namespace {
 
 // Causal mask for new queries at [offset, offset + T) over offset + T keys,
-// with key padding when rows have lengths.
-AttentionMask DecoderMask(int64_t offset, const std::vector<int64_t>& lengths) {
+// with key padding when rows have lengths, and the documents of packed rows
+// (B, T) when given (a whole sequence: offset 0).
+AttentionMask DecoderMask(int64_t offset, const std::vector<int64_t>& lengths,
+                          const std::vector<int32_t>& documents, int64_t b, int64_t t) {
   AttentionMask mask = CausalMask(offset);
   mask.key_lengths = lengths;
+  if (!documents.empty()) {
+    TVLAB_CHECK(offset == 0 && static_cast<int64_t>(documents.size()) == b * t)
+        << "documents cover whole rows of a batch, not decoding steps";
+    SetDocuments(&mask, documents, b, t);
+  }
   return mask;
 }
 
@@ -61,6 +68,7 @@ class EncoderOnlyModel : public FamilyModel {
     Var x = embedding_.Forward(batch.inputs, batch.batch, batch.length, 0);  // (B, T, C)
     StackInput in;
     in.self_mask = KeyPaddingMask(batch.lengths);  // every key visible without lengths
+    SetDocuments(&in.self_mask, batch.documents, batch.batch, batch.length);  // packed rows
     in.position = embedding_.position;
     in.ctx = ctx;
     in.probe = probe;
@@ -103,11 +111,13 @@ struct CausalDecoder {
   TokenEmbedder embedder;
   const BlockStack* stack = nullptr;
   const nn::Linear* head = nullptr;
-  // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V).
+  // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V);
+  // documents (B, T) of packed rows, or empty.
   Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
-              const std::vector<int64_t>& lengths, StackInput in) const {
+              const std::vector<int64_t>& lengths, StackInput in,
+              const std::vector<int32_t>& documents = {}) const {
     Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
-    in.self_mask = DecoderMask(offset, lengths);
+    in.self_mask = DecoderMask(offset, lengths, documents, b, t);
     in.position = embedder.position;
     in.position_offset = offset;
     return head->Forward(stack->Forward(x, in));  // (B, T, V)
@@ -165,7 +175,8 @@ class DecoderOnlyModel : public FamilyModel {
     StackInput in;
     in.ctx = ctx;
     in.probe = probe;
-    return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in);
+    return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in,
+                            batch.documents);
   }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
     return decoder_.stack->KvCacheBytesPerToken(bytes_per_element);
@@ -205,6 +216,7 @@ class EncoderDecoderModel : public FamilyModel {
     in.probe = probe;
     in.memory = Encode(batch, ctx, probe);  // (B, S, C)
     in.cross_mask = KeyPaddingMask(batch.source_lengths);  // (empty: every source key)
+    TVLAB_CHECK(batch.documents.empty()) << "packed documents are a decoder-only task's";
     return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in);
   }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {

@@ -21,6 +21,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const char kGood[] = R"pb(name: "t"
 model {
@@ -85,6 +86,25 @@ TEST(SpecLoader, UnknownFieldNamesLineAndSuggestsTheClosest) {
   EXPECT_THAT(std::string(s.message()), HasSubstr(path + ":4:"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("Message type \"tvlab.ModelSpec\" has no field named \"d_modle\""));
   EXPECT_THAT(std::string(s.message()), HasSubstr("did you mean \"d_model\"?"));
+}
+
+// document_mask belongs to token_store (it packs documents); a task with no
+// documents to mask refuses it, naming the task that has it and the fix.
+TEST(SpecLoader, AnotherTasksOptionNamesTheTaskThatHasIt) {
+  std::string path = WriteTemp(Replace(
+      kGood, "task { plugin: \"sort_digits\" }",
+      "task { plugin: \"text_lm\" options { [type.googleapis.com/tvlab.TextLmOptions] {\n"
+      "  path: \"/usr/share/common-licenses/GPL-3\" document_mask: true } } }"));
+  absl::Status s = LoadExperiment(path, {}).status();
+  EXPECT_THAT(std::string(s.message()), HasSubstr(path + ":"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("Message type \"tvlab.TextLmOptions\" has no field named \"document_mask\""));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("\"document_mask\" is an option of task token_store: use that task or "
+                        "remove the field"));
+  // Not for a field of a message other than a task's options.
+  s = LoadExperiment(WriteTemp(Replace(kGood, "  d_model: 16", "  context_length: 16")), {}).status();
+  EXPECT_THAT(std::string(s.message()), Not(HasSubstr("is an option of task")));
 }
 
 TEST(SpecLoader, UnknownPluginListsRegisteredOnes) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "framework/core/registry.h"
 #include "framework/data/text_file.h"
+#include "framework/interfaces/task.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
@@ -55,7 +56,26 @@ class CollectErrors : public google::protobuf::io::ErrorCollector {
     }
     std::string hint = absl::StrCat(" (fields of ", type, ": ", absl::StrJoin(names, ", "), ")");
     if (best_distance <= 3) hint = absl::StrCat(" (did you mean \"", best, "\"?)", hint);
-    return hint;
+    return absl::StrCat(hint, TasksWithField(type, field));
+  }
+  // For a field of another task's options (document_mask in text_lm's):
+  // which tasks have it, so the fix is to use one of them or drop the field.
+  // Only when `type` is a task's options.
+  static std::string TasksWithField(const std::string& type, const std::string& field) {
+    std::vector<std::string> tasks;
+    bool task_options = false;
+    for (const std::string& name : TaskRegistry().Names()) {
+      const google::protobuf::Descriptor* options =
+          (*TaskRegistry().Get(name))->default_options->GetDescriptor();
+      if (options->full_name() == type) {
+        task_options = true;
+      } else if (options->FindFieldByName(field) != nullptr) {
+        tasks.push_back(name);
+      }
+    }
+    if (!task_options || tasks.empty()) return "";
+    return absl::StrCat("; \"", field, "\" is an option of task ", absl::StrJoin(tasks, ", "),
+                        ": use that task or remove the field");
   }
 
   std::string filename_;

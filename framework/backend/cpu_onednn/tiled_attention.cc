@@ -134,14 +134,14 @@ struct VisibleSpan {
 // `s` (rows x cols, leading dim kKeyTile) of queries [i0, i0 + rows) against
 // keys [j0, j0 + cols) of (b, h). Returns per row the span of visible keys in the tile (one
 // interval: the causal and key-padding masks hide a suffix of the keys, a
-// window also a prefix). With `cap_slope` (same layout as s), the soft-cap's
+// window and documents also a prefix). With `cap_slope` (same layout as s), the soft-cap's
 // derivative per visible key.
 void BiasAndMask(const FusedAttentionDesc& d, const TiledDistanceBias& bias, int64_t b,
                  int64_t h, int64_t i0, int64_t j0, int64_t rows, int64_t cols, float* s,
                  VisibleSpan* visible, float* cap_slope = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
     float* row = s + r * kKeyTile;
-    const int64_t first = std::clamp<int64_t>(d.VisibleBegin(i0 + r) - j0, 0, cols);
+    const int64_t first = std::clamp<int64_t>(d.VisibleBegin(b, i0 + r) - j0, 0, cols);
     const int64_t end = std::clamp<int64_t>(d.VisibleEnd(b, i0 + r) - j0, first, cols);
     visible[r] = {first, end - first};
     if (!d.alibi_slopes.empty())
@@ -190,7 +190,7 @@ void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, con
   std::fill(t.l.begin(), t.l.end(), d.has_sink() ? 1.0f : 0.0f);
   // The first row sees the earliest key, the last row the latest: the key
   // tiles outside (a window's band: O(T * W) work) are skipped.
-  const int64_t key_begin = d.VisibleBegin(i0);
+  const int64_t key_begin = d.VisibleBegin(b, i0);
   const int64_t key_end = d.VisibleEnd(b, i0 + rows - 1);
   for (int64_t j0 = key_begin; j0 < key_end; j0 += kKeyTile) {
     const int64_t cols = std::min(kKeyTile, key_end - j0);
@@ -285,7 +285,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
       const float* qt = q + row0 * hs;      // (rows, hs)
       const float* dot = dout + row0 * hv;  // (rows, hv)
       float* dqt = dq_out + row0 * hs;      // (rows, hs)
-      const int64_t visible_begin = std::max(key_begin, d.VisibleBegin(i0));  // a window's band
+      const int64_t visible_begin = std::max(key_begin, d.VisibleBegin(b, i0));  // a window's band
       const int64_t visible_end = std::min(key_end, d.VisibleEnd(b, i0 + rows - 1));
       for (int64_t j0 = visible_begin; j0 < visible_end; j0 += kKeyTile) {
         const int64_t cols = std::min(kKeyTile, visible_end - j0);

@@ -34,9 +34,10 @@ __global__ void __launch_bounds__(kThreads)
 // ds of the weight (i, j), given its logit's dot product and dW; 0 when key
 // j is not visible to the row (row_end), lse and D being the row's.
 __device__ __forceinline__ float WeightGradient(const FusedAttentionParams& p, float dot, float dw,
-                                                int64_t h, int64_t i, int64_t j, int64_t row,
-                                                int64_t row_end, float row_lse, float row_d) {
-  if (!Visible(p, i, j, row_end)) return 0.0f;
+                                                int64_t b, int64_t h, int64_t i, int64_t j,
+                                                int64_t row, int64_t row_end, float row_lse,
+                                                float row_d) {
+  if (!Visible(p, b, i, j, row_end)) return 0.0f;
   const float logit = Logit(p, dot, h, i, j);
   const float prob = expf(logit - row_lse);
   return prob * (Keep(p, row, j) * dw - row_d) * p.scale * SoftCapSlope(p, logit);
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(kThreads)
 
   StageRows(q + bh * T * hs, i0, T, kRowsPerBlock, hs, sQ, hs);
   StageRows(dout + bh * T * hv, i0, T, kRowsPerBlock, hv, sdO, hv);
-  const int64_t block_begin = VisibleBegin(p, i0);
+  const int64_t block_begin = VisibleBegin(p, b, i0);
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
 
   // Per owned row: visible end (0 for a row that saw no key: lse = -inf, no
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
       const int64_t i = i0 + warp * kRowsPerWarp + r;
-      ds[r] = WeightGradient(p, dot[r], dw[r], h, i, j0 + lane, bh * T + i, row_end[r],
+      ds[r] = WeightGradient(p, dot[r], dw[r], b, h, i, j0 + lane, bh * T + i, row_end[r],
                              row_lse[r], row_d[r]);
     }
     // dq[r][col] += sum_jj ds[r](jj) * K[jj][col]: (4, 32) x (32, hs).
@@ -176,7 +177,7 @@ __device__ __forceinline__ void KeyValueTile(const FusedAttentionParams& p, int6
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t j = j0 + warp * kRowsPerWarp + r;
     weight[r] = ds[r] = 0.0f;
-    if (Visible(p, i, j, row_end)) {  // also i < T (row_end is 0 past T: lse -inf)
+    if (Visible(p, b, i, j, row_end)) {  // also i < T (row_end is 0 past T: lse -inf)
       const float logit = Logit(p, dot[r], h, i, j);
       const float prob = expf(logit - row_lse);
       const float keep = Keep(p, row, j);

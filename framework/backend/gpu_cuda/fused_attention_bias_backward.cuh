@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int64_t i = i_begin; i < i_end; ++i) {
       const int64_t row = (b * p.heads + h) * T + i, j = i + index - (T - 1);
       const float row_lse = lse[row];
-      if (row_lse == -INFINITY || !Visible(p, i, j, VisibleEnd(p, b, i))) continue;
+      if (row_lse == -INFINITY || !Visible(p, b, i, j, VisibleEnd(p, b, i))) continue;
       float dot = 0.0f, dw = 0.0f;
       for (int64_t c = 0; c < hs; ++c) dot += q[row * hs + c] * kbg[j * hs + c];
       for (int64_t c = 0; c < hv; ++c) dw += dout[row * hv + c] * vbg[j * hv + c];

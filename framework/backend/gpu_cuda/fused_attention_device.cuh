@@ -90,9 +90,13 @@ __device__ __forceinline__ float WarpSum(float x) {
 
 // Keys [VisibleBegin, VisibleEnd) may be visible to query i of batch row b;
 // none outside (FusedAttentionDesc's, attention_mask.h). Both non-decreasing
-// in i; VisibleBegin is 0 without a window.
-__device__ __forceinline__ int64_t VisibleBegin(const FusedAttentionParams& p, int64_t i) {
-  return p.window > 0 ? Max64(p.causal_offset + i - p.window + 1, 0) : 0;
+// in i; VisibleBegin is 0 without a window or documents.
+__device__ __forceinline__ int64_t VisibleBegin(const FusedAttentionParams& p, int64_t b,
+                                                int64_t i) {
+  int64_t begin = p.window > 0 ? Max64(p.causal_offset + i - p.window + 1, 0) : 0;
+  if (p.document_begin != nullptr)  // the query's document, at position causal_offset + i
+    begin = Max64(begin, p.document_begin[b * p.keys + p.causal_offset + i]);
+  return begin;
 }
 __device__ __forceinline__ int64_t VisibleEnd(const FusedAttentionParams& p, int64_t b,
                                               int64_t i) {
@@ -100,18 +104,21 @@ __device__ __forceinline__ int64_t VisibleEnd(const FusedAttentionParams& p, int
   if (p.causal) end = Min64(end, p.causal_offset + i + 1);
   if (p.window > 0 && !p.causal) end = Min64(end, p.causal_offset + i + p.window);
   if (p.key_lengths != nullptr) end = Min64(end, p.key_lengths[b]);
+  if (p.document_end != nullptr) end = Min64(end, p.document_end[b * p.keys + p.causal_offset + i]);
   return Max64(end, 0);
 }
-// Whether key j, below the row's VisibleEnd `row_end`, is inside its window.
-__device__ __forceinline__ bool Visible(const FusedAttentionParams& p, int64_t i, int64_t j,
-                                        int64_t row_end) {
-  return j < row_end && j >= VisibleBegin(p, i);
+// Whether key j, below the row's VisibleEnd `row_end`, is inside its window
+// and document.
+__device__ __forceinline__ bool Visible(const FusedAttentionParams& p, int64_t b, int64_t i,
+                                        int64_t j, int64_t row_end) {
+  return j < row_end && j >= VisibleBegin(p, b, i);
 }
 // Queries [begin, end) may see some key of [j_first, j_last]; the dK/dV
 // kernels sweep only those (causal: none before j_first - causal_offset;
 // a window: none past j_last + W - 1 - causal_offset, and bidirectionally
 // none before j_first - W + 1 - causal_offset; key padding past the row's
-// length: none at all).
+// length: none at all; documents: none outside the positions from
+// j_first's document's begin to j_last's document's end).
 __device__ __forceinline__ void QueryRange(const FusedAttentionParams& p, int64_t b,
                                            int64_t j_first, int64_t j_last, int64_t* begin,
                                            int64_t* end) {
@@ -120,6 +127,11 @@ __device__ __forceinline__ void QueryRange(const FusedAttentionParams& p, int64_
   if (p.window > 0) {
     if (!p.causal) first = Max64(first, j_first - p.window + 1 - p.causal_offset);
     last_end = Min64(last_end, j_last + p.window - p.causal_offset);
+  }
+  if (p.document_begin != nullptr) {  // j_last may lie past the keys (a block's end)
+    first = Max64(first, p.document_begin[b * p.keys + j_first] - p.causal_offset);
+    last_end = Min64(last_end, p.document_end[b * p.keys + Min64(j_last, p.keys - 1)] -
+                                   p.causal_offset);
   }
   if (p.key_lengths != nullptr && j_first >= p.key_lengths[b]) first = p.queries;
   *begin = first;

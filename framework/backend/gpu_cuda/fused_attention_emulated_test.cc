@@ -11,7 +11,9 @@
 // offset, bidirectional with a window, with soft-cap and sinks; the table's
 // gradient from fused_attention_bias_backward.cuh), and head sizes from 8 to 300 (every
 // kDimsPerLane template, windows past 256 columns, both tensor-core
-// widths). What the emulator cannot check (nvcc's code, timing)
+// widths), and packed documents (attention_mask.h: causal across tiles with
+// padding and dropout, with a window and a cache offset, bidirectional with a
+// bucketed bias). What the emulator cannot check (nvcc's code, timing)
 // is left to tools/gpu_check.sh on a real GPU.
 
 #include <cuda_runtime.h>
@@ -78,6 +80,10 @@ FusedAttentionParams Params(const FusedAttentionDesc& d, Tables* tables) {
   if (!d.sink_logits.empty()) p.sink_logits = d.sink_logits.data();
   lengths->assign(d.mask.key_lengths.begin(), d.mask.key_lengths.end());
   if (!lengths->empty()) p.key_lengths = lengths->data();
+  if (d.mask.has_documents()) {  // (B, S) tables, as the desc holds them
+    p.document_begin = d.mask.document_begin.data();
+    p.document_end = d.mask.document_end.data();
+  }
   if (d.has_bucket_bias()) {
     tables->distance_bias = d.DistanceBias();
     tables->buckets = d.DistanceBuckets();
@@ -106,6 +112,13 @@ std::vector<Case> Cases() {
     d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s;
     d.head_dim = hs, d.value_dim = hv, d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
     return d;
+  };
+  // Document ids (B, S) of rows packed from documents of the given lengths.
+  auto documents = [](FusedAttentionDesc* d, const std::vector<std::vector<int>>& rows) {
+    std::vector<int32_t> ids;
+    for (const std::vector<int>& lengths : rows)
+      for (size_t doc = 0; doc < lengths.size(); ++doc) ids.insert(ids.end(), lengths[doc], doc);
+    SetDocuments(&d->mask, ids, d->batch, d->keys);
   };
   std::vector<Case> cases;
   FusedAttentionDesc d = base(1, 2, 2, 37, 37, 16, 16);
@@ -221,6 +234,29 @@ std::vector<Case> Cases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(11, RngPurpose::kDropout, 6);
   cases.push_back({"gqa bucketed bias, soft-cap, sinks, dropout, empty row", d});
+  // Packed documents: a query sees only keys of its own document.
+  d = base(2, 4, 2, 150, 150, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {150, 120};
+  documents(&d, {{1, 60, 50, 39}, {70, 80}});  // a one-token document; boundaries inside tiles
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(13, RngPurpose::kDropout, 7);
+  cases.push_back({"gqa causal documents across tiles, padding, dropout", d});
+  d = base(1, 2, 1, 40, 100, 16, 16);
+  d.mask = CausalMask(60);  // a cache of 60 keys, 40 new queries
+  d.mask.window = 20;
+  documents(&d, {{30, 45, 25}});  // queries at 60 .. 99 cross the boundary at 75
+  d.alibi_slopes = {0.5, 0.25};
+  d.alibi_offset = 60;
+  d.scale = 1.0f;
+  d.logit_softcap = 3.0f;
+  d.sink_logits = {0.5f, -1.0f};
+  cases.push_back({"mqa documents, window 20, cache offset, alibi, soft-cap, sinks", d});
+  d = base(2, 2, 2, 70, 70, 8, 8);
+  d.mask = KeyPaddingMask({70, 64});
+  documents(&d, {{10, 33, 27}, {70}});
+  d.bucket_bias = bucket_bias(2, /*causal=*/false, 0);
+  cases.push_back({"bidirectional documents, bucketed bias, padding", d});
   return cases;
 }
 
@@ -333,7 +369,7 @@ TEST(FusedAttentionEmulated, TensorCoreKernelsMatchTheReferenceOnBf16Inputs) {
     ExpectClose(got.dtable, dtable, 2e-2f, c.name + ": dtable");
     EXPECT_NE(got.out, fp32.out) << "the tensor-core kernels did not run (no bf16 rounding)";
   }
-  EXPECT_EQ(ran, 17) << "every case but the one with head sizes past 128";
+  EXPECT_EQ(ran, 20) << "every case but the one with head sizes past 128";
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ __device__ __forceinline__ void OnlineSoftmaxStep(const FusedAttentionParams& p,
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int64_t i = first_row + r;
-    const float s = Visible(p, i, j, rows.end[r]) ? Logit(p, dot[r], h, i, j) : -INFINITY;
+    const int64_t b = row_base / (p.heads * p.queries);
+    const float s = Visible(p, b, i, j, rows.end[r]) ? Logit(p, dot[r], h, i, j) : -INFINITY;
     const float m_new = fmaxf(rows.m[r], WarpMax(s));
     float alpha = 1.0f, e = 0.0f;
     if (m_new != -INFINITY) {  // else nothing visible yet: nothing to add
@@ -119,7 +120,7 @@ __global__ void __launch_bounds__(kThreads)
   // Keys outside [first row's VisibleBegin, last row's VisibleEnd) are hidden
   // from every row of the block (causal: the tiles above the diagonal are
   // skipped; a window: the tiles before its band too).
-  const int64_t block_begin = VisibleBegin(p, i0);
+  const int64_t block_begin = VisibleBegin(p, b, i0);
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kRowsPerBlock, T) - 1);
   const int64_t first_row = i0 + warp * kRowsPerWarp;
   ForwardRows<kDimsPerLane> rows;

@@ -31,6 +31,12 @@ struct FusedAttentionParams {
   int64_t causal_offset = 0;
   int64_t window = 0;
   const int32_t* key_lengths = nullptr;  // (B) on the device, or null
+  // Documents (attention_mask.h): query i also needs key j inside the
+  // document of position causal_offset + i, [document_begin[b*S + x],
+  // document_end[b*S + x]) with x = causal_offset + i; (B, S) each on the
+  // device, or null.
+  const int32_t* document_begin = nullptr;
+  const int32_t* document_end = nullptr;
   // ALiBi: logit -= float(alibi_slopes[h] * |alibi_offset + i - j|), in double
   // as the reference backend does.
   const double* alibi_slopes = nullptr;  // (H) on the device, or null

@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreads)
 
   StageBf16(q + bh * T * hs, i0, T, kBlockRows, hs, hsp, sQ, L.qk_pitch);
   StageBf16(dout + bh * T * hv, i0, T, kBlockRows, hv, hvp, sdO, L.v_pitch);
-  const int64_t block_begin = VisibleBegin(p, i0);  // a window's band starts here
+  const int64_t block_begin = VisibleBegin(p, b, i0);  // a window's band starts here
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kBlockRows, T) - 1);
 
   const int r = lane / 2, half = lane % 2;
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = half * 32; c < half * 32 + 32; ++c) {
       const int64_t j = j0 + c;
       float ds = 0.0f;
-      if (Visible(p, i, j, row_end)) {
+      if (Visible(p, b, i, j, row_end)) {
         const float logit = Logit(p, sS[r * L.s_pitch + c], h, i, j);
         const float prob = expf(logit - row_lse);
         ds = prob * (Keep(p, bh * T + i, j) * sdP[r * L.s_pitch + c] - row_d) * p.scale *
@@ -115,7 +115,7 @@ __device__ __forceinline__ void KeyValueWeightsHalfRow(const FusedAttentionParam
   for (int c = half * 32; c < half * 32 + 32; ++c) {
     const int64_t ii = i0 + c;  // the query of column c
     float w = 0.0f, ds = 0.0f;
-    if (sLse[c] != -INFINITY && Visible(p, ii, j, VisibleEnd(p, b, ii))) {
+    if (sLse[c] != -INFINITY && Visible(p, b, ii, j, VisibleEnd(p, b, ii))) {
       const float logit = Logit(p, srow[c], h, ii, j);
       const float prob = expf(logit - sLse[c]);
       const float keep = Keep(p, first_row + ii, j);

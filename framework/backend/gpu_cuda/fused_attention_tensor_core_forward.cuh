@@ -24,9 +24,10 @@ __device__ __forceinline__ float SoftmaxTileHalfRow(const FusedAttentionParams& 
                                                     int64_t j0, int64_t row_end, int half,
                                                     int64_t row, float& m, float& l) {
   float tile_max = -INFINITY;
+  const int64_t b = row / (p.heads * p.queries);  // row = (b * H + h) * T + i
   for (int c = half * 32; c < half * 32 + 32; ++c) {
     const int64_t j = j0 + c;
-    const float s = Visible(p, i, j, row_end) ? Logit(p, srow[c], h, i, j) : -INFINITY;
+    const float s = Visible(p, b, i, j, row_end) ? Logit(p, srow[c], h, i, j) : -INFINITY;
     srow[c] = s;
     tile_max = fmaxf(tile_max, s);
   }
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(kThreads)
   StageBf16(q + bh * T * hs, i0, T, kBlockRows, hs, hsp, sQ, L.qk_pitch);
   for (int e = lane; e < kRows * hvp; e += 32) sO[(e / hvp) * L.o_pitch + e % hvp] = 0.0f;
   __syncwarp();  // the rows are zero before any lane rescales or reads them
-  const int64_t block_begin = VisibleBegin(p, i0);  // a window's band starts here
+  const int64_t block_begin = VisibleBegin(p, b, i0);  // a window's band starts here
   const int64_t block_end = VisibleEnd(p, b, Min64(i0 + kBlockRows, T) - 1);
 
   // This lane's row r and column half; its row's running max m and sum l

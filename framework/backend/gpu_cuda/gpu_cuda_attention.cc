@@ -20,8 +20,9 @@ namespace {
 
 // The params of `d`. The slopes (H doubles), sink logits (H floats), key
 // lengths (B int32) and a bucketed bias's distance bias (H x (T + S - 1)
-// floats) and distance buckets (T + S - 1 int32, both from the desc:
-// fused_attention.h) go to the device in one copy, into `tables`, which must
+// floats), distance buckets (T + S - 1 int32, both from the desc:
+// fused_attention.h) and the documents' begin and end tables (B x S int32
+// each) go to the device in one copy, into `tables`, which must
 // outlive the launches
 // (it does: the caller holds it until they are queued, and a later reuse of
 // its memory is ordered after them on the one stream).
@@ -46,7 +47,8 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   }
 
   // Host image of the tables: [slopes (H doubles)][sink logits (H floats)]
-  // [key lengths (B int32)][distance bias (H, T + S - 1)][distance buckets].
+  // [key lengths (B int32)][distance bias (H, T + S - 1)][distance buckets]
+  // [document begin (B, S)][document end (B, S)].
   const std::vector<float> distance_bias = d.has_bucket_bias() ? d.DistanceBias() : std::vector<float>();
   const std::vector<int32_t> buckets = d.has_bucket_bias() ? d.DistanceBuckets() : std::vector<int32_t>();
   const size_t slope_bytes = d.alibi_slopes.size() * sizeof(double);
@@ -54,9 +56,11 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   const size_t length_bytes = d.mask.key_lengths.size() * sizeof(int32_t);
   const size_t bias_bytes = distance_bias.size() * sizeof(float);
   const size_t bucket_bytes = buckets.size() * sizeof(int32_t);
+  const size_t document_bytes = d.mask.document_begin.size() * sizeof(int32_t);
   const size_t bias_at = slope_bytes + sink_bytes + length_bytes, buckets_at = bias_at + bias_bytes;
-  if (buckets_at + bucket_bytes == 0) return p;
-  std::vector<char> host(buckets_at + bucket_bytes);
+  const size_t documents_at = buckets_at + bucket_bytes;
+  if (documents_at + 2 * document_bytes == 0) return p;
+  std::vector<char> host(documents_at + 2 * document_bytes);
   if (slope_bytes) std::memcpy(host.data(), d.alibi_slopes.data(), slope_bytes);  // not null
   if (sink_bytes) std::memcpy(host.data() + slope_bytes, d.sink_logits.data(), sink_bytes);
   for (size_t b = 0; b < d.mask.key_lengths.size(); ++b) {
@@ -68,6 +72,11 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   }
   if (bias_bytes) std::memcpy(host.data() + bias_at, distance_bias.data(), bias_bytes);
   if (bucket_bytes) std::memcpy(host.data() + buckets_at, buckets.data(), bucket_bytes);
+  if (document_bytes) {
+    std::memcpy(host.data() + documents_at, d.mask.document_begin.data(), document_bytes);
+    std::memcpy(host.data() + documents_at + document_bytes, d.mask.document_end.data(),
+                document_bytes);
+  }
   // Floats enough for the bytes. Each caching-allocator buffer is a whole
   // cudaMalloc block (256-byte aligned), so the doubles at offset 0 are
   // aligned.
@@ -84,6 +93,10 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
     p.distance_buckets = reinterpret_cast<const int32_t*>(device + buckets_at);
     p.distance_span = d.distance_span();
     p.num_buckets = d.bucket_bias.rule.num_buckets;
+  }
+  if (document_bytes) {
+    p.document_begin = reinterpret_cast<const int32_t*>(device + documents_at);
+    p.document_end = reinterpret_cast<const int32_t*>(device + documents_at + document_bytes);
   }
   return p;
 }

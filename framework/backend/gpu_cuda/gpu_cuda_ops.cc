@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "framework/backend/gpu_cuda/elementwise_kernels.h"
 #include "framework/backend/gpu_cuda/gpu_cuda_backend.h"
@@ -193,11 +194,29 @@ void GpuCudaBackend::SoftmaxBackward(const float* y, const float* dy, float* dx,
 void GpuCudaBackend::AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s,
                                        float* out) {
   const bool padded = !mask.key_lengths.empty();
-  const int64_t rows = padded ? static_cast<int64_t>(mask.key_lengths.size()) : 1;
+  const int64_t rows =
+      padded ? static_cast<int64_t>(mask.key_lengths.size())
+             : mask.has_documents() ? static_cast<int64_t>(mask.document_begin.size()) /
+                                          mask.document_positions
+                                    : 1;
   CheckLaunch(LaunchAttentionMaskBias(mask.causal, mask.causal_offset, mask.window,
                                       padded ? mask.key_lengths.data() : nullptr, rows, t, s,
                                       out),
               "AttentionMaskBias");
+  if (!mask.has_documents()) return;
+  // Each query's document [begin, end) (R, T) x 2, uploaded in one copy.
+  std::vector<int32_t> spans(2 * rows * t);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < t; ++i) {
+      spans[r * t + i] = mask.document_begin[mask.DocumentIndex(r, i)];
+      spans[(rows + r) * t + i] = mask.document_end[mask.DocumentIndex(r, i)];
+    }
+  Scratch tables(spans.size() * sizeof(int32_t));
+  const cudaError_t copied = cudaMemcpy(tables.get(), spans.data(), spans.size() * sizeof(int32_t),
+                                        cudaMemcpyHostToDevice);
+  TVLAB_CHECK(copied == cudaSuccess) << "document mask tables: " << cudaGetErrorString(copied);
+  const int32_t* device = static_cast<const int32_t*>(tables.get());
+  CheckLaunch(LaunchDocumentMask(device, device + rows * t, rows, t, s, out), "DocumentMask");
 }
 
 void GpuCudaBackend::RotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,

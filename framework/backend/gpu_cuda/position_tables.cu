@@ -40,6 +40,17 @@ __global__ void MaskBiasKernel(bool causal, int64_t causal_offset, int64_t windo
   }
 }
 
+// Hides, in out (R, 1, T, S), every key outside its query's document
+// [begin[r*T + i], end[r*T + i]) (device tables, one entry per query).
+__global__ void DocumentMaskKernel(const int32_t* begin, const int32_t* end, int64_t rows,
+                                   int64_t t, int64_t s, float* out) {
+  const int64_t n = rows * t * s;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t j = idx % s, query = idx / s;  // query = r * T + i
+    if (j < begin[query] || j >= end[query]) out[idx] = -INFINITY;
+  }
+}
+
 __global__ void RotaryKernel(int64_t offset, int64_t t, int64_t d, double base, float* cos_out,
                              float* sin_out) {
   const int64_t half = d / 2, n = t * half;
@@ -92,6 +103,14 @@ int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, int64_t window,
     if (cudaError_t err = cudaGetLastError(); err != cudaSuccess) return static_cast<int>(err);
   }
   return 0;
+}
+
+int LaunchDocumentMask(const int32_t* begin, const int32_t* end, int64_t rows, int64_t t,
+                       int64_t s, float* out) {
+  if (rows <= 0 || t <= 0 || s <= 0) return 0;
+  TVLAB_LAUNCH(GridFor(rows * t * s), kThreads, 0, 0, DocumentMaskKernel)(begin, end, rows, t, s,
+                                                                           out);
+  return static_cast<int>(cudaGetLastError());
 }
 
 int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,

@@ -18,6 +18,11 @@ namespace tvlab {
 int LaunchAttentionMaskBias(bool causal, int64_t causal_offset, int64_t window,
                             const int64_t* key_lengths, int64_t rows, int64_t t, int64_t s,
                             float* out);
+// Then documents (AttentionMask's): sets -inf in out (R, 1, T, S) where key
+// j lies outside [begin[r*T + i], end[r*T + i]), the document of query i of
+// row r; begin and end are (R, T) device tables.
+int LaunchDocumentMask(const int32_t* begin, const int32_t* end, int64_t rows, int64_t t,
+                       int64_t s, float* out);
 // cos, sin (T, D/2) of (offset + p) * base^(-2i / D).
 int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
                        float* sin);

@@ -13,10 +13,13 @@ namespace tvlab {
 void ReferenceBackend::AttentionMaskBias(const AttentionMask& mask, int64_t t, int64_t s,
                                          float* out) {
   const float inf = std::numeric_limits<float>::infinity();
-  const int64_t rows = mask.key_lengths.empty() ? 1 : static_cast<int64_t>(mask.key_lengths.size());
+  const int64_t rows = !mask.key_lengths.empty()  ? static_cast<int64_t>(mask.key_lengths.size())
+                      : mask.has_documents() ? static_cast<int64_t>(mask.document_begin.size()) /
+                                                   mask.document_positions
+                                             : 1;
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t i = 0; i < t; ++i)
-      for (int64_t j = 0; j < s; ++j)  // causal, key padding and window (attention_mask.h)
+      for (int64_t j = 0; j < s; ++j)  // causal, padding, window, documents (attention_mask.h)
         out[(r * t + i) * s + j] = mask.Visible(r, i, j, s) ? 0.0f : -inf;  // (R, 1, T, S)
 }
 

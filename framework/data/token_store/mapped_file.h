@@ -4,7 +4,8 @@
 // A read-only memory map of a whole file: the token store's token and index
 // files are read through it, so opening a store costs the same whatever its
 // size, and only the pages a run touches become resident (advised
-// MADV_RANDOM: no read-ahead around a window).
+// MADV_RANDOM: no read-ahead around a window), until a reader releases
+// them (Release).
 // Thread-safety: immutable after Open; reads from any thread.
 
 #include <cstddef>
@@ -28,6 +29,15 @@ class MappedFile {
   const unsigned char* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Drops this process's mapping of the pages of bytes [offset, offset +
+  // length), widened to whole 2 MiB blocks of the file (MADV_DONTNEED): they
+  // leave the process's resident memory, the page cache keeps them, and a
+  // later read maps them again (same bytes). Why: a kernel that caches a
+  // file in large folios (Linux 6.18 on ext4 here) maps a whole folio on
+  // one fault, so a 514-byte window read at random kept about 256 KB
+  // resident per window (measured: bench/README.md). Safe with concurrent
+  // readers (they fault the pages back in).
+  void Release(size_t offset, size_t length) const;
 
  private:
   void Unmap();

@@ -100,6 +100,11 @@ uint32_t TokenStoreSplitFiles::token(int64_t i) const {
                : LoadLittleEndian<uint16_t>(tokens_.data() + 2 * i);
 }
 
+void TokenStoreSplitFiles::ReleaseTokens(int64_t first, int64_t count) const {
+  const size_t width = wide_ ? 4 : 2;
+  tokens_.Release(static_cast<size_t>(first) * width, static_cast<size_t>(count) * width);
+}
+
 int64_t TokenStoreSplitFiles::document_begin(int64_t d) const {
   return static_cast<int64_t>(LoadLittleEndian<uint64_t>(index_.data() + 8 * d));
 }

@@ -67,6 +67,10 @@ class TokenStoreSplitFiles {
   int64_t document_begin(int64_t d) const;
   // How often id `id` occurs in the split. REQUIRES: 0 <= id < vocab size.
   int64_t count(int64_t id) const;
+  // Drops the process's mapping of tokens [first, first + count) and their
+  // neighbours (MappedFile::Release): for a reader done with them, so that
+  // resident memory does not grow with the windows read.
+  void ReleaseTokens(int64_t first, int64_t count) const;
   // The path of the tokens file, for messages.
   const std::string& tokens_path() const { return tokens_.path(); }
 

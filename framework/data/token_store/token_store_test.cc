@@ -60,6 +60,22 @@ TEST(TokenStore, ReadsBackWhatWasWritten) {
   EXPECT_FALSE(Exists(path + ".partial"));
 }
 
+// Releasing read tokens (MappedFile::Release: the process's mapping of
+// them is dropped) changes nothing a later read returns.
+TEST(TokenStore, ReleasedTokensReadTheSameAgain) {
+  const std::string path = TempPath("release");
+  ASSERT_TRUE(WriteSmallStore(path, 70000).ok());  // uint32 ids
+  auto store = TokenStore::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const TokenStoreSplitFiles& train = (*store)->split(kTrainSplit);
+  train.ReleaseTokens(0, train.num_tokens());
+  train.ReleaseTokens(3, 100);  // past the end: clipped
+  EXPECT_EQ(train.token(0), 1u);
+  EXPECT_EQ(train.token(3), 69999u);
+  train.ReleaseTokens(1, 2);
+  EXPECT_EQ(train.token(2), 3u);
+}
+
 TEST(TokenStore, LargeVocabulariesAreStoredAsUint32) {
   const std::string path = TempPath("wide");
   ASSERT_TRUE(WriteSmallStore(path, 70000).ok());

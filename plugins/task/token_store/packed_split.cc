@@ -30,9 +30,11 @@ int64_t PackedSplit::DocumentAt(int64_t position) const {
 void PackedSplit::Read(int64_t begin, int64_t n, int32_t* ids) const {
   if (!separator_) {
     for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>(split_.token(begin + i));
+    split_.ReleaseTokens(begin, n);  // resident memory does not grow with the windows read
     return;
   }
   int64_t document = DocumentAt(begin);
+  const int64_t first_token = begin - document;  // the token at `begin` or after its separator
   int64_t position = begin;
   for (int64_t i = 0; i < n; ++i, ++position) {
     // The separator of `document` sits at StreamBegin(document + 1) - 1.
@@ -40,6 +42,18 @@ void PackedSplit::Read(int64_t begin, int64_t n, int32_t* ids) const {
     const int64_t token = position - document;  // the index of the token at `position`
     ids[i] = position == StreamBegin(document + 1) - 1 ? *separator_
                                                         : static_cast<int32_t>(split_.token(token));
+  }
+  // Resident memory does not grow with the windows read
+  // (TokenStoreSplitFiles::ReleaseTokens).
+  split_.ReleaseTokens(first_token, n);
+}
+
+void PackedSplit::ReadDocuments(int64_t begin, int64_t n, int32_t* documents) const {
+  const int64_t first = DocumentAt(begin);
+  int64_t document = first;
+  for (int64_t i = 0; i < n; ++i) {
+    while (begin + i >= StreamBegin(document + 1)) ++document;  // also past empty documents
+    documents[i] = static_cast<int32_t>(document - first);
   }
 }
 

@@ -25,6 +25,10 @@ class PackedSplit {
   int64_t length() const;
   // ids[0 .. n) = stream[begin .. begin + n). REQUIRES: begin + n <= length().
   void Read(int64_t begin, int64_t n, int32_t* ids) const;
+  // documents[0 .. n): the document of each of stream[begin .. begin + n),
+  // counted from the one holding `begin` (0, 1, ...; a separator belongs to
+  // the document it ends). REQUIRES: begin + n <= length().
+  void ReadDocuments(int64_t begin, int64_t n, int32_t* documents) const;
   // Bytes of text the id at `position` stands for (0 for a separator).
   int BytesAt(int64_t position) const;
   const TokenStoreSplitFiles& split() const { return split_; }

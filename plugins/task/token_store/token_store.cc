@@ -13,7 +13,9 @@
 // separator stands for none). A mixture (options.sources) draws each
 // training sample from one of several stores of one tokenizer, in
 // proportion to their weights (mixture_order.h, store_sources.h), and
-// evaluates on the first source's validation split.
+// evaluates on the first source's validation split. With
+// options.document_mask, every batch carries the document of each input
+// position (Batch::documents) and a token attends only within its document.
 //
 // Example config: plugins/task/token_store/example.pbtxt
 
@@ -46,12 +48,16 @@ class TokenStoreTask : public LanguageModelTask {
   static absl::StatusOr<std::unique_ptr<Task>> Create(const TokenStoreOptions& o, const TaskArgs&) {
     absl::StatusOr<std::shared_ptr<OpenedStores>> opened = OpenStores(o);
     if (!opened.ok()) return opened.status();
-    return std::unique_ptr<Task>(
-        new TokenStoreTask(*std::move(opened), o.context_length(), o.context_length()));
+    return std::unique_ptr<Task>(new TokenStoreTask(*std::move(opened), o.context_length(),
+                                                    o.context_length(), o.document_mask()));
   }
 
-  TokenStoreTask(std::shared_ptr<const OpenedStores> opened, int64_t context, int64_t eval_context)
-      : opened_(std::move(opened)), context_(context), eval_context_(eval_context) {}
+  TokenStoreTask(std::shared_ptr<const OpenedStores> opened, int64_t context, int64_t eval_context,
+                 bool document_mask)
+      : opened_(std::move(opened)),
+        context_(context),
+        eval_context_(eval_context),
+        document_mask_(document_mask) {}
 
   absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
     if (validation().length() < length + 1)
@@ -59,7 +65,8 @@ class TokenStoreTask : public LanguageModelTask {
           "eval.context_length: the validation split of token store '", opened_->sources[0].path, "' has ",
           validation().length(), " ids, too few for one window of ", length,
           " tokens; lower eval.context_length or prepare with a larger --validation_fraction"));
-    return std::shared_ptr<const Task>(std::make_shared<TokenStoreTask>(opened_, context_, length));
+    return std::shared_ptr<const Task>(
+        std::make_shared<TokenStoreTask>(opened_, context_, length, document_mask_));
   }
 
   int64_t vocab_size() const override { return opened_->store_vocab_size + (opened_->separator ? 1 : 0); }
@@ -181,7 +188,7 @@ class TokenStoreTask : public LanguageModelTask {
   }
 
   // Windows of `length` input ids at `windows`, and their next ids as
-  // targets.
+  // targets; with document_mask, each input's document (B, T).
   Batch Windows(const std::vector<WindowAt>& windows, int64_t length) const {
     Batch b;
     b.batch = static_cast<int64_t>(windows.size());
@@ -199,12 +206,16 @@ class TokenStoreTask : public LanguageModelTask {
         }
       b.inputs.insert(b.inputs.end(), window.begin(), window.end() - 1);  // (B, T)
       b.targets.insert(b.targets.end(), window.begin() + 1, window.end());  // (B, T)
+      if (!document_mask_) continue;
+      b.documents.resize(b.inputs.size());  // (B, T)
+      at.stream->ReadDocuments(at.offset, length, b.documents.data() + b.documents.size() - length);
     }
     return b;
   }
 
   std::shared_ptr<const OpenedStores> opened_;
   int64_t context_, eval_context_;  // training and evaluation window lengths
+  bool document_mask_;              // options.document_mask: batches carry documents
 };
 
 TVLAB_REGISTER_TASK("token_store", TokenStoreTask, TokenStoreOptions);

@@ -1,6 +1,7 @@
 // The token_store task's own properties: the packed stream, the window
 // order (a permutation per epoch, a pure function of its inputs), and the
-// task's batches, evaluation bytes and epochs over a small store.
+// task's batches, evaluation bytes and epochs over a small store, and the
+// documents its batches carry with options.document_mask.
 
 #include <algorithm>
 #include <set>
@@ -58,6 +59,23 @@ TEST(PackedSplit, PutsTheSeparatorAfterEveryDocument) {
   EXPECT_EQ(middle, (std::vector<int32_t>{2, 3, 4, 5}));
 }
 
+TEST(PackedSplit, ReadsTheDocumentOfEveryPosition) {
+  auto store = TokenStore::Open(SmallStore("documents"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  // 1 2 3 | 4 | 5 6 |: a separator belongs to the document it ends.
+  const PackedSplit packed((*store)->split(kTrainSplit), 256);
+  std::vector<int32_t> documents(9);
+  packed.ReadDocuments(0, 9, documents.data());
+  EXPECT_EQ(documents, (std::vector<int32_t>{0, 0, 0, 0, 1, 1, 2, 2, 2}));
+  packed.ReadDocuments(4, 4, documents.data());  // counted from the document holding 4
+  EXPECT_EQ(std::vector<int32_t>(documents.begin(), documents.begin() + 4),
+            (std::vector<int32_t>{0, 0, 1, 1}));
+  const PackedSplit abutting((*store)->split(kTrainSplit), std::nullopt);  // 1 2 3 4 5 6
+  abutting.ReadDocuments(1, 5, documents.data());
+  EXPECT_EQ(std::vector<int32_t>(documents.begin(), documents.begin() + 5),
+            (std::vector<int32_t>{0, 0, 1, 2, 2}));
+}
+
 TEST(WindowOrder, EachEpochIsAPermutationThatDependsOnSeedAndEpoch) {
   for (uint64_t n : {1, 2, 3, 7, 64, 1000, 4097}) {
     std::set<uint64_t> seen;
@@ -76,7 +94,8 @@ TEST(WindowOrder, EachEpochIsAPermutationThatDependsOnSeedAndEpoch) {
   EXPECT_EQ(a[17], ShuffledIndex(5, 0, 100, 17));  // a pure function
 }
 
-std::shared_ptr<const Task> LoadStoreTask(const std::string& path, int context, bool separator = true) {
+std::shared_ptr<const Task> LoadStoreTask(const std::string& path, int context, bool separator = true,
+                                          bool document_mask = false) {
   Experiment spec;
   spec.mutable_model()->set_family(ModelSpec::DECODER_ONLY);
   spec.mutable_task()->set_plugin("token_store");
@@ -84,6 +103,7 @@ std::shared_ptr<const Task> LoadStoreTask(const std::string& path, int context, 
   options.set_path(path);
   options.set_context_length(context);
   if (!separator) options.set_separator(TokenStoreOptions::NONE);
+  options.set_document_mask(document_mask);
   spec.mutable_task()->mutable_options()->PackFrom(options);
   spec.mutable_eval()->set_examples(4);
   auto task = LoadTask(spec);
@@ -131,6 +151,29 @@ TEST(TokenStoreTask, EvaluationBytesAreTheBytesOfThePredictedIds) {
   EXPECT_EQ(task->NumEvalExamples(1000), (200 - 1) / 4);
   EXPECT_GT(lm.UnigramPerplexity(), 1.0);
   EXPECT_EQ(lm.Detokenize({7, 256, 8}), std::string("\x07\x08"));
+}
+
+// With document_mask every batch (training, evaluation, an evaluation-length
+// view) carries each input's document: a new one right after each
+// separator, the same one otherwise; without it, none.
+TEST(TokenStoreTask, DocumentMaskBatchesCarryTheDocuments) {
+  const std::string path = SmallStore("document_mask");
+  auto task = LoadStoreTask(path, 3, /*separator=*/true, /*document_mask=*/true);
+  ASSERT_NE(task, nullptr);
+  auto longer = task->EvaluatedAt(5);
+  ASSERT_TRUE(longer.ok()) << longer.status();
+  for (const Batch& b : {task->TrainBatch(1, 0, 2), task->TrainBatch(1, 1, 2),
+                         task->EvalBatch(0, 0, 3), (*longer)->EvalBatch(0, 1, 2)}) {
+    ASSERT_EQ(b.documents.size(), b.inputs.size());
+    for (int64_t r = 0; r < b.batch; ++r) {
+      EXPECT_EQ(b.documents[r * b.length], 0);
+      for (int64_t t = 1; t < b.length; ++t) {
+        const int64_t at = r * b.length + t;
+        EXPECT_EQ(b.documents[at], b.documents[at - 1] + (b.inputs[at - 1] == 256 ? 1 : 0)) << at;
+      }
+    }
+  }
+  EXPECT_TRUE(LoadStoreTask(path, 3)->TrainBatch(1, 0, 2).documents.empty());
 }
 
 TEST(TokenStoreTask, BadOptionsNameTheField) {
