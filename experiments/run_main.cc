@@ -55,6 +55,35 @@ absl::Status CheckResumeIntoNewSchedule(const TrainFlags& flags, const std::stri
   return CheckResumeOverrides(flags.overrides, recorded, resumed, state.next_step());
 }
 
+// --init_from: a directory that is neither HF nor tvlab is refused; a
+// Hugging Face directory becomes tvlab weights first, in `imported`
+// (experiments/hf/hf_import.h), and *init_from then names that file.
+absl::Status ResolveInitFrom(const ModelSpec& model, const std::string& imported, std::string* init_from) {
+  TVLAB_RETURN_IF_ERROR(CheckInitFromDirectory(*init_from));
+  if (!IsHuggingFaceDirectory(*init_from)) return absl::OkStatus();
+  absl::Status written = WriteImportedWeights(model, *init_from, imported);
+  if (!written.ok()) return absl::Status(written.code(), absl::StrCat(*init_from, ": ", written.message()));
+  *init_from = imported;
+  return absl::OkStatus();
+}
+
+// The run's result lines on stdout (rank 0).
+void PrintResult(const RunMetrics& metrics, const std::string& run_dir) {
+  if (metrics.has_diverged_at_step()) {
+    // A result (exit 0): the grid's table counts it; the warning with the
+    // remedies was printed when it happened.
+    std::cout << "diverged_at_step " << metrics.diverged_at_step() << "\n"
+              << "diverged_loss " << metrics.diverged_loss() << "\n";
+  } else {
+    std::cout << "token_accuracy " << metrics.token_accuracy() << "\n"
+              << "sequence_accuracy " << metrics.sequence_accuracy() << "\n";
+  }
+  std::cout << "final_train_loss " << metrics.final_train_loss() << "\n"
+            << "parameters " << metrics.parameters() << "\n"
+            << "train_seconds " << metrics.train_seconds() << "\n"
+            << "run directory: " << run_dir << "\n";
+}
+
 // One spec trained (or resumed) into its run directory; `who` prefixes this
 // rank's error lines under mpirun.
 // `every_rank` is set when the error returned is one every rank met alike
@@ -97,17 +126,9 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
   // A Hugging Face directory becomes tvlab weights first (experiments/hf/hf_import.h).
   const std::string imported = (std::filesystem::temp_directory_path() /
                                 ("tvlab_init_from_hf_" + std::to_string(getpid()) + ".safetensors")).string();
-  if (absl::Status directory = CheckInitFromDirectory(options.init_from); !directory.ok()) {
-    std::cerr << who << "error: --init_from " << directory.message() << "\n";
+  if (absl::Status resolved = ResolveInitFrom(spec->model(), imported, &options.init_from); !resolved.ok()) {
+    std::cerr << who << "error: --init_from " << resolved.message() << "\n";
     return 2;
-  }
-  if (IsHuggingFaceDirectory(options.init_from)) {
-    absl::Status written = WriteImportedWeights(spec->model(), options.init_from, imported);
-    if (!written.ok()) {
-      std::cerr << who << "error: --init_from " << options.init_from << ": " << written.message() << "\n";
-      return 2;
-    }
-    options.init_from = imported;
   }
   options.eval_only = flags.eval_only;
   options.hooks = hooks;
@@ -125,20 +146,7 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
     *every_rank = IsOnEveryRank(metrics.status());
     return 1;
   }
-  if (world.rank() != 0) return 0;
-  if (metrics->has_diverged_at_step()) {
-    // A result (exit 0): the grid's table counts it; the warning with the
-    // remedies was printed when it happened.
-    std::cout << "diverged_at_step " << metrics->diverged_at_step() << "\n"
-              << "diverged_loss " << metrics->diverged_loss() << "\n";
-  } else {
-    std::cout << "token_accuracy " << metrics->token_accuracy() << "\n"
-              << "sequence_accuracy " << metrics->sequence_accuracy() << "\n";
-  }
-  std::cout << "final_train_loss " << metrics->final_train_loss() << "\n"
-            << "parameters " << metrics->parameters() << "\n"
-            << "train_seconds " << metrics->train_seconds() << "\n"
-            << "run directory: " << run_dir << "\n";
+  if (world.rank() == 0) PrintResult(*metrics, run_dir);
   return 0;
 }
 

@@ -50,7 +50,7 @@ int Run(const std::string& out_path) {
   uint64_t salt = 100;
   for (auto& [name, var] : (*model)->NamedParameters()) {
     Tensor values = RandomTensor(var.shape(), salt++);
-    std::copy(values.data(), values.data() + values.numel(), var.mutable_value().data());
+    var.mutable_value() = values;  // host-made values, as parity_dump_attention.cc sets them
   }
   Batch batch;
   batch.batch = kB, batch.length = kT;
