@@ -3,12 +3,10 @@
 // checks what the seeds stand for: the valid ones expand, the broken ones are
 // refused by the check they were written for.
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "experiments/grid/expand/grid_axes.h"
+#include "framework/testing/fuzz_corpus.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
 
@@ -19,27 +17,14 @@ namespace {
 
 const std::string kCorpus = "experiments/grid/fuzz/corpus";
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(GridSpecCorpus, EverySeedRunsThroughTheFuzzTarget) {
-  int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
-    const std::string text = Read(entry.path().string());
-    EXPECT_EQ(LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0)
-        << entry.path();
-    ++n;
-  }
+  const int n = ReplayFuzzCorpus(kCorpus, LLVMFuzzerTestOneInput);
   EXPECT_GE(n, 8);
 }
 
 absl::Status Expand(const std::string& seed, ExpandedGrid* grid) {
   GridSpec spec;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(Read(kCorpus + "/" + seed), &spec)) << seed;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadCorpusFile(kCorpus + "/" + seed), &spec)) << seed;
   absl::Status size = CheckGridSize(spec);
   return size.ok() ? AxisCells(spec, grid) : size;
 }

@@ -3,14 +3,12 @@
 // checks each seed against the real Llama architecture and a real export's
 // config: accepted, or refused by the check its name says.
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "experiments/hf/hf_config_checks.h"
 #include "experiments/hf/hf_export.h"
 #include "experiments/hf/hf_test_models.h"
+#include "framework/testing/fuzz_corpus.h"
 #include "gtest/gtest.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -20,21 +18,8 @@ namespace {
 
 const std::string kCorpus = "experiments/hf/fuzz/corpus";
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(HfConfigCorpus, EverySeedRunsThroughTheFuzzTarget) {
-  int n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
-    const std::string text = Read(entry.path().string());
-    EXPECT_EQ(LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(text.data()), text.size()), 0)
-        << entry.path();
-    ++n;
-  }
+  const int n = ReplayFuzzCorpus(kCorpus, LLVMFuzzerTestOneInput);
   EXPECT_GE(n, 9);
 }
 
@@ -43,7 +28,7 @@ std::string Checked(const std::string& seed) {
   auto exported = ToHuggingFace(Spec(kLlama), Weights(false));
   EXPECT_TRUE(exported.ok()) << exported.status();
   auto ours = ParseJson(exported->config_json, "ours");
-  auto config = ParseJson(Read(kCorpus + "/" + seed), seed);
+  auto config = ParseJson(ReadCorpusFile(kCorpus + "/" + seed), seed);
   if (!config.ok()) return std::string(config.status().message());
   const HfArchitecture& llama = HfArchitectures()[0];
   absl::Status s = CheckArchitectures(seed, *config, llama);
