@@ -26,18 +26,6 @@ std::string SpecFile() {
   return path;
 }
 
-// step,loss,lr,grad_norm columns of train_log.csv (time columns differ).
-std::string Losses(const std::string& dir) {
-  std::ifstream in(dir + "/train_log.csv");
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t cut = 0;
-    for (int i = 0; i < 4; ++i) cut = line.find(',', cut + 1);
-    out += line.substr(0, cut) + "\n";
-  }
-  return out;
-}
-
 TEST(Resume, KilledAndResumedRunEqualsUninterruptedRunBitForBit) {
   std::string whole = TempDir() + "/whole", broken = TempDir() + "/broken";
   RunResult a = RunBinary(SpecFile() + " --output_dir " + whole);
@@ -49,12 +37,12 @@ TEST(Resume, KilledAndResumedRunEqualsUninterruptedRunBitForBit) {
   ASSERT_EQ(killed.exit_code, 137) << killed.output;
   EXPECT_FALSE(std::filesystem::exists(broken + "/metrics.json"));
   // Steps 20..24 were logged after the last checkpoint (step 20) and are redone.
-  EXPECT_NE(Losses(broken).find("\n24,"), std::string::npos);
+  EXPECT_NE(TrainLogLosses(broken).find("\n24,"), std::string::npos);
 
   RunResult resumed = RunBinary("--resume " + broken);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step 20"), std::string::npos) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole));
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
   EXPECT_EQ(JsonNumber(ReadFile(broken + "/metrics.json"), "token_accuracy"),
             JsonNumber(ReadFile(whole + "/metrics.json"), "token_accuracy"));
@@ -122,7 +110,7 @@ TEST(Resume, EveryOptimizersStateResumesBitForBit) {
     RunResult resumed = RunBinary("--resume " + broken);
     ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
     EXPECT_NE(resumed.output.find("at step 20"), std::string::npos) << resumed.output;
-    EXPECT_EQ(Losses(broken), Losses(whole)) << optimizer;
+    EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole)) << optimizer;
     EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors")) << optimizer;
     EXPECT_NE(ReadFile(whole + "/metrics.json").find("\"optimizer_state_bytes\""), std::string::npos);
   }
@@ -156,7 +144,7 @@ TEST(Resume, FullDiskDuringACheckpointKeepsThePreviousOneAndResumesBitForBit) {
   RunResult resumed = RunBinary("--resume " + broken);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step 10"), std::string::npos) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole));
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
 }
 
@@ -177,7 +165,7 @@ TEST(Resume, CrashBeforeLatestIsUpdatedResumesFromThePreviousCheckpoint) {
   RunResult resumed = RunBinary("--resume " + broken);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("at step 10"), std::string::npos) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole));
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
 }
 

@@ -37,6 +37,17 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+std::string TrainLogLosses(const std::string& dir) {
+  std::ifstream in(dir + "/train_log.csv");
+  std::string line, out;
+  while (std::getline(in, line)) {
+    size_t cut = 0;
+    for (int i = 0; i < 4; ++i) cut = line.find(',', cut + 1);
+    out += line.substr(0, cut) + "\n";
+  }
+  return out;
+}
+
 double JsonNumber(const std::string& json, const std::string& key) {
   size_t at = json.find("\"" + key + "\"");
   if (at == std::string::npos) return -1e300;

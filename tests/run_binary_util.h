@@ -21,6 +21,9 @@ RunResult RunProgram(const std::string& runfile, const std::string& args);
 std::string Runfile(const std::string& path);  // path inside the workspace
 std::string TempDir();
 std::string ReadFile(const std::string& path);
+// The step,loss,lr,grad_norm columns of <dir>/train_log.csv, one line per
+// row (the time columns differ from run to run).
+std::string TrainLogLosses(const std::string& dir);
 // A number field from a flat JSON object such as metrics.json.
 double JsonNumber(const std::string& json, const std::string& key);
 

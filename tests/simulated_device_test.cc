@@ -44,18 +44,6 @@ TEST(SimulatedDeviceDeathTest, HostPointerPassedToADeviceKernelStops) {
                "a host pointer was passed to a simulated_device kernel");
 }
 
-// The step,loss,lr,grad_norm columns of train_log.csv (time columns differ).
-std::string Losses(const std::string& dir) {
-  std::ifstream in(dir + "/train_log.csv");
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t cut = 0;
-    for (int i = 0; i < 4; ++i) cut = line.find(',', cut + 1);
-    out += line.substr(0, cut) + "\n";
-  }
-  return out;
-}
-
 // metrics.json without the fields that legitimately differ (timing, the
 // backend's name, allocator bytes).
 std::string Metrics(const std::string& dir) {
@@ -89,9 +77,9 @@ TEST_P(SameNumbersAsReference, TrainEvaluateAndDecode) {
   ASSERT_EQ(a.exit_code, 0) << a.output;
   RunResult b = RunBinary(base + " --set runtime.backend=simulated_device --output_dir " + sim);
   ASSERT_EQ(b.exit_code, 0) << b.output;
-  EXPECT_EQ(Losses(sim), Losses(ref));
-  EXPECT_NE(Losses(ref).find("\n" + std::to_string(c.steps - 1) + ","), std::string::npos)
-      << Losses(ref);
+  EXPECT_EQ(TrainLogLosses(sim), TrainLogLosses(ref));
+  EXPECT_NE(TrainLogLosses(ref).find("\n" + std::to_string(c.steps - 1) + ","), std::string::npos)
+      << TrainLogLosses(ref);
   EXPECT_EQ(Metrics(sim), Metrics(ref));
   EXPECT_EQ(ReadFile(sim + "/model.safetensors"), ReadFile(ref + "/model.safetensors"));
   EXPECT_NE(ReadFile(sim + "/metrics.json").find("simulated_device"), std::string::npos);
@@ -143,7 +131,7 @@ TEST(SimulatedDevice, KilledAndResumedRunEqualsTheUninterruptedReferenceRun) {
   ASSERT_EQ(killed.exit_code, 137) << killed.output;
   RunResult resumed = RunBinary("--resume " + broken);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole));
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
   EXPECT_EQ(Metrics(broken), Metrics(whole));
 }
@@ -165,9 +153,9 @@ TEST(SimulatedDevice, GridCellsOnBothBackendsAgree) {
   std::vector<std::string> runs;
   for (const auto& e : fs::directory_iterator(dir + "/out/runs")) runs.push_back(e.path());
   ASSERT_EQ(runs.size(), 2u);
-  EXPECT_EQ(Losses(runs[0]), Losses(runs[1]));
+  EXPECT_EQ(TrainLogLosses(runs[0]), TrainLogLosses(runs[1]));
   EXPECT_EQ(Metrics(runs[0]), Metrics(runs[1]));
-  EXPECT_NE(Losses(runs[0]).find("\n11,"), std::string::npos);  // steps 0..11
+  EXPECT_NE(TrainLogLosses(runs[0]).find("\n11,"), std::string::npos);  // steps 0..11
 }
 
 }  // namespace

@@ -49,18 +49,6 @@ std::string SpecFile(const std::string& store_options) {
   return path;
 }
 
-// step,loss,lr,grad_norm columns of train_log.csv (time columns differ).
-std::string Losses(const std::string& dir) {
-  std::ifstream in(dir + "/train_log.csv");
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t cut = 0;
-    for (int i = 0; i < 4; ++i) cut = line.find(',', cut + 1);
-    out += line.substr(0, cut) + "\n";
-  }
-  return out;
-}
-
 // Same seed, same tokens; killed and resumed, the tokens of the
 // uninterrupted run. Returns the uninterrupted run's metrics.json.
 std::string CheckSameSeedAndResume(const std::string& store_options, const std::string& label) {
@@ -70,13 +58,13 @@ std::string CheckSameSeedAndResume(const std::string& store_options, const std::
   EXPECT_EQ(a.exit_code, 0) << a.output;
   RunResult b = RunBinary(SpecFile(store_options) + " --output_dir " + again);
   EXPECT_EQ(b.exit_code, 0) << b.output;
-  EXPECT_EQ(Losses(again), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(again), TrainLogLosses(whole));
   RunResult killed = RunProgram("tests/run_with_crash_hook",
                                 SpecFile(store_options) + " --output_dir " + broken + " --crash_after_step 14");
   EXPECT_EQ(killed.exit_code, 137) << killed.output;
   RunResult resumed = RunBinary("--resume " + broken);
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_EQ(Losses(broken), Losses(whole));
+  EXPECT_EQ(TrainLogLosses(broken), TrainLogLosses(whole));
   EXPECT_EQ(ReadFile(broken + "/model.safetensors"), ReadFile(whole + "/model.safetensors"));
   return ReadFile(whole + "/metrics.json");
 }
@@ -118,7 +106,7 @@ RunResult Shell(const std::string& command) {
 
 // The loss column of train_log.csv, by row.
 std::vector<double> LossColumn(const std::string& dir) {
-  std::stringstream rows(Losses(dir));
+  std::stringstream rows(TrainLogLosses(dir));
   std::string line;
   std::getline(rows, line);  // header
   std::vector<double> losses;

@@ -29,18 +29,6 @@ std::string SpecFile() {
   return path;
 }
 
-// step,loss,lr,grad_norm columns of train_log.csv (time columns differ).
-std::string Losses(const std::string& dir) {
-  std::ifstream in(dir + "/train_log.csv");
-  std::string line, out;
-  while (std::getline(in, line)) {
-    size_t cut = 0;
-    for (int i = 0; i < 4; ++i) cut = line.find(',', cut + 1);
-    out += line.substr(0, cut) + "\n";
-  }
-  return out;
-}
-
 TEST(WsdResume, OneStablePhaseResumesIntoSeveralDecays) {
   const std::string stable = TempDir() + "/stable";
   RunResult killed = RunProgram("tests/run_with_crash_hook",
@@ -56,8 +44,8 @@ TEST(WsdResume, OneStablePhaseResumesIntoSeveralDecays) {
     EXPECT_NE(resumed.output.find("at step 20"), std::string::npos) << resumed.output;
     RunResult whole = RunBinary(SpecFile() + settings + " --output_dir " + fresh);
     ASSERT_EQ(whole.exit_code, 0) << whole.output;
-    EXPECT_NE(Losses(fresh).find("\n" + std::to_string(steps - 1) + ","), std::string::npos) << Losses(fresh);
-    EXPECT_EQ(Losses(branch), Losses(fresh)) << steps;
+    EXPECT_NE(TrainLogLosses(fresh).find("\n" + std::to_string(steps - 1) + ","), std::string::npos) << TrainLogLosses(fresh);
+    EXPECT_EQ(TrainLogLosses(branch), TrainLogLosses(fresh)) << steps;
     EXPECT_EQ(ReadFile(branch + "/model.safetensors"), ReadFile(fresh + "/model.safetensors")) << steps;
   }
 }
