@@ -23,6 +23,7 @@ const std::vector<TaskKindRow>& TaskKindRows() {
        false,
        kEvaluateGeneration},
       {TaskKind::kLanguageModel, "language model", {ModelSpec::DECODER_ONLY}, false, kEvaluatePerplexity},
+      {TaskKind::kCausalTagging, "causal tagging", {ModelSpec::DECODER_ONLY}, false, 0},
   };
   return *rows;
 }

@@ -12,6 +12,8 @@
 //   SequencePairTask    source -> target, generated       decoder-only or
 //                                                          encoder-decoder
 //   LanguageModelTask   next token of a text stream       decoder-only
+//   CausalTaggingTask   targets at chosen positions of a   decoder-only
+//                       causal sequence (recall tasks)
 //
 // A new kind is an interface class deriving from Task with a `kKind`, and
 // one row of the table (task.cc).
@@ -71,6 +73,7 @@ enum class TaskKind {
   kClassification,  // one label per sequence (encoder-only with pooling)
   kSequencePair,    // source -> target (decoder-only or encoder-decoder)
   kLanguageModel,   // next token of a stream (decoder-only)
+  kCausalTagging,   // targets at chosen positions, read causally (decoder-only)
 };
 
 // How a kind is evaluated beyond the teacher-forced loss and token and
@@ -212,6 +215,17 @@ class LanguageModelTask : public GenerativeTask {
   virtual double EvalTargetBytes(int64_t examples) const = 0;
 };
 
+// A target at chosen positions of a sequence that a causal (decoder-only)
+// model reads left to right, every other target kIgnoreTarget: the recall
+// tasks (associative_recall, needle), where the target at a query's position
+// is the answer. Scored by the loss and the token (answer) and sequence
+// (every answer of a row) accuracies every task gets.
+class CausalTaggingTask : public Task {
+ public:
+  static constexpr TaskKind kKind = TaskKind::kCausalTagging;
+  TaskKind kind() const final { return kKind; }
+};
+
 // task.head_outputs().
 int64_t HeadOutputs(const Task& task);
 
@@ -254,7 +268,7 @@ template <typename Plugin, typename Options>
 TaskEntry MakeTaskEntry() {
   static_assert(std::is_base_of_v<Task, Plugin> && internal::HasTaskKind<Plugin>::value,
                 "a task class derives from a kind interface: TaggingTask, ClassificationTask, "
-                "SequencePairTask or LanguageModelTask");
+                "SequencePairTask, LanguageModelTask or CausalTaggingTask");
   TaskEntry entry;
   entry.kind = Plugin::kKind;
   entry.default_options = &Options::default_instance();

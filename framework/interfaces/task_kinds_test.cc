@@ -18,7 +18,7 @@ TEST(TaskKinds, EveryKindHasExactlyOneRow) {
     EXPECT_EQ(&TaskKindRowOf(row.kind), &row);
   }
   for (TaskKind kind : {TaskKind::kTagging, TaskKind::kClassification, TaskKind::kSequencePair,
-                        TaskKind::kLanguageModel})
+                        TaskKind::kLanguageModel, TaskKind::kCausalTagging})
     EXPECT_EQ(seen.count(kind), 1u) << static_cast<int>(kind);
 }
 
@@ -35,6 +35,8 @@ TEST(TaskKinds, FamiliesAndNamesComeFromTheRows) {
   EXPECT_FALSE(TaskKindRowOf(TaskKind::kTagging).labels_sequences);
   EXPECT_EQ(TaskKindRowOf(TaskKind::kSequencePair).evaluations, kEvaluateGeneration);
   EXPECT_EQ(TaskKindRowOf(TaskKind::kTagging).evaluations, 0u);
+  EXPECT_EQ(FamiliesFor(TaskKind::kCausalTagging), "DECODER_ONLY");
+  EXPECT_EQ(TaskKindRowOf(TaskKind::kCausalTagging).evaluations, 0u);
 }
 
 // A classifier's head has one output per class, every other task's one per
