@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "framework/attention/attention_statistics.h"
 #include "framework/attention/key_state.h"
 #include "framework/attention/mask.h"
 #include "framework/attention/query_chunks.h"
@@ -133,6 +134,8 @@ Var UnfusedAttend(const Var& q, const Var& k, const Var& v, const AttentionConte
   // (B, H, T, S), rows sum to 1 over visible keys (to <= 1 with a sink)
   Var weights = c.extras != nullptr ? c.extras->Softmax(logits) : Softmax(logits);
   if (c.probe != nullptr && *c.probe) (*c.probe)(c.owner->path(), weights.value());
+  if (AttentionStatistics* stats = AttentionStatistics::Current())  // a training probe's forward
+    stats->Record(c.owner->path(), logits.value(), weights.value());
   if (c.ctx.training && c.dropout > 0.0f) {
     const RngStream stream = c.owner->DropoutStream(c.ctx, "attention_weights");
     weights = whole ? Dropout(weights, c.dropout, stream)
@@ -158,6 +161,7 @@ int64_t ChunkRows(int64_t s) {
 bool TakesQueryChunkedPath(const AttentionContext& c, int64_t t, int64_t s) {
   if (Policy() == AttentionKernel::kUnfused) return false;  // the oracle: whole
   if (c.probe != nullptr && *c.probe) return false;          // the weights are wanted whole
+  if (AttentionStatistics::Current() != nullptr) return false;  // so are their statistics
   return ChunkRowsOverride() > 0 ? t > ChunkRowsOverride() : ChunksQueries(t, s);
 }
 
@@ -231,6 +235,7 @@ bool TakesFusedPath(const AttentionContext& c, int64_t heads, int64_t t, int64_t
     return false;
   if (!c.score->FusedDotProductScale().has_value()) return false;
   if (c.probe != nullptr && *c.probe) return false;  // the weights are wanted
+  if (AttentionStatistics::Current() != nullptr) return false;  // their statistics are (attention_statistics.h)
   // The kernels draw dropout two weights per word from word 0: a batch shard
   // whose weights start at an odd element of the global batch's (odd first
   // row and odd heads * t * s) takes the unfused path, which can.

@@ -21,7 +21,8 @@
 //   - the position plugin's logit bias is none, ALiBi-shaped or bucketed
 //     (FusedLogitBiasFor), and
 //   - no probe asks for the weights (attention_dump gets them exactly from
-//     the unfused path).
+//     the unfused path), and no AttentionStatistics scope is open (a
+//     training probe's own forward: attention_statistics.h).
 // Otherwise the unfused composition runs; it is the oracle the fused path
 // is tested against (the attention conformance suite). When it has many
 // queries (query_chunks.h: more than ~128 x 128 pairs per head) and the

@@ -1,5 +1,6 @@
 #include "framework/train/run_directory.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -40,6 +41,7 @@ void RunDirectory::SetAuxiliaryColumns(const std::vector<AuxiliaryDeclaration>& 
 std::string RunDirectory::LogHeader() const {
   std::string header = kLogColumns;
   for (const std::string& name : auxiliary_columns_) absl::StrAppend(&header, ",", name);
+  for (const std::string& name : probe_columns_) absl::StrAppend(&header, ",", name);
   return header + "\n";
 }
 
@@ -80,6 +82,10 @@ absl::Status RunDirectory::AppendLogRow(const TrainLogRow& row) {
   std::string auxiliary_columns;
   for (const AuxiliaryMean& mean : row.auxiliary)
     absl::StrAppend(&auxiliary_columns, ",", std::isnan(mean.value) ? "" : absl::StrFormat("%.6g", mean.value));
+  for (const std::string& name : probe_columns_) {  // empty cells on rows without probes
+    auto it = std::find_if(row.probes.begin(), row.probes.end(), [&](const ProbeValue& p) { return p.name == name; });
+    absl::StrAppend(&auxiliary_columns, ",", it == row.probes.end() ? "" : absl::StrFormat("%.6g", it->value));
+  }
   return log_->Append(absl::StrFormat("%d,%.6f,%g,%.6f,%.1f,%.3f,%s%s\n", row.step, row.loss, row.lr,
                                       row.grad_norm, row.tokens_per_sec, row.elapsed_sec, eval_columns,
                                       auxiliary_columns));

@@ -7,7 +7,9 @@
 //                        eval_loss, eval_token_accuracy (the eval columns are
 //                        empty on rows without a periodic evaluation), then
 //                        one column per auxiliary output the model declares
-//                        (SetAuxiliaryColumns; empty where none was emitted)
+//                        (SetAuxiliaryColumns; empty where none was emitted),
+//                        then train.probe_every's columns (SetProbeColumns;
+//                        empty on rows that were not probed)
 //   metrics.json         RunMetrics (framework/train/metrics.proto)
 //   model.safetensors    final weights under their parameter names
 //   tokenizer.model      the task's SentencePiece model (text tasks with
@@ -49,6 +51,9 @@ class RunDirectory {
   // The auxiliary outputs' columns (full names, declaration order) after
   // the fixed ones; call before StartLog or ContinueLog. None by default.
   void SetAuxiliaryColumns(const std::vector<AuxiliaryDeclaration>& declared);
+  // train.probe_every's columns (probes.h), after the auxiliary ones; a row
+  // without a probe value leaves its cell empty.
+  void SetProbeColumns(std::vector<std::string> names) { probe_columns_ = std::move(names); }
 
   // A new run: train_log.csv holds the header only.
   absl::Status StartLog();
@@ -73,6 +78,7 @@ class RunDirectory {
   FileSystem* fs_;
   std::unique_ptr<WritableFile> log_;
   std::vector<std::string> auxiliary_columns_;
+  std::vector<std::string> probe_columns_;
 };
 
 }  // namespace tvlab

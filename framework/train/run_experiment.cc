@@ -138,6 +138,8 @@ absl::Status ExperimentRun::PrepareAsWriter() {
   }
   if (!tokenizer_model_.empty()) TVLAB_RETURN_IF_ERROR(dir_.WriteTokenizerModel(tokenizer_model_));
   dir_.SetAuxiliaryColumns(model_->DeclaredAuxiliaryOutputs());
+  if (spec_.train().probe_every() > 0)  // the columns from a probe forward of one row
+    dir_.SetProbeColumns(TrainingProbes(spec_.train(), spec_.seed(), *model_, task_, params_).Names());
   if (!options_.resume) {
     TVLAB_RETURN_IF_ERROR(dir_.WriteResolvedSpec(recorded_));
     return dir_.StartLog();

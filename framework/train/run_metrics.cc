@@ -56,6 +56,8 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
   }
   metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
   RecordAuxiliaryOutputs(trained, metrics);
+  for (const RunMetrics::Probe& probe : trained.probes) *metrics->add_probes() = probe;  // train.probe_every
+  if (!trained.probes.empty()) metrics->set_probe_seconds(trained.probe_seconds);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ std::vector<std::pair<std::string, double>> RowScalars(const TrainLogRow& row) {
   }
   for (const AuxiliaryMean& mean : row.auxiliary)
     if (!std::isnan(mean.value)) scalars.push_back({"auxiliary/" + mean.declaration.name, mean.value});
+  for (const ProbeValue& probe : row.probes) scalars.push_back({"probes/" + probe.name, probe.value});
   return scalars;
 }
 

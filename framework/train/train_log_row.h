@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/train/auxiliary_tally.h"
+#include "framework/train/probes.h"
 
 namespace tvlab {
 
@@ -25,6 +26,8 @@ struct TrainLogRow {
   // The model's declared auxiliary outputs, in declaration order, each the
   // mean of its values since the previous row (NaN: none emitted).
   std::vector<AuxiliaryMean> auxiliary;
+  // train.probe_every's values on a probed step (probes.h), else empty.
+  std::vector<ProbeValue> probes;
 };
 
 }  // namespace tvlab

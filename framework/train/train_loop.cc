@@ -143,10 +143,11 @@ struct StepDone {
 // train.log_every steps, the last, and with each periodic evaluation, which
 // runs here).
 absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals& totals, Clock::time_point start,
-                     std::ostream& progress, const TrainLoopCallbacks& callbacks, AuxiliaryTally* tally) {
+                     std::ostream& progress, const TrainLoopCallbacks& callbacks, AuxiliaryTally* tally,
+                     TrainingProbes* probes) {
   const int64_t step = done.step, steps = train.steps();
   const bool last = step == steps - 1;
-  const bool log = step % train.log_every() == 0 || last;
+  const bool log = step % train.log_every() == 0 || last || probes->HasValues();
   const bool eval = train.eval_every() > 0 && ((step + 1) % train.eval_every() == 0 || last);
   if (!log && !eval) return absl::OkStatus();
   TrainLogRow row;
@@ -157,6 +158,7 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
   row.elapsed_sec = Seconds(start);
   row.tokens_per_sec = totals.tokens_seen / std::max(row.elapsed_sec, 1e-9);
   row.auxiliary = tally->TakeIntervalMeans();
+  row.probes = probes->TakeStep(step);
   const double eta = row.elapsed_sec / (step + 1) * (steps - step - 1);
   std::string eval_text;
   if (eval) {
@@ -190,7 +192,7 @@ absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainSt
 }
 
 TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done,
-                       const AuxiliaryTally& tally) {
+                       const AuxiliaryTally& tally, const TrainingProbes& probes) {
   TrainLoopResult result;
   result.auxiliary_last_interval = tally.LastIntervalMeans();
   result.auxiliary_run = tally.RunMeans();
@@ -199,6 +201,8 @@ TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t st
   result.train_seconds = Seconds(start);
   result.backward_seconds = totals.backward_seconds;
   result.steps_done = steps_done;
+  result.probes = probes.Summary();
+  result.probe_seconds = probes.seconds();
   return result;
 }
 
@@ -224,29 +228,32 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   Ranks ranks;
   if (callbacks.reducer != nullptr)
     ranks = Ranks{callbacks.reducer, callbacks.reducer->rank(), callbacks.reducer->world_size()};
+  TrainingProbes probes(train, seed, model, task, params, ranks.rank, ranks.world);  // off: no-ops
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
+    probes.ProbeForward(step);  // at the weights the step starts from
     TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals, &tally));
     if (loss.diverged) {
       WarnDiverged(train, optimizer.lr(), *loss.diverged, step, progress);
-      TrainLoopResult result = Result(totals, start, step, tally);
+      TrainLoopResult result = Result(totals, start, step, tally, probes);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
       return result;
     }
     totals.last_loss = loss.mean;
     if (ranks.world > 1) TVLAB_RETURN_IF_ERROR(ranks.reducer->ReduceGradients(params));
+    if (probes.Due(step)) probes.ProbeGradients();  // before clipping
     StepDone done;
     done.step = step;
     done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
     done.lr = schedule->Rate(optimizer.lr(), step, steps);
     optimizer.Step(done.lr);
-    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks, &tally));
+    TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks, &tally, &probes));
     TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks, tally));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  return Result(totals, start, steps, tally);
+  return Result(totals, start, steps, tally, probes);
 }
 
 }  // namespace tvlab

@@ -59,6 +59,10 @@ struct TrainLoopResult {
   // The model's auxiliary outputs (declaration order; NaN: never emitted):
   // means over the last logging interval and over the run.
   std::vector<AuxiliaryMean> auxiliary_last_interval, auxiliary_run;
+  // train.probe_every's summary (probes.h; empty when off) and the seconds
+  // the probes took (part of train_seconds).
+  std::vector<RunMetrics::Probe> probes;
+  double probe_seconds = 0;
 };
 
 // True when a step's loss counts as divergence: not finite, or above
