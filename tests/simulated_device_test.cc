@@ -111,7 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"sort_digits_mla", ""}, Case{"sort_digits_mqa", ""},
                       Case{"sort_digits_no_position", ""}, Case{"sort_digits_post_ln", ""},
                       Case{"sort_digits_rmsnorm", ""}, Case{"sort_digits_rope", ""},
-                      Case{"sort_digits_swiglu", ""}),
+                      Case{"sort_digits_swiglu", ""},
+                      // Training probes (every reduction on the device, the
+                      // same numbers in metrics.json's probes) and MoE.
+                      Case{"sort_digits_moe", "--set train.probe_every=3"}),
     [](const auto& info) { return info.param.config; });
 
 TEST(SimulatedDevice, KilledAndResumedRunEqualsTheUninterruptedReferenceRun) {

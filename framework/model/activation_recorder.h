@@ -28,7 +28,7 @@ class ActivationRecorder {
   // This thread's recorder, or null outside any scope.
   static ActivationRecorder* Current();
   // Records sqrt(mean(value^2)) under `name` (a later record of the same
-  // name replaces it).
+  // name replaces it), reduced on the value's device (one double read back).
   void Record(const std::string& name, const Tensor& value);
   // (name, rms) in the order first recorded.
   const std::vector<std::pair<std::string, double>>& rms() const { return rms_; }

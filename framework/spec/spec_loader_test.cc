@@ -147,6 +147,8 @@ TEST(SpecLoader, TrainingFeatureFieldsAreChecked) {
               HasSubstr("train.lr_schedule.options (inverse_sqrt): warmup_steps must be > 0 (got 0)"));
   EXPECT_THAT(std::string(Load(kGood, {"train.clip_grad_norm=-1"}).message()),
               HasSubstr("train.clip_grad_norm must be >= 0 (got -1)"));
+  EXPECT_THAT(std::string(Load(kGood, {"train.probe_every=-2"}).message()),
+              HasSubstr("train.probe_every must be >= 0 (got -2); 0 turns the training probes off"));
 }
 
 TEST(SpecLoader, DecodingFieldsAreChecked) {

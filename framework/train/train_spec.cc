@@ -22,6 +22,9 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   if (!(t.divergence_loss() >= 0))
     p->Add(absl::StrCat("train.divergence_loss must be >= 0 (got ", t.divergence_loss(),
                         "); 0 counts only a NaN or infinite loss as divergence"));
+  if (t.probe_every() < 0)
+    p->Add(absl::StrCat("train.probe_every must be >= 0 (got ", t.probe_every(),
+                        "); 0 turns the training probes off, N probes steps 0, N, 2N, ... and the last"));
   ValidateScheduleSpec(t.lr_schedule(), p);
   ValidateOptimizerSpec(t.optimizer(), p);
 }
