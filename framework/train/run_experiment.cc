@@ -195,6 +195,10 @@ absl::Status ExperimentRun::ResolveEfficiency() {
       peak_.device = DeviceName(CurrentDevice());
       peak_.unknown_why = absl::StrCat("unknown peak: the ", peak_.device, " device has none");
   }
+  if (world_.size() > 1 && peak_.flops_per_second > 0) {  // the rate counts every rank's tokens
+    peak_.flops_per_second *= world_.size();
+    absl::StrAppend(&peak_.basis, " x ", world_.size(), " ranks");
+  }
   return absl::OkStatus();
 }
 
