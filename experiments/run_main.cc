@@ -15,6 +15,7 @@
 #include "experiments/hf/hf_import.h"
 #include "experiments/list_plugins.h"
 #include "experiments/run_flags.h"
+#include "framework/report/cost_model.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/data_parallel_spec.h"
 #include "framework/report/run_dir.h"
@@ -134,6 +135,10 @@ int TrainOneRank(const TrainFlags& flags, TrainerHooks* hooks, FileSystem* fs, C
   options.hooks = hooks;
   options.file_system = fs;
   options.world = &world;
+  // metrics.json's FLOP/s and MFU count the cost model's FLOPs (the grid's column).
+  options.train_flops_per_token = [&](const Model& model) {
+    return CostOfModel(*spec, *task, model).train_flops_per_token;
+  };
   NullStream quiet;  // rank 0 alone reports progress
   auto metrics = RunExperiment(*spec, *task, run_dir, world.rank() == 0 ? std::cerr : quiet, options);
   if (options.init_from == imported) std::filesystem::remove(imported);

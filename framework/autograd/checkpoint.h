@@ -20,7 +20,12 @@ using CheckpointedFunction = std::function<Var(const std::vector<Var>& inputs)>;
 // the call; the backward runs fn again with the tape on (on fresh leaves
 // holding the same input values) and backpropagates the output gradient
 // through that recomputation: inputs get their gradients, and so do
-// parameters fn reads directly (a module's weights), during it.
+// parameters fn reads directly (a module's weights), during it. Each input's
+// gradient sum is continued inside the recomputation (MoveGrad, var.h), so
+// the additions happen in the taped order: with a deterministic fn the
+// gradients equal the taped ones to the bit (the encoder-decoder case of
+// framework/model/activation_checkpointing_test.cc, whose encoder output
+// every decoder block reads, checks it).
 //
 // REQUIRES: fn is deterministic (dropout keyed by counters, as every
 // RngStream draw is, qualifies) and its output depends on `inputs` and on

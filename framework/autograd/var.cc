@@ -73,6 +73,13 @@ void AccumulateGrad(Node& node, const Tensor& grad) {
   AddInto(node, grad);
 }
 
+void MoveGrad(Node& from, Node& to) {
+  to.grad = std::move(from.grad);
+  from.grad = Tensor();
+  if (shared_grads.erase(&from) > 0) shared_grads.insert(&to);
+  else shared_grads.erase(&to);
+}
+
 void AccumulateOwnedGrad(Node& node, Tensor&& grad) {
   if (!node.requires_grad) return;
   CheckGradShape(node, grad);

@@ -56,6 +56,11 @@ Var MakeResult(Tensor value, const std::vector<Var>& inputs,
 // is kept without a copy and the next one is added into a fresh tensor, so
 // `grad` is never written; after Backward every leaf's grad is its own.
 void AccumulateGrad(Node& node, const Tensor& grad);
+// Moves `from`'s gradient (undefined or not, shared or its own) to `to`,
+// leaving `from` without one: a nested pass (Checkpoint's recomputation)
+// continues the sum its input's node had reached, so the additions happen
+// in the order, and with the rounding, of the pass without checkpoints.
+void MoveGrad(Node& from, Node& to);
 
 // Runs the backward pass from a scalar `root` (seeded with d root = 1).
 void Backward(const Var& root);

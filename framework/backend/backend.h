@@ -138,6 +138,10 @@ class Backend {
   virtual std::string name() const = 0;
   // Where this backend's buffers live; SetBackend makes it CurrentDevice().
   virtual Device device() const { return Device::kCpu; }
+  // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a
+  // run's MFU looks its peak up by (framework/perf/peak.h); empty for host
+  // backends, whose CPU the OS names.
+  virtual std::string device_model() const { return ""; }
 
   // The kernels of kernels.def. A body that a backend does not override
   // stops the process naming the backend and the kernel (validation should

@@ -120,6 +120,25 @@ TEST(MemoryEstimate, FusedAttentionHasNoQuadraticScores) {
   EXPECT_LT(fused, 2.0 * (1 << 30));
 }
 
+// train.activation_checkpointing BLOCK: training holds one block's
+// activations at a time plus every block's input, so 8 blocks' activations
+// estimate at about an eighth (the logits, after the blocks, stay whole).
+TEST(MemoryEstimate, BlockCheckpointingKeepsOneBlocksActivations) {
+  auto activations = [](const std::vector<std::string>& overrides) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), overrides);
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    return EstimateMemory(*spec, {10, 10, 512});
+  };
+  const MemoryEstimate none = activations({"model.num_layers=8", "model.d_model=64"});
+  const MemoryEstimate block =
+      activations({"model.num_layers=8", "model.d_model=64", "train.activation_checkpointing=BLOCK"});
+  EXPECT_EQ(block.static_bytes, none.static_bytes);
+  EXPECT_LT(block.activation_bytes, none.activation_bytes / 3);
+  std::string parts;
+  for (const MemoryPart& p : block.parts) parts += p.what + "\n";
+  EXPECT_THAT(parts, HasSubstr("block inputs kept for recomputation"));
+}
+
 // The output gate's weights count: C x H (headwise) or C x C (elementwise)
 // per attention sublayer, plus its bias.
 TEST(MemoryEstimate, CountsTheAttentionOutputGate) {

@@ -266,9 +266,11 @@ MemoryPart ScoreActivations(const Sizes& z, double B, const std::string& batch_f
           factor * kFloat * attention * 3 * B * H * T * T};
 }
 
-// Activations of one forward pass over `B` sequences.
+// Activations of one forward pass over `B` sequences. `checkpoint_blocks`
+// (train.activation_checkpointing BLOCK): the blocks' activations are held
+// for one block at a time (the stack's average), plus every block's input.
 std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::string& batch_field, double factor,
-                                        const std::string& pass) {
+                                        const std::string& pass, bool checkpoint_blocks = false) {
   const ModelSpec& m = z.m;
   const double C = z.C, H = z.H, F = z.F, out = z.out, T = z.T, blocks = z.blocks, attention = z.attention;
   std::vector<MemoryPart> parts;
@@ -291,6 +293,15 @@ std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::str
       parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
                        Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
   }
+  if (checkpoint_blocks && z.blocks > 1) {
+    for (MemoryPart& p : parts) {
+      if (p.what.find("output logits") != std::string::npos) continue;  // after the blocks: kept
+      p.bytes /= z.blocks;
+      p.what += " of one block at a time (train.activation_checkpointing BLOCK)";
+    }
+    parts.push_back({pass + " block inputs kept for recomputation (B x T x C per block)", bt,
+                     factor * kFloat * z.blocks * B * T * C});
+  }
   return parts;
 }
 
@@ -312,7 +323,7 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     e.parts.push_back(p);
   }
   auto train = ActivationParts(z, spec.train().batch_size(), Field("train.batch_size", spec.train().batch_size()), 2,
-                               "training");
+                               "training", spec.train().activation_checkpointing() == TrainSpec::BLOCK);
   const double eval_batch = std::min<double>(spec.eval().batch_size(), std::max(1, spec.eval().examples()));
   auto eval = ActivationParts(z, eval_batch, Field("eval.batch_size", spec.eval().batch_size()), 1, "evaluation");
   double train_total = 0, eval_total = 0;

@@ -1,5 +1,6 @@
 #include "framework/model/block_stack.h"
 
+#include "framework/autograd/checkpoint.h"
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/model/activation_recorder.h"
@@ -109,7 +110,9 @@ int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const 
   return self_.attention->KvCacheBytesPerToken(bytes_per_element);
 }
 
-BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention) {
+BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention,
+                       bool checkpoint_blocks)
+    : checkpoint_blocks_(checkpoint_blocks) {
   TVLAB_CHECK(!layers.empty());
   auto* list = AddChild("layers", std::make_unique<ModuleList>());
   for (const BlockFactory& factory : layers)
@@ -131,11 +134,34 @@ Var BlockStack::Forward(const Var& x, const StackInput& in) const {
   }
   ActivationRecorder* recorder = ActivationRecorder::Current();  // null but in a coordinate check
   if (recorder) recorder->Record(path() + ".input", h.value());
+  // Checkpointed only where backward will run, and never while something
+  // watches the intermediates (a probe or a coordinate check would see the
+  // recomputation a second time).
+  const bool checkpoint = checkpoint_blocks_ && in.ctx.training && GradEnabled() && recorder == nullptr &&
+                          in.probe == nullptr && in.self_caches == nullptr && in.cross_caches == nullptr;
   for (size_t i = 0; i < blocks_.size(); ++i) {
-    h = blocks_[i]->Forward(h, *input, i);
+    h = checkpoint ? CheckpointedBlock(i, h, *input) : blocks_[i]->Forward(h, *input, i);
     if (recorder) recorder->Record(path() + ".layers." + std::to_string(i), h.value());
   }
   return final_norm_ ? final_norm_->Forward(h) : h;
+}
+
+Var BlockStack::CheckpointedBlock(size_t i, const Var& x, const StackInput& in) const {
+  // The encoder output is an input of every decoder block (its gradient
+  // leaves through the checkpoint); everything else the block reads is a
+  // parameter or a constant. Captured by value: backward runs the block again.
+  std::vector<Var> inputs = {x};  // (B, T, C)
+  if (in.memory.defined()) inputs.push_back(in.memory);  // (B, S, C)
+  const TransformerBlock* block = blocks_[i];
+  StackInput kept = in;
+  kept.memory = Var();  // the outer tape's memory must not be captured
+  return Checkpoint(
+      [block, kept, i](const std::vector<Var>& v) {
+        StackInput with_memory = kept;
+        if (v.size() > 1) with_memory.memory = v[1];
+        return block->Forward(v[0], with_memory, i);  // (B, T, C)
+      },
+      inputs);
 }
 
 int64_t BlockStack::KvCacheBytesPerToken(int64_t bytes_per_element) const {

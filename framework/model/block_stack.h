@@ -55,6 +55,8 @@ struct StackFactories {
   // Multiplies the output head's input (the init plugin's HeadInputScale;
   // µP: base_width / width); 1 = none.
   float head_input_scale = 1.0f;
+  // train.activation_checkpointing BLOCK (BlockStack::checkpoint_blocks).
+  bool checkpoint_blocks = false;
 };
 
 // What one pass through a stack sees besides its input.
@@ -113,8 +115,11 @@ class TransformerBlock : public Module {
 class BlockStack : public Module {
  public:
   // One block per factory, in order; the final norm (where the last
-  // block's placement needs one) from the last factory.
-  BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention);
+  // block's placement needs one) from the last factory. `checkpoint_blocks`
+  // (train.activation_checkpointing BLOCK): in training, each block keeps
+  // only its inputs and is recomputed in backward (autograd/checkpoint.h).
+  BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention,
+             bool checkpoint_blocks = false);
   // x (B, T, C) -> (B, T, C), final norm included where the placement needs it.
   Var Forward(const Var& x, const StackInput& in) const;
   int64_t num_layers() const { return static_cast<int64_t>(blocks_.size()); }
@@ -123,8 +128,12 @@ class BlockStack : public Module {
   int64_t KvCacheBytesBound(int64_t bytes_per_element) const;
 
  private:
+  // Block i under autograd Checkpoint: x (B, T, C) -> (B, T, C).
+  Var CheckpointedBlock(size_t i, const Var& x, const StackInput& in) const;
+
   std::vector<TransformerBlock*> blocks_;
   Normalization* final_norm_ = nullptr;
+  bool checkpoint_blocks_ = false;
   bool value_residual_ = false;  // the blocks mix values (model.value_residual)
 };
 

@@ -59,7 +59,8 @@ class EncoderOnlyModel : public FamilyModel {
                    const StackFactories& stacks, std::unique_ptr<PositionEncoding> position)
       : pooling_(spec.pooling()) {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
-    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false,
+                                                         stacks.checkpoint_blocks));
     head_ = AddHead(spec, embedding_, outputs, stacks.head_input_scale);
   }
 
@@ -167,7 +168,8 @@ class DecoderOnlyModel : public FamilyModel {
   DecoderOnlyModel(const ModelSpec& spec, int64_t vocab, const StackFactories& stacks,
                    std::unique_ptr<PositionEncoding> position) {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
-    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false,
+                                                         stacks.checkpoint_blocks));
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -203,8 +205,10 @@ class EncoderDecoderModel : public FamilyModel {
                       std::unique_ptr<PositionEncoding> position) {
     // One embedding table for source and target (a shared vocabulary).
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
-    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
-    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true));
+    encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false,
+                                                         stacks.checkpoint_blocks));
+    decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true,
+                                                         stacks.checkpoint_blocks));
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
 

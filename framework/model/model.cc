@@ -113,6 +113,25 @@ absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const Mo
   return factory;
 }
 
+// train.activation_checkpointing BLOCK reruns each block in backward: a
+// block must read nothing from another block (the value residual's
+// first-layer values do) and emit no auxiliary output (the rerun would emit
+// it again, and the first emission has no tape).
+absl::Status CheckCheckpointable(const Experiment& spec, const Model& model) {
+  if (spec.train().activation_checkpointing() != TrainSpec::BLOCK) return absl::OkStatus();
+  if (spec.model().value_residual().enabled())
+    return absl::InvalidArgumentError(
+        "train.activation_checkpointing BLOCK cannot recompute blocks that share the first layer's values "
+        "(model.value_residual is on): turn one of them off");
+  const std::vector<AuxiliaryDeclaration> auxiliary = model.DeclaredAuxiliaryOutputs();
+  if (!auxiliary.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "train.activation_checkpointing BLOCK cannot recompute blocks whose modules emit auxiliary outputs (",
+        auxiliary.front().name,
+        auxiliary.size() > 1 ? ", ..." : "", "): set train.activation_checkpointing: NONE for this model"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_t vocab_size,
@@ -123,6 +142,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Initializer> init, BuildInitializer(spec));
   StackFactories stacks;
   stacks.head_input_scale = init->HeadInputScale();
+  stacks.checkpoint_blocks = spec.train().activation_checkpointing() == TrainSpec::BLOCK;
   for (StackRole stack : StacksOf(m)) {
     std::vector<BlockFactory>* layers = stack == StackRole::kEncoder ? &stacks.encoder : &stacks.decoder;
     for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {
@@ -153,6 +173,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
       return absl::InvalidArgumentError("model.family is required");
   }
   InitializeWith(*model, spec.seed(), *init);
+  TVLAB_RETURN_IF_ERROR(CheckCheckpointable(spec, *model));
   return model;
 }
 

@@ -55,9 +55,13 @@ absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved) {
 
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const Task& task) {
   TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, BuildModel(resolved, task.vocab_size(), HeadOutputs(task)));
+  return CostOfModel(resolved, task, *model);
+}
+
+CostEstimate CostOfModel(const Experiment& resolved, const Task& task, const Model& model) {
   const ModelDims dims = ModelDimsFromSpec(resolved.model());
   CostModelInputs in;
-  for (const auto& [name, var] : model->NamedParameters()) in.parameters.emplace_back(name, var.value().numel());
+  for (const auto& [name, var] : model.NamedParameters()) in.parameters.emplace_back(name, var.value().numel());
   in.num_layers = dims.num_layers;
   if (resolved.model().family() == ModelSpec::ENCODER_DECODER) {
     const int64_t decoder = resolved.model().num_decoder_layers() > 0
@@ -69,8 +73,8 @@ absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const 
   in.attention_width = dims.num_heads * dims.head_dim;
   in.causal = dims.causal;
   in.window = resolved.model().attention().window();
-  in.kv_cache_bytes_per_token = model->KvCacheBytesPerToken(sizeof(float));
-  in.inactive_parameters = model->NumInactiveParameters();
+  in.kv_cache_bytes_per_token = model.KvCacheBytesPerToken(sizeof(float));
+  in.inactive_parameters = model.NumInactiveParameters();
   return EstimateTrainingCost(in);
 }
 

@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/interfaces/task.h"
+#include "framework/model/model.h"
 #include "framework/schema/experiment.pb.h"
 
 namespace tvlab {
@@ -72,6 +73,8 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& inputs);
 // for it; plugins must be linked in) and estimates its cost at float32.
 // Allocates the parameters; runs no forward pass.
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved, const Task& task);
+// The same for a model already built from `resolved` for `task` (a run's).
+CostEstimate CostOfModel(const Experiment& resolved, const Task& task, const Model& model);
 // The same, building the task first (LoadTask: reads its files); for
 // callers that hold no task, such as a grid's results table.
 absl::StatusOr<CostEstimate> CostOfExperiment(const Experiment& resolved);

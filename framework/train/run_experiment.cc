@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "framework/core/status_macros.h"
+#include "framework/backend/backend.h"
 #include "framework/data/load_task.h"
 #include "framework/distributed/gradient_reducer.h"
 #include "framework/distributed/replica_check.h"
@@ -16,6 +17,7 @@
 #include "framework/interfaces/optimizer.h"
 #include "framework/model/init_spec.h"
 #include "framework/model/model.h"
+#include "framework/perf/peak.h"
 #include "framework/runtime/apply_runtime.h"
 #include "framework/schema/spec_text.h"
 #include "framework/tensor/device_memory.h"
@@ -60,6 +62,11 @@ class ExperimentRun {
   // spec and parameters. If that fails in a directory this run made, the
   // directory is removed so nothing half-made looks like a run.
   absl::Status PrepareRunDirectory();
+  // With RunOptions::train_flops_per_token: the model's FLOPs per token and
+  // the peak of the run's device (the writer's only; measured on a CPU
+  // whose peak is not cached yet). Before the run directory: a bad
+  // $TVLAB_PEAK_FLOPS leaves nothing behind.
+  absl::Status ResolveEfficiency();
   // Under mpirun, what a stopped rank prints; and the run's progress line.
   void Announce();
   // The training loop, its log rows, periodic evaluations and checkpoints.
@@ -101,6 +108,8 @@ class ExperimentRun {
   TrainState state_;
   std::optional<TensorBoardLog> curves_;
   std::unique_ptr<GradientReducer> reducer_;
+  double train_flops_per_token_ = 0;  // 0: not reported
+  DevicePeak peak_;
 };
 
 absl::Status ExperimentRun::BuildModelAndOptimizer() {
@@ -173,6 +182,28 @@ absl::Status ExperimentRun::PrepareRunDirectory() {
   return prepared;
 }
 
+absl::Status ExperimentRun::ResolveEfficiency() {
+  if (!options_.train_flops_per_token || !writer_ || options_.eval_only) return absl::OkStatus();
+  train_flops_per_token_ = options_.train_flops_per_token(*model_);
+  switch (CurrentDevice()) {
+    case Device::kCpu: {
+      TVLAB_ASSIGN_OR_RETURN(peak_, HostPeak(spec_.runtime().threads()));
+      break;
+    }
+    case Device::kCuda:
+      peak_ = GpuPeak(CurrentBackend().device_model(), spec_.runtime().precision());
+      break;
+    default:
+      peak_.device = DeviceName(CurrentDevice());
+      peak_.unknown_why = absl::StrCat("unknown peak: the ", peak_.device, " device has none");
+  }
+  if (world_.size() > 1 && peak_.flops_per_second > 0) {  // the rate counts every rank's tokens
+    peak_.flops_per_second *= world_.size();
+    absl::StrAppend(&peak_.basis, " x ", world_.size(), " ranks");
+  }
+  return absl::OkStatus();
+}
+
 void ExperimentRun::Announce() {
   if (world_.size() > 1) {
     world_.SetStopHint(absl::StrFormat(
@@ -192,6 +223,15 @@ void ExperimentRun::Announce() {
                                spec_.runtime().threads(),
                                world_.size() > 1 ? absl::StrFormat(", %d data-parallel ranks", world_.size())
                                                  : std::string());
+  if (train_flops_per_token_ <= 0) return;
+  progress_ << absl::StrFormat("%.4g training FLOPs per token (cost model: 3x forward); ", train_flops_per_token_);
+  if (peak_.flops_per_second > 0) {
+    progress_ << absl::StrFormat("peak %.1f GFLOP/s (%s, %s; %s)\n", peak_.flops_per_second / 1e9, peak_.basis,
+                                 peak_.device, peak_.source);
+  } else {
+    progress_ << "no MFU: " << peak_.unknown_why << "\n";
+  }
+  if (!peak_.note.empty()) progress_ << "note: " << peak_.note << "\n";
 }
 
 TrainLoopCallbacks ExperimentRun::Callbacks() {
@@ -213,6 +253,8 @@ TrainLoopCallbacks ExperimentRun::Callbacks() {
   };
   callbacks.hooks = options_.hooks;
   callbacks.reducer = reducer_.get();
+  callbacks.train_flops_per_token = train_flops_per_token_;
+  callbacks.peak_flops_per_second = peak_.flops_per_second;
   return callbacks;
 }
 
@@ -228,6 +270,7 @@ absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
 
 absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {
   RunMetrics metrics = DivergedMetrics(spec_.runtime(), *model_, trained);
+  if (train_flops_per_token_ > 0) RecordEfficiency(train_flops_per_token_, peak_, &metrics);
   RecordAttentionCalls(attention_at_start_, &metrics);
   RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
   if (writer_) TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
@@ -240,6 +283,7 @@ absl::StatusOr<RunMetrics> ExperimentRun::EvaluateAndWriteResults(const TrainLoo
                          FinalMetrics(spec_, *model_, task_, trained, options_.eval_only, world_));
   RecordAttentionCalls(attention_at_start_, &metrics);
   RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
+  if (train_flops_per_token_ > 0) RecordEfficiency(train_flops_per_token_, peak_, &metrics);
   if (world_.size() > 1) {
     metrics.set_data_parallel_ranks(world_.size());
     metrics.set_allreduce_seconds(reducer_->reduce_seconds());
@@ -267,6 +311,7 @@ absl::StatusOr<RunMetrics> RunExperiment(const Experiment& spec, const Task& tas
   Communicator& world = options.world != nullptr ? *options.world : one_process;
   ExperimentRun run(spec, task, run_dir, progress, options, world);
   TVLAB_RETURN_IF_ERROR(run.BuildModelAndOptimizer());
+  TVLAB_RETURN_IF_ERROR(run.ResolveEfficiency());
   TVLAB_RETURN_IF_ERROR(run.PrepareRunDirectory());
   run.Announce();
   TVLAB_ASSIGN_OR_RETURN(const TrainLoopResult trained, run.Train());

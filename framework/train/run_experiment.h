@@ -5,6 +5,7 @@
 // composition of the training loop (train_loop.h), the run directory's files
 // (run_directory.h), checkpoints (checkpoint.h) and evaluation (evaluate.h).
 
+#include <functional>
 #include <ostream>
 #include <string>
 
@@ -17,6 +18,8 @@
 #include "framework/train/trainer_hooks.h"
 
 namespace tvlab {
+
+class Model;
 
 struct RunOptions {
   // Continue from run_dir's latest checkpoint (same spec).
@@ -34,6 +37,12 @@ struct RunOptions {
   // process. Rank 0 alone writes run_dir; the others read it only to
   // --resume (the checkpoint), train on their shards and evaluate alike.
   Communicator* world = nullptr;
+  // The model's training FLOPs per token (experiments/run passes the cost
+  // model's, framework/report/cost_model.h CostOfModel). Set: the run
+  // reports achieved FLOP/s and MFU against its device's peak
+  // (framework/perf/peak.h) in metrics.json and the progress line; unset:
+  // neither, and no peak is looked up or measured.
+  std::function<double(const Model&)> train_flops_per_token;
 };
 
 // Requires: `spec` came from LoadExperiment (resolved and validated) and

@@ -111,6 +111,22 @@ void RecordOptimizer(const OptimizerSpec& spec, const Optimizer& optimizer, RunM
   metrics->set_optimizer_state_bytes(static_cast<double>(OptimizerStateBytes(optimizer)));
 }
 
+void RecordEfficiency(double train_flops_per_token, const DevicePeak& peak, RunMetrics* metrics) {
+  const double achieved = metrics->tokens_per_second() * train_flops_per_token;
+  metrics->set_train_flops_per_token(train_flops_per_token);
+  metrics->set_achieved_flops_per_second(achieved);
+  RunMetrics::ComputeEfficiency* efficiency = metrics->mutable_efficiency();
+  efficiency->set_device(peak.device);
+  if (peak.flops_per_second > 0) {
+    efficiency->set_mfu(ModelFlopsUtilisation(achieved, peak));
+    efficiency->set_peak_flops_per_second(peak.flops_per_second);
+    efficiency->set_basis(peak.basis);
+    efficiency->set_peak_source(peak.source);
+  } else {
+    efficiency->set_unknown_peak(peak.unknown_why);
+  }
+}
+
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained) {
   RunMetrics metrics;
   metrics.set_diverged_at_step(static_cast<int32_t>(*trained.diverged_at_step));

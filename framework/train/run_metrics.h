@@ -9,6 +9,7 @@
 #include "framework/distributed/communicator.h"
 #include "framework/interfaces/task.h"
 #include "framework/model/model.h"
+#include "framework/perf/peak.h"
 #include "framework/schema/experiment.pb.h"
 #include "framework/train/metrics.pb.h"
 #include "framework/train/train_loop.h"
@@ -32,6 +33,10 @@ struct AttentionCallCounts {
 void RecordAttentionCalls(const AttentionCallCounts& at_start, RunMetrics* metrics);
 // The optimizer plugin and the bytes of its state.
 void RecordOptimizer(const OptimizerSpec& spec, const Optimizer& optimizer, RunMetrics* metrics);
+
+// train_flops_per_token, achieved_flops_per_second (from tokens_per_second,
+// which must be set) and the efficiency against `peak`.
+void RecordEfficiency(double train_flops_per_token, const DevicePeak& peak, RunMetrics* metrics);
 
 // REQUIRES: trained.diverged_at_step. Evaluation metrics stay absent.
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained);

@@ -27,6 +27,17 @@ std::string FormatEta(double seconds) {
   return absl::StrFormat("%dm%02ds", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
 }
 
+// "  12.3 GFLOP/s  MFU 41.2%" at `tokens_per_sec`; the MFU only with a peak,
+// and nothing without a cost model.
+std::string EfficiencyText(double tokens_per_sec, const TrainLoopCallbacks& callbacks) {
+  if (callbacks.train_flops_per_token <= 0) return "";
+  const double achieved = tokens_per_sec * callbacks.train_flops_per_token;
+  std::string text = absl::StrFormat("  %.1f GFLOP/s", achieved / 1e9);
+  if (callbacks.peak_flops_per_second > 0)
+    absl::StrAppendFormat(&text, "  MFU %.1f%%", 100.0 * achieved / callbacks.peak_flops_per_second);
+  return text;
+}
+
 // What the loop carries from step to step (from the checkpoint on resume).
 struct Totals {
   int64_t tokens_seen = 0;
@@ -168,8 +179,9 @@ absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals&
     row.eval_token_accuracy = e.token_accuracy();
     eval_text = absl::StrFormat("  eval loss %.4f acc %.3f", e.eval_loss(), e.token_accuracy());
   }
-  progress << absl::StrFormat("step %5d/%d  loss %.4f  lr %.3g  %8.0f tok/s  ETA %s%s\n", step, steps,
-                              totals.last_loss, done.lr, row.tokens_per_sec, FormatEta(eta), eval_text);
+  progress << absl::StrFormat("step %5d/%d  loss %.4f  lr %.3g  %8.0f tok/s%s  ETA %s%s\n", step, steps,
+                              totals.last_loss, done.lr, row.tokens_per_sec,
+                              EfficiencyText(row.tokens_per_sec, callbacks), FormatEta(eta), eval_text);
   progress.flush();
   return callbacks.log(row);
 }

@@ -44,6 +44,10 @@ struct TrainLoopCallbacks {
   // Data parallel (framework/distributed/gradient_reducer.h): each rank
   // trains on its shard of every global batch; null: one process.
   GradientReducer* reducer = nullptr;
+  // Model FLOPs per token and the device's peak FLOP/s (0: unknown): the
+  // progress line adds the achieved rate and, with a peak, MFU.
+  double train_flops_per_token = 0;
+  double peak_flops_per_second = 0;
 };
 
 struct TrainLoopResult {

@@ -97,6 +97,14 @@ GpuCudaBackend::GpuCudaBackend() {
 
 GpuCudaBackend::~GpuCudaBackend() { cublasDestroy(static_cast<cublasHandle_t>(cublas_)); }
 
+std::string GpuCudaBackend::device_model() const {
+  int device = 0;
+  cudaDeviceProp properties;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&properties, device) != cudaSuccess)
+    return "unknown CUDA device";
+  return properties.name;
+}
+
 PrecisionSupport GpuCudaPrecisionSupport(Precision precision) {
   if (precision == Precision::kFp32) return {true, ""};
   std::string why;

@@ -40,6 +40,8 @@ class GpuCudaBackend : public Backend {
   ~GpuCudaBackend() override;
   std::string name() const override { return "gpu_cuda"; }
   Device device() const override { return Device::kCuda; }
+  // cudaGetDeviceProperties' name of this process's GPU.
+  std::string device_model() const override;
 
   // Every kernel of kernels.def: GEMM on cuBLAS (gpu_cuda_backend.cc), the
   // dropout mask by Philox on the device (gpu_cuda_dropout.cc: the CPU

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -393,6 +394,11 @@ cudaError_t cudaGetDeviceCount(int* count) {
 }
 cudaError_t cudaGetDevice(int* device) {
   *device = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device) {
+  if (device != 0) return Sticky(Fail(cudaErrorInvalidValue, "cudaGetDeviceProperties: one device"));
+  std::snprintf(properties->name, sizeof(properties->name), "%s", "CUDA emulator");
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int device) {

@@ -1,0 +1,31 @@
+#ifndef TVLAB_FRAMEWORK_PERF_FMA_PEAK_H_
+#define TVLAB_FRAMEWORK_PERF_FMA_PEAK_H_
+
+// This machine's single-thread FP32 FMA peak, measured: twelve independent
+// FMA chains per vector register hide the FMA latency; the widest ISA the
+// CPU has is used (AVX-512, else AVX2+FMA). What bench/fma_peak prints and
+// what a run's MFU is a fraction of (framework/perf/peak.h), so fractions of
+// peak are of a measured peak, not of a datasheet's.
+
+#include <string>
+
+namespace tvlab {
+
+struct FmaPeak {
+  double flops_per_second = 0;  // one core, 2 FLOPs per FMA lane; 0: no FMA ISA
+  std::string isa;              // "avx512f", "avx2+fma", or "" (none)
+};
+
+// The ISA MeasureFmaPeak uses on this CPU ("" when it has no FMA).
+std::string FmaIsa();
+
+// The best of `runs` timings of ~0.05-0.2 s each, on the calling thread.
+FmaPeak MeasureFmaPeak(int runs = 5);
+
+// The CPU's model string (/proc/cpuinfo "model name", e.g. "AMD EPYC 9R14
+// 96-Core Processor"), or "unknown CPU" where the OS does not say.
+std::string CpuModel();
+
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_PERF_FMA_PEAK_H_

@@ -1,0 +1,172 @@
+#include "framework/perf/peak.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+
+namespace tvlab {
+namespace {
+
+constexpr char kCacheFile[] = "fma_peak.txt";
+
+// The cache file: three "key: value" lines.
+//   cpu_model: AMD EPYC 9R14 96-Core Processor
+//   isa: avx512f
+//   flops_per_second: 118300000000
+struct CacheEntry {
+  std::string cpu_model, isa;
+  double flops_per_second = 0;
+};
+
+// The entry of `text`, or why it does not parse.
+absl::StatusOr<CacheEntry> ParseCache(const std::string& text) {
+  CacheEntry entry;
+  bool has_model = false, has_isa = false, has_rate = false;
+  std::istringstream lines(text);
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.empty()) continue;
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos)
+      return absl::DataLossError(absl::StrCat("line ", number, " is not 'key: value'"));
+    const std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
+    const std::string value(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    if (key == "cpu_model") {
+      entry.cpu_model = value, has_model = true;
+    } else if (key == "isa") {
+      entry.isa = value, has_isa = true;
+    } else if (key == "flops_per_second") {
+      has_rate = absl::SimpleAtod(value, &entry.flops_per_second) && entry.flops_per_second > 0;
+      if (!has_rate) return absl::DataLossError(absl::StrCat("line ", number, ": '", value, "' is not a rate > 0"));
+    } else {
+      return absl::DataLossError(absl::StrCat("line ", number, ": unknown key '", key, "'"));
+    }
+  }
+  if (!has_model || !has_isa || !has_rate)
+    return absl::DataLossError("cpu_model, isa or flops_per_second is missing");
+  return entry;
+}
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
+
+CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cpu_model, const std::string& isa,
+                                   const std::function<FmaPeak()>& measure) {
+  CachedFmaPeak result;
+  result.path = (std::filesystem::path(dir) / kCacheFile).string();
+  std::ifstream in(result.path);
+  if (in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    absl::StatusOr<CacheEntry> entry = ParseCache(text.str());
+    if (!entry.ok()) {
+      result.note = absl::StrCat("the cached peak ", result.path, " does not parse (", entry.status().message(),
+                                 "); measured again and rewritten");
+    } else if (entry->cpu_model != cpu_model || entry->isa != isa) {
+      result.note = absl::StrCat("the cached peak ", result.path, " is for '", entry->cpu_model, "' (", entry->isa,
+                                 "), not this '", cpu_model, "' (", isa, "); measured again and rewritten");
+    } else {
+      result.peak = FmaPeak{entry->flops_per_second, entry->isa};
+      return result;
+    }
+  }
+  result.peak = measure();
+  result.measured = true;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  const std::string temporary = result.path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << "cpu_model: " << cpu_model << "\nisa: " << result.peak.isa
+        << absl::StrFormat("\nflops_per_second: %.6e\n", result.peak.flops_per_second);
+    if (!out) error = std::make_error_code(std::errc::io_error);
+  }
+  if (!error) std::filesystem::rename(temporary, result.path, error);  // whole or not at all
+  if (error)
+    absl::StrAppend(&result.note, result.note.empty() ? "" : "; ", "could not cache the peak in ", result.path,
+                    " (", error.message(), "): it is measured again next run");
+  return result;
+}
+
+std::string PeakCacheDir() {
+  if (std::string dir = Env("TVLAB_CACHE_DIR"); !dir.empty()) return dir;
+  if (std::string xdg = Env("XDG_CACHE_HOME"); !xdg.empty()) return xdg + "/tvlab";
+  return Env("HOME") + "/.cache/tvlab";
+}
+
+absl::StatusOr<DevicePeak> HostPeak(int threads) {
+  DevicePeak peak;
+  peak.device = CpuModel();
+  const std::string override_text = Env("TVLAB_PEAK_FLOPS");
+  double per_core = 0;
+  std::string isa = FmaIsa();
+  if (override_text == "off") {
+    peak.unknown_why = "TVLAB_PEAK_FLOPS=off";
+    return peak;
+  }
+  if (!override_text.empty()) {
+    if (!absl::SimpleAtod(override_text, &per_core) || !(per_core > 0))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TVLAB_PEAK_FLOPS='", override_text,
+          "' is neither a per-core peak in FLOP/s (e.g. 1.2e11) nor 'off'; unset it to measure the peak"));
+    peak.source = "TVLAB_PEAK_FLOPS";
+  } else if (isa.empty()) {
+    peak.unknown_why = "this CPU has neither AVX-512 nor AVX2+FMA";
+    return peak;
+  } else {
+    const CachedFmaPeak cached = ReadOrMeasureFmaPeak(PeakCacheDir(), peak.device, isa, [] { return MeasureFmaPeak(); });
+    per_core = cached.peak.flops_per_second;
+    peak.source = cached.measured ? absl::StrCat("measured, cached in ", cached.path)
+                                  : absl::StrCat("cached in ", cached.path);
+    peak.note = cached.note;
+  }
+  peak.flops_per_second = per_core * threads;
+  peak.basis = absl::StrCat("fp32 FMA", isa.empty() ? "" : " " + isa, " x ", threads, " thread(s)");
+  return peak;
+}
+
+DevicePeak GpuPeak(const std::string& device_name, const std::string& precision) {
+  // Dense (no structured sparsity) peaks from NVIDIA's datasheets, in
+  // TFLOP/s. Matched by the first entry whose key the name contains.
+  struct Row {
+    const char* key;
+    double fp32, tf32, bf16;
+  };
+  static const Row kTable[] = {
+      {"H200", 66.9, 494.7, 989.4},       // H200 SXM
+      {"H100 PCIe", 51.2, 378.0, 756.0},  // before "H100": the PCIe card
+      {"H100", 66.9, 494.7, 989.4},       // H100 SXM5
+      {"A100", 19.5, 156.0, 312.0},       // A100 SXM4 and PCIe
+  };
+  DevicePeak peak;
+  peak.device = device_name;
+  for (const Row& row : kTable) {
+    if (device_name.find(row.key) == std::string::npos) continue;
+    const double tflops = precision == "fp32" ? row.fp32 : precision == "tf32" ? row.tf32
+                                                         : precision == "bf16" ? row.bf16 : 0.0;
+    if (tflops == 0) break;
+    peak.flops_per_second = tflops * 1e12;
+    peak.basis = absl::StrCat(precision, " dense");
+    peak.source = "datasheet table (framework/perf/peak.cc)";
+    return peak;
+  }
+  peak.unknown_why = absl::StrCat("unknown peak: '", device_name, "' at ", precision,
+                                  " is not in the table of framework/perf/peak.cc");
+  return peak;
+}
+
+double ModelFlopsUtilisation(double achieved_flops_per_second, const DevicePeak& peak) {
+  return peak.flops_per_second > 0 ? achieved_flops_per_second / peak.flops_per_second : 0.0;
+}
+
+}  // namespace tvlab
