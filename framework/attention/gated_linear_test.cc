@@ -1,7 +1,10 @@
 // The gated linear kernel's three forms against each other, with per-key
 // gates (GLA), one gate per head (RetNet) and none (linear attention),
 // from a given state, and with gates so negative that exp of the
-// cumulative gate underflows: the forms must stay finite and agree.
+// cumulative gate underflows: the forms must stay finite and agree. On
+// every usable backend: reference, cpu_onednn, simulated_device, and
+// gpu_cuda on the CUDA emulator in the emulated twin
+// (gated_linear_emulated_test).
 
 #include "framework/attention/gated_linear.h"
 
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend_registry.h"
 #include "framework/testing/plugin_test_util.h"
 #include "gtest/gtest.h"
 
@@ -53,27 +57,31 @@ std::vector<Tensor> RunForm(const Inputs& in, int form, int64_t chunk, bool stat
 }
 
 TEST(GatedLinear, ParallelChunkedAndRecurrentAgree) {
+  for (const std::string& backend : UsableBackends())
   for (int64_t gate_dim : {0, 1, 4}) {
+    ScopedBackend scoped(backend);
     const Inputs in = Make(gate_dim, 1.0f, false);
     const std::vector<Tensor> oracle = RunForm(in, 0, 0);
     std::vector<Tensor> output_only = RunForm(in, 2, 0, /*state_loss=*/false);
     output_only.erase(output_only.begin() + 1);  // the final state, which the oracle lacks
-    ExpectSameOutputAndGradients(output_only, oracle, "recurrent vs parallel, gate " + std::to_string(gate_dim),
+    ExpectSameOutputAndGradients(output_only, oracle, backend + ", recurrent vs parallel, gate " + std::to_string(gate_dim),
                                  1e-5f);
     const std::vector<Tensor> recurrent = RunForm(in, 2, 0);
     for (int64_t chunk : {1, 2, 4, 5, 9, 32})
       ExpectSameOutputAndGradients(RunForm(in, 1, chunk), recurrent,
-                                   "chunk " + std::to_string(chunk) + ", gate " + std::to_string(gate_dim), 1e-5f);
+                                   backend + ", chunk " + std::to_string(chunk) + ", gate " + std::to_string(gate_dim), 1e-5f);
   }
 }
 
 TEST(GatedLinear, ChunkedFromAStateMatchesRecurrent) {
+  for (const std::string& backend : UsableBackends())
   for (int64_t gate_dim : {0, 1, 4}) {
+    ScopedBackend scoped(backend);
     const Inputs in = Make(gate_dim, 1.0f, true);
     std::vector<Tensor> recurrent = RunForm(in, 2, 0);
     for (int64_t chunk : {2, 4, 9})
       ExpectSameOutputAndGradients(RunForm(in, 1, chunk), recurrent,
-                                   "chunk " + std::to_string(chunk) + ", gate " + std::to_string(gate_dim), 1e-5f);
+                                   backend + ", chunk " + std::to_string(chunk) + ", gate " + std::to_string(gate_dim), 1e-5f);
   }
 }
 
@@ -82,13 +90,16 @@ TEST(GatedLinear, ChunkedFromAStateMatchesRecurrent) {
 // never exponentiates a positive number, so it stays finite and equals the
 // recurrent one.
 TEST(GatedLinear, StronglyNegativeGatesStayFinite) {
+  for (const std::string& backend : UsableBackends()) {
+  ScopedBackend scoped(backend);
   const Inputs in = Make(4, 50.0f, true);
   std::vector<Tensor> recurrent = RunForm(in, 2, 0);
   for (int64_t chunk : {3, 9}) {
     std::vector<Tensor> chunked = RunForm(in, 1, chunk);
     for (const Tensor& t : chunked)
-      for (float x : t.ToVector()) ASSERT_TRUE(std::isfinite(x)) << "chunk " << chunk;
-    ExpectSameOutputAndGradients(chunked, recurrent, "chunk " + std::to_string(chunk), 1e-5f);
+      for (float x : t.ToVector()) ASSERT_TRUE(std::isfinite(x)) << backend << ", chunk " << chunk;
+    ExpectSameOutputAndGradients(chunked, recurrent, backend + ", chunk " + std::to_string(chunk), 1e-5f);
+  }
   }
 }
 
