@@ -1,6 +1,7 @@
 #include "experiments/list_plugins.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -57,7 +58,7 @@ std::string AttentionOptionsLine() {
       values.push_back(f->enum_type()->value(i)->name());
     options.push_back(absl::StrCat(field, " ", absl::StrJoin(values, "|")));
   }
-  return absl::StrCat("attention options (model.attention, every layout, all fuse: soft-cap and "
+  return absl::StrCat("attention options (model.attention, every softmax layout, all fuse: soft-cap and "
                       "sink inside the fused kernel): ",
                       absl::StrJoin(options, ", "),
                       "; a LEARNED sink and the gate (one parameter per model head) not with a "
@@ -104,9 +105,16 @@ void ListPlugins(std::ostream& out) {
       << "layout all do, and \"fused\" is refused otherwise\n";
   out << "attention window (model.attention.window, default 0 = full attention): W > 0 lets "
          "each self-attention query see W keys (causal: itself and W - 1 before it); every "
-         "score, layout and position; fuses wherever the score and position do; the KV cache "
+         "score, softmax layout and position; fuses wherever the score and position do; the KV cache "
          "holds at most W tokens\n";
   out << AttentionOptionsLine() << "\n";
+  std::vector<std::string> mixers;
+  const PluginKind& layouts = PluginKindById("attention_layout");
+  for (const std::string& name : layouts.names())
+    if (layouts.capabilities(name) & kRecurrentMixer) mixers.push_back(name);
+  out << "recurrent mixers (attention layouts with a fixed-size decoding state instead of a KV cache; "
+         "causal self-attention, no score, window or attention option; docs/mixers.md): "
+      << absl::StrJoin(mixers, ", ") << "\n";
 }
 
 }  // namespace tvlab

@@ -36,6 +36,7 @@ TEST(RunBinary, ListsPluginsByKind) {
                                "schedule (train.lr_schedule.plugin, default constant): ",
                                "backend (runtime.backend): ",
                                "attention window (model.attention.window, default 0 = full attention)",
+                               "recurrent mixers (attention layouts with a fixed-size decoding state",
                                "logit_softcap (float, 0 = off), sink NONE|OFF_BY_ONE|LEARNED, "
                                "qk_norm NONE|RMSNORM|LAYERNORM, output_gate "
                                "NONE|HEADWISE|ELEMENTWISE"}) {

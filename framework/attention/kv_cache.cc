@@ -59,15 +59,40 @@ Var KvCache::Source(const std::string& name, int token_dim,
   return state;
 }
 
+void KvCache::SetState(const std::string& name, const Tensor& state, int64_t new_tokens) {
+  Claim(Use::kSelf);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    entries_[name] = Entry{state, /*token_dim=*/-1, /*dropped=*/0, new_tokens};
+    return;
+  }
+  Entry& entry = it->second;
+  TVLAB_CHECK(entry.state_tokens >= 0) << "cache entry '" << name << "' holds tokens, not a state";
+  TVLAB_CHECK(entry.value.shape() == state.shape())
+      << "state '" << name << "' is " << ShapeToString(entry.value.shape()) << ", new state is "
+      << ShapeToString(state.shape());
+  entry.value = state;
+  entry.state_tokens += new_tokens;
+}
+
+const Tensor* KvCache::State(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) return nullptr;
+  TVLAB_CHECK(it->second.state_tokens >= 0) << "cache entry '" << name << "' holds tokens, not a state";
+  return &it->second.value;
+}
+
 int64_t KvCache::Length(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return 0;
+  if (it->second.state_tokens >= 0) return it->second.state_tokens;
   return it->second.value.dim(it->second.token_dim);
 }
 
 int64_t KvCache::Seen(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) return 0;
+  if (it->second.state_tokens >= 0) return it->second.state_tokens;
   return it->second.dropped + it->second.value.dim(it->second.token_dim);
 }
 

@@ -37,6 +37,12 @@
 //  - Stored state is plain values, not part of the autograd tape: only the
 //    current call's new tokens receive gradients. Decode under NoGradGuard.
 //  - A cache is used for self- or for cross-attention, never both.
+//  - Recurrent mixers (linear attention, GLA, RetNet: layouts declaring
+//    kRecurrentMixer) keep a fixed-size state instead of per-token entries:
+//    SetState replaces the entry `name` and counts the new tokens, so
+//    length() still counts the tokens seen while Bytes() stays constant in
+//    T, and equals B * the layout's RecurrentStateBytes() (the conformance
+//    suite checks it). Such a layout reports KvCacheBytesPerToken() = 0.
 //
 // Not thread-safe: one decoding loop owns a cache.
 
@@ -65,7 +71,15 @@ class KvCache {
   // `compute` on the first call and returned as stored afterwards.
   Var Source(const std::string& name, int token_dim, const std::function<Var()>& compute);
 
-  // Tokens held by entry `name` (0 if absent).
+  // Recurrent mixers: replaces entry `name` by `state` (a fixed-size
+  // tensor, batch along dim 0) and counts `new_tokens` more tokens seen.
+  // Every state entry of a cache must see the same tokens per call.
+  void SetState(const std::string& name, const Tensor& state, int64_t new_tokens);
+  // The state stored under `name`, or nullptr before the first SetState.
+  const Tensor* State(const std::string& name) const;
+
+  // Tokens held by entry `name` (0 if absent); for a state entry, the
+  // tokens it has seen.
   int64_t Length(const std::string& name) const;
   // Tokens ever appended to entry `name`: held plus dropped by a window.
   int64_t Seen(const std::string& name) const;
@@ -95,6 +109,7 @@ class KvCache {
     Tensor value;
     int token_dim = 0;
     int64_t dropped = 0;  // tokens before the held ones (sliding window)
+    int64_t state_tokens = -1;  // >= 0: a fixed-size state that has seen these tokens
   };
   void Claim(Use use);
 

@@ -67,6 +67,13 @@ class AttentionLayout : public Module {
   // exactly what Forward stores in AttentionInput::cache per token and batch
   // row (2 * kv_heads * head_dim numbers for MHA/GQA/MQA).
   virtual int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const = 0;
+  // Bytes of the fixed-size decoding state per batch row, whatever the
+  // tokens seen: 0 for softmax layouts, the recurrent state of a mixer
+  // (kRecurrentMixer: e.g. H * hs * hs numbers for linear attention).
+  virtual int64_t RecurrentStateBytes(int64_t bytes_per_element) const {
+    (void)bytes_per_element;
+    return 0;
+  }
 };
 
 using AttentionLayoutEntry = PluginEntry<AttentionLayout, ModelDims>;

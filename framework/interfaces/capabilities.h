@@ -51,6 +51,16 @@ enum Capability : uint32_t {
   // (AttentionInput::mix_values); validation refuses the value residual
   // with any other layout.
   kAttendsOnceWithNewValues = 1u << 12,
+  // Attention layouts: a recurrent token mixer (linear attention, GLA,
+  // RetNet; docs/mixers.md), not softmax attention. It is causal
+  // self-attention only, computes no attention weights (no score plugin,
+  // no probe, no window, sink, soft-cap, QK-norm or output gate of
+  // model.attention), and decodes with a fixed-size state in the cache
+  // (KvCacheBytesPerToken 0, RecurrentStateBytes > 0). Validation refuses
+  // what it cannot honour (framework/model/mixer_spec.cc); the attention
+  // suite runs its three-forms suite on it and skips the softmax-only cases
+  // with this reason.
+  kRecurrentMixer = 1u << 13,
 };
 
 }  // namespace tvlab

@@ -110,6 +110,10 @@ int64_t TransformerBlock::KvCacheBytesPerToken(int64_t bytes_per_element) const 
   return self_.attention->KvCacheBytesPerToken(bytes_per_element);
 }
 
+int64_t TransformerBlock::RecurrentStateBytes(int64_t bytes_per_element) const {
+  return self_.attention->RecurrentStateBytes(bytes_per_element);
+}
+
 BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention,
                        bool checkpoint_blocks)
     : checkpoint_blocks_(checkpoint_blocks) {
@@ -173,9 +177,16 @@ int64_t BlockStack::KvCacheBytesPerToken(int64_t bytes_per_element) const {
 int64_t BlockStack::KvCacheBytesBound(int64_t bytes_per_element) const {
   int64_t total = 0;
   for (const TransformerBlock* block : blocks_) {
-    if (block->window() <= 0) return 0;  // this layer's cache grows with the sequence
-    total += block->window() * block->KvCacheBytesPerToken(bytes_per_element);
+    const int64_t per_token = block->KvCacheBytesPerToken(bytes_per_element);
+    if (block->window() <= 0 && per_token > 0) return 0;  // this layer's cache grows with the sequence
+    total += block->window() * per_token + block->RecurrentStateBytes(bytes_per_element);
   }
+  return total;
+}
+
+int64_t BlockStack::RecurrentStateBytes(int64_t bytes_per_element) const {
+  int64_t total = 0;
+  for (const TransformerBlock* block : blocks_) total += block->RecurrentStateBytes(bytes_per_element);
   return total;
 }
 

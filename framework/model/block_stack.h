@@ -81,6 +81,7 @@ class TransformerBlock : public Module {
   // x (B, T, C) -> (B, T, C); `layer` indexes the stack's caches.
   Var Forward(const Var& x, const StackInput& in, size_t layer) const;
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
+  int64_t RecurrentStateBytes(int64_t bytes_per_element) const;
   int64_t window() const { return window_; }
   // Applies the placement's SublayerInitGain (DeepNorm's beta) to the
   // initial values; a no-op at gain 1.
@@ -126,6 +127,8 @@ class BlockStack : public Module {
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const;
   // Model::KvCacheBytesBound of this stack's self-attention caches.
   int64_t KvCacheBytesBound(int64_t bytes_per_element) const;
+  // Model::RecurrentStateBytes of this stack.
+  int64_t RecurrentStateBytes(int64_t bytes_per_element) const;
 
  private:
   // Block i under autograd Checkpoint: x (B, T, C) -> (B, T, C).

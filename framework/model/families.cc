@@ -186,6 +186,9 @@ class DecoderOnlyModel : public FamilyModel {
   int64_t KvCacheBytesBound(int64_t bytes_per_element) const override {
     return decoder_.stack->KvCacheBytesBound(bytes_per_element);
   }
+  int64_t RecurrentStateBytes(int64_t bytes_per_element) const override {
+    return decoder_.stack->RecurrentStateBytes(bytes_per_element);
+  }
   bool SupportsDecoding() const override { return true; }
   DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {
     return decoder_.NewState(batch.batch, use_cache, /*cross_attention=*/false);
@@ -228,6 +231,9 @@ class EncoderDecoderModel : public FamilyModel {
   }
   int64_t KvCacheBytesBound(int64_t bytes_per_element) const override {
     return decoder_.stack->KvCacheBytesBound(bytes_per_element);
+  }
+  int64_t RecurrentStateBytes(int64_t bytes_per_element) const override {
+    return decoder_.stack->RecurrentStateBytes(bytes_per_element);
   }
   bool SupportsDecoding() const override { return true; }
   DecodeState BeginDecoding(const Batch& batch, bool use_cache) const override {

@@ -52,6 +52,13 @@ class Model : public Module {
     (void)bytes_per_element;
     return 0;
   }
+  // Bytes of the recurrent mixers' fixed decoding state of one sequence,
+  // over all layers (AttentionLayout::RecurrentStateBytes); 0 without mixer
+  // layers. Constant in the tokens generated.
+  virtual int64_t RecurrentStateBytes(int64_t bytes_per_element) const {
+    (void)bytes_per_element;
+    return 0;
+  }
 
   // Generation (decoder-only and encoder-decoder).
   virtual bool SupportsDecoding() const { return false; }

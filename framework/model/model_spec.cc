@@ -7,6 +7,7 @@
 #include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/fused_request.h"
 #include "framework/model/layer_override_spec.h"
+#include "framework/model/mixer_spec.h"
 #include "framework/model/attention_options_spec.h"
 #include "framework/model/value_residual.h"
 
@@ -98,6 +99,7 @@ void ValidateModelPlugins(const Experiment& spec, const ModelDims& dims, Problem
                                "); 0 = full attention, W > 0 = each query sees the W nearest keys"));
   ValidateAttentionOptions(spec.model().attention(), "model.attention", problems);
   CheckCapabilities(spec, problems);
+  CheckRecurrentMixer(spec, problems);
   CheckFusedRequest(spec, problems);
 }
 

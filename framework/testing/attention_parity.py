@@ -144,6 +144,19 @@ def check_score(name, extra=()):
     _run(cases)
 
 
+def check_mixer(name, extra=()):
+    """Checks recurrent mixer `name` (a layout declaring kRecurrentMixer,
+    docs/mixers.md) and exits non-zero on a mismatch: causal padded
+    self-attention with the default score (a mixer refuses other scores,
+    positions inside attention and cross-attention), plus the extra cases
+    (e.g. other layout_options). Its formula's layer() ignores `attend` and
+    `rotate` and writes the paper's recurrence itself."""
+    _, default_score, _ = registered("attention_score")
+    cases = [{"layout": name, "score": default_score}]
+    cases += [{"layout": name, "score": default_score, **c} for c in extra]
+    _run(cases)
+
+
 # Plumbing the layouts' formulas share (not a formula of any plugin).
 def linear(x, p, name):
     """x W^T (+ b): p[name + ".weight"] (out, in), p[name + ".bias"] if present."""

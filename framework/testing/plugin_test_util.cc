@@ -23,6 +23,10 @@ std::vector<std::string> PositionsUsableWith(const std::string& layout) {
   for (const std::string& name : PositionEncodingRegistry().Names()) {
     const uint32_t needs = (*PositionEncodingRegistry().Get(name))->capabilities;
     if ((needs & kBiasPerModelHead) && (provides & kAttendsWithFewerHeads)) continue;
+    // Validation refuses a position the layout does not apply (a recurrent
+    // mixer applies neither rotation nor logit bias).
+    if ((needs & kRotatesQueriesAndKeys) && !(provides & kAppliesRotaryPositions)) continue;
+    if ((needs & kAddsLogitBias) && !(provides & kAppliesLogitBias)) continue;
     names.push_back(name);
   }
   return names;
@@ -47,9 +51,14 @@ void ExpectSameOutputAndGradients(const std::vector<Tensor>& got, const std::vec
 
 bool AttentionOptionsUsableWith(const std::string& layout, const AttentionOptions& o) {
   const uint32_t provides = (*AttentionLayoutRegistry().Get(layout))->capabilities;
+  if (provides & kRecurrentMixer) return !o.any();  // mixer_spec.cc refuses every option
   if (!(provides & kAttendsWithFewerHeads)) return true;
   return o.sink != AttentionOptions::Sink::kLearned &&
          o.output_gate == AttentionOptions::OutputGate::kNone;
+}
+
+bool IsRecurrentMixer(const std::string& layout) {
+  return ((*AttentionLayoutRegistry().Get(layout))->capabilities & kRecurrentMixer) != 0;
 }
 
 namespace {

@@ -32,6 +32,8 @@ std::vector<std::string> PositionsUsableWith(const std::string& layout);
 // sink and the output gate have one parameter per model head, so not with a
 // layout that attends with fewer heads (differential).
 bool AttentionOptionsUsableWith(const std::string& layout, const AttentionOptions& o);
+// Whether layout `layout` declares kRecurrentMixer (capabilities.h).
+bool IsRecurrentMixer(const std::string& layout);
 
 // `got` against `want` (OutputAndGradients of two attention paths), each
 // tensor to 1e-5 relative to its largest entry, floored at a tenth of the

@@ -40,6 +40,8 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
   metrics->set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
   if (const int64_t bound = model.KvCacheBytesBound(sizeof(float)); bound > 0)
     metrics->set_kv_cache_bytes_bound(static_cast<double>(bound));
+  if (const int64_t state = model.RecurrentStateBytes(sizeof(float)); state > 0)
+    metrics->set_recurrent_state_bytes(static_cast<double>(state));
   metrics->set_backend(runtime.backend());
   metrics->set_threads(runtime.threads());
   metrics->set_precision(runtime.precision());
