@@ -90,6 +90,9 @@ absl::Status CheckCommon(const ModelSpec& m) {
   if (m.value_residual().enabled())
     return NoEquivalent("the value residual (model.value_residual.enabled)", EveryArchitecture(),
                         "their attention has no value residual: train without model.value_residual");
+  if (m.memory_tokens().count() > 0)
+    return NoEquivalent("memory tokens (model.memory_tokens.count > 0)", EveryArchitecture(),
+                        "they prepend no learned vectors: train without model.memory_tokens");
   // µP changes the forward (attention sqrt(hs_base)/hs, the head's input / width ratio).
   if (m.init().plugin() == "mup")
     return NoEquivalent("model.init \"mup\" (attention logits scaled by sqrt(hs_base)/hs and the head's input "

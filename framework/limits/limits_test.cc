@@ -214,6 +214,25 @@ TEST(MemoryEstimate, ParameterCountIsCloseToTheBuiltModel) {
   }
 }
 
+// model.memory_tokens: N x C parameters per stack, exactly as the built
+// model has them.
+TEST(MemoryEstimate, CountsMemoryTokens) {
+  for (const char* name : {"sort_digits.pbtxt", "seq2seq_reverse.pbtxt"}) {
+    auto plain = LoadExperiment(ShippedConfigDir() + "/" + name, {});
+    auto memory = LoadExperiment(ShippedConfigDir() + "/" + name, {"model.memory_tokens.count=3"});
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    auto task = *LoadTask(*memory);
+    const TaskSizes sizes{task->vocab_size(), HeadOutputs(*task), task->max_length()};
+    auto built_plain = *BuildModel(*plain, task->vocab_size(), HeadOutputs(*task));
+    auto built_memory = *BuildModel(*memory, task->vocab_size(), HeadOutputs(*task));
+    const double built = built_memory->NumParameters() - built_plain->NumParameters();
+    EXPECT_GT(built, 0) << name;
+    EXPECT_EQ(EstimateMemory(*memory, sizes).parameters - EstimateMemory(*plain, sizes).parameters, built) << name;
+    EXPECT_GT(EstimateMemory(*memory, sizes).activation_bytes, EstimateMemory(*plain, sizes).activation_bytes)
+        << name << ": the stacks see N more rows";
+  }
+}
+
 TEST(SizeLimits, EveryConfigStillValidates) {
   const std::vector<std::string> configs = ShippedConfigs();
   EXPECT_GE(configs.size(), 10u) << ShippedConfigDir();

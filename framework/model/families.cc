@@ -4,6 +4,7 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
+#include "framework/model/memory_tokens.h"
 
 namespace tvlab {
 namespace {
@@ -21,6 +22,28 @@ AttentionMask DecoderMask(int64_t offset, const std::vector<int64_t>& lengths,
     SetDocuments(&mask, documents, b, t);
   }
   return mask;
+}
+
+// Per-row key counts with `n` memory tokens in front (empty stays empty).
+std::vector<int64_t> WithMemory(std::vector<int64_t> lengths, int64_t n) {
+  for (int64_t& l : lengths) l += n;
+  return lengths;
+}
+
+// A bidirectional stack over x (B, T, C) whose rows have `lengths` real
+// tokens (empty = all) and packed `documents` (empty = none), with the
+// stack's memory tokens in front when `memory` is set -> (B, T, C).
+Var EncodeWith(const BlockStack& stack, const MemoryTokens* memory, Var x, const std::vector<int64_t>& lengths,
+               const std::vector<int32_t>& documents, StackInput in) {
+  const int64_t n = memory != nullptr ? memory->count() : 0;
+  if (n > 0) {
+    TVLAB_CHECK(documents.empty()) << "validation refuses model.memory_tokens with packed documents";
+    x = memory->Prepend(x);  // (B, N + T, C)
+  }
+  in.self_mask = KeyPaddingMask(WithMemory(lengths, n));  // every key visible without lengths
+  SetDocuments(&in.self_mask, documents, x.dim(0), x.dim(1));  // packed rows
+  Var h = stack.Forward(x, in);
+  return n > 0 ? memory->Strip(h) : h;  // (B, T, C)
 }
 
 // Base of the three families: owns the "embedding" and "position" children
@@ -50,6 +73,13 @@ class FamilyModel : public Model {
     head->set_input_scale(input_scale);
     return head;
   }
+  // model.memory_tokens of the stack `stack` ("encoder", "decoder"): the
+  // child "<stack>_memory_tokens", or null when the count is 0.
+  const MemoryTokens* AddMemoryTokens(const ModelSpec& spec, const std::string& stack) {
+    if (spec.memory_tokens().count() <= 0) return nullptr;
+    return AddChild(stack + "_memory_tokens",
+                    std::make_unique<MemoryTokens>(spec.memory_tokens().count(), spec.d_model()));
+  }
 };
 
 // Encoder-only: bidirectional stack over the whole input.
@@ -60,6 +90,7 @@ class EncoderOnlyModel : public FamilyModel {
       : pooling_(spec.pooling()) {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
+    memory_ = AddMemoryTokens(spec, "encoder");
     head_ = AddHead(spec, embedding_, outputs, stacks.head_input_scale);
   }
 
@@ -67,12 +98,10 @@ class EncoderOnlyModel : public FamilyModel {
               const AttentionProbe* probe) const override {
     Var x = embedding_.Forward(batch.inputs, batch.batch, batch.length, 0);  // (B, T, C)
     StackInput in;
-    in.self_mask = KeyPaddingMask(batch.lengths);  // every key visible without lengths
-    SetDocuments(&in.self_mask, batch.documents, batch.batch, batch.length);  // packed rows
     in.position = embedding_.position;
     in.ctx = ctx;
     in.probe = probe;
-    Var h = encoder_->Forward(x, in);  // (B, T, C)
+    Var h = EncodeWith(*encoder_, memory_, x, batch.lengths, batch.documents, in);  // (B, T, C)
     if (pooling_ == ModelSpec::NONE) return head_->Forward(h);  // (B, T, V)
     Var pooled = pooling_ == ModelSpec::FIRST_TOKEN
                      ? Slice(h, 1, 0, 1)                                    // (B, 1, C)
@@ -101,6 +130,7 @@ class EncoderOnlyModel : public FamilyModel {
   ModelSpec::Pooling pooling_;
   TokenEmbedder embedding_;
   BlockStack* encoder_;
+  const MemoryTokens* memory_ = nullptr;  // model.memory_tokens, or null
   nn::Linear* head_;
 };
 
@@ -111,16 +141,28 @@ struct CausalDecoder {
   TokenEmbedder embedder;
   const BlockStack* stack = nullptr;
   const nn::Linear* head = nullptr;
+  const MemoryTokens* memory_tokens = nullptr;  // model.memory_tokens, or null
   // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V);
-  // documents (B, T) of packed rows, or empty.
+  // documents (B, T) of packed rows, or empty. With N memory tokens, a
+  // pass from offset 0 prepends them (the stack sees N + T rows; a cached
+  // decoding's first step so puts them into the caches), and a later cached
+  // step sits at attention position N + offset.
   Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
               const std::vector<int64_t>& lengths, StackInput in,
               const std::vector<int32_t>& documents = {}) const {
     Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
-    in.self_mask = DecoderMask(offset, lengths, documents, b, t);
+    const int64_t n = memory_tokens != nullptr ? memory_tokens->count() : 0;
+    const bool prepend = n > 0 && offset == 0;
+    if (prepend) {
+      TVLAB_CHECK(documents.empty()) << "validation refuses model.memory_tokens with packed documents";
+      x = memory_tokens->Prepend(x);  // (B, N + T, C)
+    }
+    const int64_t at = offset == 0 ? 0 : n + offset;  // attention position of x's first row
+    in.self_mask = DecoderMask(at, WithMemory(lengths, n), documents, b, x.dim(1));
     in.position = embedder.position;
-    in.position_offset = offset;
-    return head->Forward(stack->Forward(x, in));  // (B, T, V)
+    in.position_offset = at;
+    Var h = stack->Forward(x, in);                     // (B, N + T or T, C)
+    return head->Forward(prepend ? memory_tokens->Strip(h) : h);  // (B, T, V)
   }
   // A fresh decoding state with one cache per layer (two with cross-attention).
   DecodeState NewState(int64_t batch, bool use_cache, bool cross_attention) const {
@@ -168,6 +210,7 @@ class DecoderOnlyModel : public FamilyModel {
                    std::unique_ptr<PositionEncoding> position) {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
+    decoder_.memory_tokens = AddMemoryTokens(spec, "decoder");
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
   Var Forward(const Batch& batch, const ForwardContext& ctx,
@@ -205,6 +248,8 @@ class EncoderDecoderModel : public FamilyModel {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true));
+    encoder_memory_ = AddMemoryTokens(spec, "encoder");
+    decoder_.memory_tokens = AddMemoryTokens(spec, "decoder");
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
 
@@ -243,14 +288,14 @@ class EncoderDecoderModel : public FamilyModel {
   Var Encode(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
     Var x = decoder_.embedder.Forward(batch.source, batch.batch, batch.source_length, 0);  // (B, S, C)
     StackInput in;
-    in.self_mask = KeyPaddingMask(batch.source_lengths);
     in.position = decoder_.embedder.position;
     in.ctx = ctx;
     in.probe = probe;
-    return encoder_->Forward(x, in);
+    return EncodeWith(*encoder_, encoder_memory_, x, batch.source_lengths, {}, in);  // (B, S, C)
   }
 
   BlockStack* encoder_;
+  const MemoryTokens* encoder_memory_ = nullptr;  // model.memory_tokens, or null
   CausalDecoder decoder_;
 };
 
