@@ -5,6 +5,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
 #include "framework/model/memory_tokens.h"
+#include "framework/model/multi_token.h"
 
 namespace tvlab {
 namespace {
@@ -142,14 +143,21 @@ struct CausalDecoder {
   const BlockStack* stack = nullptr;
   const nn::Linear* head = nullptr;
   const MemoryTokens* memory_tokens = nullptr;  // model.memory_tokens, or null
-  // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V);
-  // documents (B, T) of packed rows, or empty. With N memory tokens, a
-  // pass from offset 0 prepends them (the stack sees N + T rows; a cached
-  // decoding's first step so puts them into the caches), and a later cached
-  // step sits at attention position N + offset.
-  Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
-              const std::vector<int64_t>& lengths, StackInput in,
-              const std::vector<int32_t>& documents = {}) const {
+  // One pass of the stack: its output h (B, M + T, C), M = the memory
+  // rows it holds in front (N on a pass from offset 0, else 0), and the
+  // stack input it ran with.
+  struct Pass {
+    Var h;
+    int64_t memory_rows = 0;
+    StackInput in;
+  };
+  // tokens (B, T) at positions [offset, offset + T); documents (B, T) of
+  // packed rows, or empty. With N memory tokens, a pass from offset 0
+  // prepends them (the stack sees N + T rows; a cached decoding's first
+  // step so puts them into the caches), and a later cached step sits at
+  // attention position N + offset.
+  Pass Run(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
+           const std::vector<int64_t>& lengths, StackInput in, const std::vector<int32_t>& documents) const {
     Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
     const int64_t n = memory_tokens != nullptr ? memory_tokens->count() : 0;
     const bool prepend = n > 0 && offset == 0;
@@ -161,8 +169,19 @@ struct CausalDecoder {
     in.self_mask = DecoderMask(at, WithMemory(lengths, n), documents, b, x.dim(1));
     in.position = embedder.position;
     in.position_offset = at;
-    Var h = stack->Forward(x, in);                     // (B, N + T or T, C)
-    return head->Forward(prepend ? memory_tokens->Strip(h) : h);  // (B, T, V)
+    Var h = stack->Forward(x, in);  // (B, M + T, C)
+    return Pass{h, prepend ? n : 0, in};
+  }
+  // The real tokens' rows of y (B, M + T, ...) -> (B, T, ...).
+  static Var Real(const Var& y, int64_t memory_rows) {
+    return memory_rows > 0 ? Slice(y, 1, memory_rows, y.dim(1) - memory_rows) : y;
+  }
+  // -> logits (B, T, V).
+  Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
+              const std::vector<int64_t>& lengths, StackInput in,
+              const std::vector<int32_t>& documents = {}) const {
+    const Pass pass = Run(tokens, b, t, offset, lengths, in, documents);
+    return head->Forward(Real(pass.h, pass.memory_rows));  // (B, T, V)
   }
   // A fresh decoding state with one cache per layer (two with cross-attention).
   DecodeState NewState(int64_t batch, bool use_cache, bool cross_attention) const {
@@ -212,14 +231,29 @@ class DecoderOnlyModel : public FamilyModel {
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false));
     decoder_.memory_tokens = AddMemoryTokens(spec, "decoder");
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
+    if (spec.multi_token_prediction().num_tokens() >= 2)  // multi_token.h
+      mtp_ = AddChild("mtp", std::make_unique<MultiTokenHeads>(spec.multi_token_prediction(), spec.d_model(), vocab,
+                                                               spec.head_bias(), stacks.decoder.back(),
+                                                               spec.dropout(), decoder_.head));
   }
+  // With multi-token prediction, a collecting (training) forward also runs
+  // the extra heads and emits their losses; the logits are the main head's.
   Var Forward(const Batch& batch, const ForwardContext& ctx,
               const AttentionProbe* probe) const override {
+    if (mtp_ != nullptr && CollectingAuxiliaryOutputs()) {
+      std::vector<Var> all = AllHeads(batch, ctx, probe);
+      mtp_->EmitLosses(std::vector<Var>(all.begin() + 1, all.end()), batch);
+      return all.front();
+    }
     StackInput in;
     in.ctx = ctx;
     in.probe = probe;
     return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in,
                             batch.documents);
+  }
+  int64_t NumExtraHeads() const override { return mtp_ != nullptr ? mtp_->num_extra() : 0; }
+  std::vector<Var> ForwardAllHeads(const Batch& batch, const ForwardContext& ctx) const override {
+    return AllHeads(batch, ctx, nullptr);
   }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
     return decoder_.stack->KvCacheBytesPerToken(bytes_per_element);
@@ -235,9 +269,23 @@ class DecoderOnlyModel : public FamilyModel {
     return StepDecoder(decoder_, state, tokens, t_new, StackInput());
   }
 
-
  private:
+  // The main head's logits, then head k = 2 .. n's, each (B, T, V).
+  std::vector<Var> AllHeads(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
+    StackInput in;
+    in.ctx = ctx;
+    in.probe = probe;
+    CausalDecoder::Pass pass = decoder_.Run(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in,
+                                            batch.documents);
+    std::vector<Var> all = {decoder_.head->Forward(CausalDecoder::Real(pass.h, pass.memory_rows))};
+    if (mtp_ == nullptr) return all;
+    pass.in.probe = nullptr;  // the probe records the trunk's layers only
+    for (const Var& y : mtp_->Logits(pass.h, pass.in)) all.push_back(CausalDecoder::Real(y, pass.memory_rows));
+    return all;
+  }
+
   CausalDecoder decoder_;
+  const MultiTokenHeads* mtp_ = nullptr;  // model.multi_token_prediction, or null
 };
 
 class EncoderDecoderModel : public FamilyModel {
