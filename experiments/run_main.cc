@@ -78,6 +78,9 @@ void PrintResult(const RunMetrics& metrics, const std::string& run_dir) {
   } else {
     std::cout << "token_accuracy " << metrics.token_accuracy() << "\n"
               << "sequence_accuracy " << metrics.sequence_accuracy() << "\n";
+    if (metrics.has_speculative_accepted_tokens_per_step())  // model.multi_token_prediction
+      std::cout << "speculative_accepted_tokens_per_step " << metrics.speculative_accepted_tokens_per_step() << "\n"
+                << "speculative_matches_greedy " << metrics.speculative_matches_greedy() << "\n";
   }
   std::cout << "final_train_loss " << metrics.final_train_loss() << "\n"
             << "parameters " << metrics.parameters() << "\n"

@@ -90,6 +90,14 @@ absl::Status CheckCommon(const ModelSpec& m) {
   if (m.value_residual().enabled())
     return NoEquivalent("the value residual (model.value_residual.enabled)", EveryArchitecture(),
                         "their attention has no value residual: train without model.value_residual");
+  if (m.memory_tokens().count() > 0)
+    return NoEquivalent("memory tokens (model.memory_tokens.count > 0)", EveryArchitecture(),
+                        "they prepend no learned vectors: train without model.memory_tokens");
+  if (m.multi_token_prediction().num_tokens() >= 2)
+    return NoEquivalent("multi-token prediction heads (model.multi_token_prediction.num_tokens >= 2)",
+                        EveryArchitecture(),
+                        "they have one head, and dropping the extra ones would be silent: train without "
+                        "model.multi_token_prediction to export");
   // µP changes the forward (attention sqrt(hs_base)/hs, the head's input / width ratio).
   if (m.init().plugin() == "mup")
     return NoEquivalent("model.init \"mup\" (attention logits scaled by sqrt(hs_base)/hs and the head's input "

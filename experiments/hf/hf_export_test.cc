@@ -42,6 +42,10 @@ TEST(HfExport, RefusesWhatHasNoEquivalentNamingTheComponent) {
             std::string::npos);
   EXPECT_NE(Refusal(kLlama + " value_residual { enabled: true }").find("the value residual"),
             std::string::npos);
+  EXPECT_NE(Refusal(kLlama + " memory_tokens { count: 2 }").find("memory tokens (model.memory_tokens.count"),
+            std::string::npos);
+  EXPECT_NE(Refusal(kLlama + " multi_token_prediction { num_tokens: 2 }").find("multi-token prediction heads"),
+            std::string::npos);
   // Per-layer patterns: one setting for every layer in Llama's config.
   EXPECT_NE(Refusal(kLlama + " layer_overrides { layers: [0] position { plugin: \"none\" } }")
                 .find("Hugging Face export: model.layer_overrides (1) gives some layers other settings"),

@@ -117,6 +117,13 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
     if (*at != nullptr) task = *std::move(at);
   }
   if (absl::Status s = CheckEvalFits(*task, name, spec.eval()); !s.ok()) return s;
+  if (task->packs_documents() && spec.model().memory_tokens().count() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model.memory_tokens.count (", spec.model().memory_tokens().count(), "): task '", name,
+        "' packs documents into rows, and a query would see the memory tokens and its own "
+        "document, which is no one interval of keys; turn the task's document mask off "
+        "(token_store: document_mask: false) or set model.memory_tokens.count to 0"));
+  }
   return task;
 }
 

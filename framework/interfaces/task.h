@@ -137,6 +137,8 @@ class Task {
   // How many held-out examples exist given the spec's request (file-backed
   // tasks have a finite held-out split).
   virtual int64_t NumEvalExamples(int64_t requested) const { return requested; }
+  // True when batches carry packed documents (Batch::documents).
+  virtual bool packs_documents() const { return false; }
   // Passes over the training data that the first `samples` training
   // sequences from `seed` make (metrics.json's epochs), for a task whose
   // training set is finite and read in passes (token_store); negative (the

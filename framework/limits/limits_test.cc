@@ -233,6 +233,47 @@ TEST(MemoryEstimate, ParameterCountIsCloseToTheBuiltModel) {
   }
 }
 
+// model.memory_tokens: N x C parameters per stack, exactly as the built
+// model has them.
+TEST(MemoryEstimate, CountsMemoryTokens) {
+  for (const char* name : {"sort_digits.pbtxt", "seq2seq_reverse.pbtxt"}) {
+    auto plain = LoadExperiment(ShippedConfigDir() + "/" + name, {});
+    auto memory = LoadExperiment(ShippedConfigDir() + "/" + name, {"model.memory_tokens.count=3"});
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    auto task = *LoadTask(*memory);
+    const TaskSizes sizes{task->vocab_size(), HeadOutputs(*task), task->max_length()};
+    auto built_plain = *BuildModel(*plain, task->vocab_size(), HeadOutputs(*task));
+    auto built_memory = *BuildModel(*memory, task->vocab_size(), HeadOutputs(*task));
+    const double built = built_memory->NumParameters() - built_plain->NumParameters();
+    EXPECT_GT(built, 0) << name;
+    EXPECT_EQ(EstimateMemory(*memory, sizes).parameters - EstimateMemory(*plain, sizes).parameters, built) << name;
+    EXPECT_GT(EstimateMemory(*memory, sizes).activation_bytes, EstimateMemory(*plain, sizes).activation_bytes)
+        << name << ": the stacks see N more rows";
+  }
+}
+
+// model.multi_token_prediction: the extra heads' parameters as the built
+// model has them (LINEAR heads; a LAYER head is a block, counted with the
+// blocks' per-block estimate), and more activations for their logits.
+TEST(MemoryEstimate, CountsMultiTokenPredictionHeads) {
+  const std::string config = ShippedConfigDir() + "/lm_copy.pbtxt";
+  auto plain = LoadExperiment(config, {});
+  for (const char* head : {"LINEAR", "LAYER"}) {
+    auto mtp = LoadExperiment(config, {"model.multi_token_prediction.num_tokens=3",
+                                       std::string("model.multi_token_prediction.head=") + head});
+    ASSERT_TRUE(mtp.ok()) << mtp.status();
+    auto task = *LoadTask(*mtp);
+    const TaskSizes sizes{task->vocab_size(), HeadOutputs(*task), task->max_length()};
+    const double built = (*BuildModel(*mtp, task->vocab_size()))->NumParameters() -
+                         (*BuildModel(*plain, task->vocab_size()))->NumParameters();
+    const double estimated = EstimateMemory(*mtp, sizes).parameters - EstimateMemory(*plain, sizes).parameters;
+    if (std::string(head) == "LINEAR") EXPECT_EQ(estimated, built);
+    EXPECT_GE(estimated, 0.9 * built) << head;
+    EXPECT_LE(estimated, 1.5 * built) << head;
+    EXPECT_GT(EstimateMemory(*mtp, sizes).activation_bytes, EstimateMemory(*plain, sizes).activation_bytes) << head;
+  }
+}
+
 TEST(SizeLimits, EveryConfigStillValidates) {
   const std::vector<std::string> configs = ShippedConfigs();
   EXPECT_GE(configs.size(), 10u) << ShippedConfigDir();

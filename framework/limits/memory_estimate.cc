@@ -171,6 +171,13 @@ struct Sizes {
   bool query_chunks = false;
   double chunk_rows = 0;
   double C = 0, H = 0, F = 0, V = 0, out = 0, T = 0, P = 0;
+  // model.memory_tokens: N rows more in every stack (T counts them; the
+  // head sees T_out = T - N rows), N x C parameters per stack.
+  double N = 0, T_out = 0;
+  // model.multi_token_prediction: extra heads, each one more block (LAYER)
+  // or a head of its own (LINEAR), and each one more (B, T, outputs) logits.
+  double extra_heads = 0;
+  bool extra_linear = false;
   double L_enc = 0, L_dec = 0, blocks = 0;
   double attention = 0;  // self-attention sublayers + cross
   // Model plugins' integer options count as widths (MLA's latents, the
@@ -199,16 +206,23 @@ Sizes SizesFor(const Experiment& spec, const TaskSizes& task) {
   z.C = m.d_model(), z.H = m.num_heads();
   z.F = m.d_ff() > 0 ? m.d_ff() : 4.0 * z.C;
   z.V = static_cast<double>(task.vocab), z.out = static_cast<double>(task.outputs);
-  z.T = static_cast<double>(task.max_length);
-  z.query_chunks = !z.fused_attention && spec.runtime().attention() != "unfused" &&
-                   ChunksQueries(task.max_length, task.max_length);
-  z.chunk_rows = static_cast<double>(QueryChunkRows(task.max_length));
-  z.P = std::max<double>(z.T, m.max_seq_len());
+  const int64_t memory = std::max<int64_t>(m.memory_tokens().count(), 0);
+  const int64_t rows = task.max_length + memory;  // what a stack sees
+  z.N = static_cast<double>(memory);
+  z.T = static_cast<double>(rows);
+  z.T_out = static_cast<double>(task.max_length);
+  z.query_chunks = !z.fused_attention && spec.runtime().attention() != "unfused" && ChunksQueries(rows, rows);
+  z.chunk_rows = static_cast<double>(QueryChunkRows(rows));
+  z.P = std::max<double>(z.T_out, m.max_seq_len());
   const bool enc_dec = m.family() == ModelSpec::ENCODER_DECODER;
   z.L_enc = m.num_layers();
   z.L_dec = enc_dec ? (m.num_decoder_layers() > 0 ? m.num_decoder_layers() : m.num_layers()) : 0;
-  z.blocks = z.L_enc + z.L_dec;
-  z.attention = z.L_enc + 2 * z.L_dec;
+  const MultiTokenPredictionSpec& mtp = m.multi_token_prediction();
+  z.extra_heads = mtp.num_tokens() >= 2 ? mtp.num_tokens() - 1 : 0;
+  z.extra_linear = mtp.head() == MultiTokenPredictionSpec::LINEAR;
+  const double head_blocks = z.extra_linear ? 0 : z.extra_heads;
+  z.blocks = z.L_enc + z.L_dec + head_blocks;
+  z.attention = z.L_enc + 2 * z.L_dec + head_blocks;
   z.layers_field = z.L_dec > z.L_enc ? Field("model.num_decoder_layers", z.L_dec) : Field("model.num_layers", z.L_enc);
   z.width_field = Field("model.d_model", z.C);
   z.length_field = m.max_seq_len() > z.T ? Field("model.max_seq_len", m.max_seq_len())
@@ -237,6 +251,12 @@ std::vector<MemoryPart> ParameterParts(const Sizes& z) {
   // A tied head (model.tie_embeddings) is the embedding table: its bias only.
   param("output head (outputs x C)", out >= C ? z.vocab_field : z.width_field,
         (m.tie_embeddings() ? 0 : out * C) + (m.head_bias() ? out : 0));
+  if (z.extra_heads > 0 && z.extra_linear)
+    param("multi-token prediction heads (outputs x C each)", Field("model.multi_token_prediction.num_tokens", z.extra_heads + 1),
+          z.extra_heads * (out * C + out));
+  if (z.N > 0)
+    param("memory tokens (N x C per stack)", Field("model.memory_tokens.count", z.N),
+          (z.L_dec > 0 ? 2 : 1) * z.N * C);
   const AttentionSpec::OutputGate::Kind gate = m.attention().output_gate();
   if (gate != AttentionSpec::OutputGate::NONE) {  // W_g (C, H) or (C, C) per attention sublayer
     const double gates = gate == AttentionSpec::OutputGate::ELEMENTWISE ? C : m.num_heads();
@@ -282,7 +302,11 @@ std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::str
                    m.d_ff() > 0 && m.d_ff() > B * T ? Field("model.d_ff", m.d_ff()) : bt,
                    factor * kFloat * blocks * 3 * B * T * F});
   parts.push_back({pass + " output logits (3 x B x T x outputs)", out >= B * T ? z.vocab_field : batch_field,
-                   factor * kFloat * 3 * B * T * out});
+                   factor * kFloat * 3 * B * z.T_out * out});
+  if (z.extra_heads > 0)  // evaluation runs the main head only; counted for both (an upper bound)
+    parts.push_back({pass + " multi-token prediction logits (3 x B x T x outputs per extra head)",
+                     Field("model.multi_token_prediction.num_tokens", z.extra_heads + 1),
+                     factor * kFloat * 3 * B * z.T_out * out * z.extra_heads});
   for (const IntegerField& w : z.widths) {
     parts.push_back({absl::StrCat(pass, " activations of ", w.path), Field(w.path, w.value),
                      factor * kFloat * attention * 4 * B * T * w.value});

@@ -27,6 +27,10 @@
 //                  as many gradients again: x2. Evaluation runs the same
 //                  formula once at eval.batch_size.
 //   peak           static + max(training activations, evaluation activations).
+// Memory tokens (model.memory_tokens, N): N x C parameters per stack, and
+// every stack sees T + N rows (the head T). Multi-token prediction
+// (model.multi_token_prediction, n): n - 1 more blocks (LAYER heads) or
+// heads (LINEAR), and n - 1 more logits (B x T x outputs).
 // Per-layer patterns (model.layer_overrides): each plugin width is its
 // largest over the layers, and attention counts as unfused when any layer's
 // is (an upper bound).

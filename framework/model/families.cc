@@ -4,6 +4,8 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/core/check.h"
+#include "framework/model/memory_tokens.h"
+#include "framework/model/multi_token.h"
 
 namespace tvlab {
 namespace {
@@ -21,6 +23,28 @@ AttentionMask DecoderMask(int64_t offset, const std::vector<int64_t>& lengths,
     SetDocuments(&mask, documents, b, t);
   }
   return mask;
+}
+
+// Per-row key counts with `n` memory tokens in front (empty stays empty).
+std::vector<int64_t> WithMemory(std::vector<int64_t> lengths, int64_t n) {
+  for (int64_t& l : lengths) l += n;
+  return lengths;
+}
+
+// A bidirectional stack over x (B, T, C) whose rows have `lengths` real
+// tokens (empty = all) and packed `documents` (empty = none), with the
+// stack's memory tokens in front when `memory` is set -> (B, T, C).
+Var EncodeWith(const BlockStack& stack, const MemoryTokens* memory, Var x, const std::vector<int64_t>& lengths,
+               const std::vector<int32_t>& documents, StackInput in) {
+  const int64_t n = memory != nullptr ? memory->count() : 0;
+  if (n > 0) {
+    TVLAB_CHECK(documents.empty()) << "validation refuses model.memory_tokens with packed documents";
+    x = memory->Prepend(x);  // (B, N + T, C)
+  }
+  in.self_mask = KeyPaddingMask(WithMemory(lengths, n));  // every key visible without lengths
+  SetDocuments(&in.self_mask, documents, x.dim(0), x.dim(1));  // packed rows
+  Var h = stack.Forward(x, in);
+  return n > 0 ? memory->Strip(h) : h;  // (B, T, C)
 }
 
 // Base of the three families: owns the "embedding" and "position" children
@@ -50,6 +74,13 @@ class FamilyModel : public Model {
     head->set_input_scale(input_scale);
     return head;
   }
+  // model.memory_tokens of the stack `stack` ("encoder", "decoder"): the
+  // child "<stack>_memory_tokens", or null when the count is 0.
+  const MemoryTokens* AddMemoryTokens(const ModelSpec& spec, const std::string& stack) {
+    if (spec.memory_tokens().count() <= 0) return nullptr;
+    return AddChild(stack + "_memory_tokens",
+                    std::make_unique<MemoryTokens>(spec.memory_tokens().count(), spec.d_model()));
+  }
 };
 
 // Encoder-only: bidirectional stack over the whole input.
@@ -61,6 +92,7 @@ class EncoderOnlyModel : public FamilyModel {
     embedding_ = AddEmbedder(spec, vocab, std::move(position));
     encoder_ = AddChild("encoder", std::make_unique<BlockStack>(stacks.encoder, spec.dropout(), false,
                                                          stacks.checkpoint_blocks));
+    memory_ = AddMemoryTokens(spec, "encoder");
     head_ = AddHead(spec, embedding_, outputs, stacks.head_input_scale);
   }
 
@@ -68,12 +100,10 @@ class EncoderOnlyModel : public FamilyModel {
               const AttentionProbe* probe) const override {
     Var x = embedding_.Forward(batch.inputs, batch.batch, batch.length, 0);  // (B, T, C)
     StackInput in;
-    in.self_mask = KeyPaddingMask(batch.lengths);  // every key visible without lengths
-    SetDocuments(&in.self_mask, batch.documents, batch.batch, batch.length);  // packed rows
     in.position = embedding_.position;
     in.ctx = ctx;
     in.probe = probe;
-    Var h = encoder_->Forward(x, in);  // (B, T, C)
+    Var h = EncodeWith(*encoder_, memory_, x, batch.lengths, batch.documents, in);  // (B, T, C)
     if (pooling_ == ModelSpec::NONE) return head_->Forward(h);  // (B, T, V)
     Var pooled = pooling_ == ModelSpec::FIRST_TOKEN
                      ? Slice(h, 1, 0, 1)                                    // (B, 1, C)
@@ -102,6 +132,7 @@ class EncoderOnlyModel : public FamilyModel {
   ModelSpec::Pooling pooling_;
   TokenEmbedder embedding_;
   BlockStack* encoder_;
+  const MemoryTokens* memory_ = nullptr;  // model.memory_tokens, or null
   nn::Linear* head_;
 };
 
@@ -112,16 +143,46 @@ struct CausalDecoder {
   TokenEmbedder embedder;
   const BlockStack* stack = nullptr;
   const nn::Linear* head = nullptr;
-  // tokens (B, T) at positions [offset, offset + T) -> logits (B, T, V);
-  // documents (B, T) of packed rows, or empty.
+  const MemoryTokens* memory_tokens = nullptr;  // model.memory_tokens, or null
+  // One pass of the stack: its output h (B, M + T, C), M = the memory
+  // rows it holds in front (N on a pass from offset 0, else 0), and the
+  // stack input it ran with.
+  struct Pass {
+    Var h;
+    int64_t memory_rows = 0;
+    StackInput in;
+  };
+  // tokens (B, T) at positions [offset, offset + T); documents (B, T) of
+  // packed rows, or empty. With N memory tokens, a pass from offset 0
+  // prepends them (the stack sees N + T rows; a cached decoding's first
+  // step so puts them into the caches), and a later cached step sits at
+  // attention position N + offset.
+  Pass Run(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
+           const std::vector<int64_t>& lengths, StackInput in, const std::vector<int32_t>& documents) const {
+    Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
+    const int64_t n = memory_tokens != nullptr ? memory_tokens->count() : 0;
+    const bool prepend = n > 0 && offset == 0;
+    if (prepend) {
+      TVLAB_CHECK(documents.empty()) << "validation refuses model.memory_tokens with packed documents";
+      x = memory_tokens->Prepend(x);  // (B, N + T, C)
+    }
+    const int64_t at = offset == 0 ? 0 : n + offset;  // attention position of x's first row
+    in.self_mask = DecoderMask(at, WithMemory(lengths, n), documents, b, x.dim(1));
+    in.position = embedder.position;
+    in.position_offset = at;
+    Var h = stack->Forward(x, in);  // (B, M + T, C)
+    return Pass{h, prepend ? n : 0, in};
+  }
+  // The real tokens' rows of y (B, M + T, ...) -> (B, T, ...).
+  static Var Real(const Var& y, int64_t memory_rows) {
+    return memory_rows > 0 ? Slice(y, 1, memory_rows, y.dim(1) - memory_rows) : y;
+  }
+  // -> logits (B, T, V).
   Var Forward(const std::vector<int32_t>& tokens, int64_t b, int64_t t, int64_t offset,
               const std::vector<int64_t>& lengths, StackInput in,
               const std::vector<int32_t>& documents = {}) const {
-    Var x = embedder.Forward(tokens, b, t, offset);  // (B, T, C)
-    in.self_mask = DecoderMask(offset, lengths, documents, b, t);
-    in.position = embedder.position;
-    in.position_offset = offset;
-    return head->Forward(stack->Forward(x, in));  // (B, T, V)
+    const Pass pass = Run(tokens, b, t, offset, lengths, in, documents);
+    return head->Forward(Real(pass.h, pass.memory_rows));  // (B, T, V)
   }
   // A fresh decoding state with one cache per layer (two with cross-attention).
   DecodeState NewState(int64_t batch, bool use_cache, bool cross_attention) const {
@@ -170,15 +231,31 @@ class DecoderOnlyModel : public FamilyModel {
     decoder_.embedder = AddEmbedder(spec, vocab, std::move(position));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), false,
                                                          stacks.checkpoint_blocks));
+    decoder_.memory_tokens = AddMemoryTokens(spec, "decoder");
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
+    if (spec.multi_token_prediction().num_tokens() >= 2)  // multi_token.h
+      mtp_ = AddChild("mtp", std::make_unique<MultiTokenHeads>(spec.multi_token_prediction(), spec.d_model(), vocab,
+                                                               spec.head_bias(), stacks.decoder.back(),
+                                                               spec.dropout(), decoder_.head));
   }
+  // With multi-token prediction, a collecting (training) forward also runs
+  // the extra heads and emits their losses; the logits are the main head's.
   Var Forward(const Batch& batch, const ForwardContext& ctx,
               const AttentionProbe* probe) const override {
+    if (mtp_ != nullptr && CollectingAuxiliaryOutputs()) {
+      std::vector<Var> all = AllHeads(batch, ctx, probe);
+      mtp_->EmitLosses(std::vector<Var>(all.begin() + 1, all.end()), batch);
+      return all.front();
+    }
     StackInput in;
     in.ctx = ctx;
     in.probe = probe;
     return decoder_.Forward(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in,
                             batch.documents);
+  }
+  int64_t NumExtraHeads() const override { return mtp_ != nullptr ? mtp_->num_extra() : 0; }
+  std::vector<Var> ForwardAllHeads(const Batch& batch, const ForwardContext& ctx) const override {
+    return AllHeads(batch, ctx, nullptr);
   }
   int64_t KvCacheBytesPerToken(int64_t bytes_per_element) const override {
     return decoder_.stack->KvCacheBytesPerToken(bytes_per_element);
@@ -197,9 +274,23 @@ class DecoderOnlyModel : public FamilyModel {
     return StepDecoder(decoder_, state, tokens, t_new, StackInput());
   }
 
-
  private:
+  // The main head's logits, then head k = 2 .. n's, each (B, T, V).
+  std::vector<Var> AllHeads(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
+    StackInput in;
+    in.ctx = ctx;
+    in.probe = probe;
+    CausalDecoder::Pass pass = decoder_.Run(batch.inputs, batch.batch, batch.length, 0, batch.lengths, in,
+                                            batch.documents);
+    std::vector<Var> all = {decoder_.head->Forward(CausalDecoder::Real(pass.h, pass.memory_rows))};
+    if (mtp_ == nullptr) return all;
+    pass.in.probe = nullptr;  // the probe records the trunk's layers only
+    for (const Var& y : mtp_->Logits(pass.h, pass.in)) all.push_back(CausalDecoder::Real(y, pass.memory_rows));
+    return all;
+  }
+
   CausalDecoder decoder_;
+  const MultiTokenHeads* mtp_ = nullptr;  // model.multi_token_prediction, or null
 };
 
 class EncoderDecoderModel : public FamilyModel {
@@ -212,6 +303,8 @@ class EncoderDecoderModel : public FamilyModel {
                                                          stacks.checkpoint_blocks));
     decoder_.stack = AddChild("decoder", std::make_unique<BlockStack>(stacks.decoder, spec.dropout(), true,
                                                          stacks.checkpoint_blocks));
+    encoder_memory_ = AddMemoryTokens(spec, "encoder");
+    decoder_.memory_tokens = AddMemoryTokens(spec, "decoder");
     decoder_.head = AddHead(spec, decoder_.embedder, vocab, stacks.head_input_scale);
   }
 
@@ -253,14 +346,14 @@ class EncoderDecoderModel : public FamilyModel {
   Var Encode(const Batch& batch, const ForwardContext& ctx, const AttentionProbe* probe) const {
     Var x = decoder_.embedder.Forward(batch.source, batch.batch, batch.source_length, 0);  // (B, S, C)
     StackInput in;
-    in.self_mask = KeyPaddingMask(batch.source_lengths);
     in.position = decoder_.embedder.position;
     in.ctx = ctx;
     in.probe = probe;
-    return encoder_->Forward(x, in);
+    return EncodeWith(*encoder_, encoder_memory_, x, batch.source_lengths, {}, in);  // (B, S, C)
   }
 
   BlockStack* encoder_;
+  const MemoryTokens* encoder_memory_ = nullptr;  // model.memory_tokens, or null
   CausalDecoder decoder_;
 };
 

@@ -60,6 +60,15 @@ class Model : public Module {
     return 0;
   }
 
+  // Multi-token prediction (model.multi_token_prediction, decoder-only):
+  // the extra heads (n - 1; 0 without), and one forward's logits of the
+  // main head then head k = 2 .. n, each (B, T, V) (just the main head's
+  // without). Outside a collecting forward no loss is emitted.
+  virtual int64_t NumExtraHeads() const { return 0; }
+  virtual std::vector<Var> ForwardAllHeads(const Batch& batch, const ForwardContext& ctx) const {
+    return {Forward(batch, ctx)};
+  }
+
   // Generation (decoder-only and encoder-decoder).
   virtual bool SupportsDecoding() const { return false; }
   // Starts `batch` rows; an encoder-decoder encodes batch.source once here.

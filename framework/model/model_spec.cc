@@ -9,6 +9,8 @@
 #include "framework/model/layer_override_spec.h"
 #include "framework/model/mixer_spec.h"
 #include "framework/model/attention_options_spec.h"
+#include "framework/model/memory_tokens.h"
+#include "framework/model/multi_token.h"
 #include "framework/model/value_residual.h"
 
 namespace tvlab {
@@ -158,6 +160,8 @@ void ValidateModelSpec(const Experiment& spec, int64_t task_length, Problems* p)
     p->Add(absl::StrCat("model.dropout must be in [0, 1) (got ", m.dropout(), ")"));
   if (m.max_seq_len() < 0)
     p->Add(absl::StrCat("model.max_seq_len must be >= 0 (got ", m.max_seq_len(), "); 0 = the task's length"));
+  ValidateMemoryTokens(spec, p);
+  ValidateMultiTokenPrediction(spec, p);
   if (task_length > 0 && m.max_seq_len() > 0 && m.max_seq_len() < task_length)
     p->Add(absl::StrCat("model.max_seq_len (", m.max_seq_len(),
                         ") is shorter than the task's sequences (", task_length,

@@ -10,6 +10,7 @@
 #include "framework/train/context_evals.h"
 #include "framework/train/decode_speed.h"
 #include "framework/train/evaluate.h"
+#include "framework/train/speculative_eval.h"
 
 namespace tvlab {
 namespace {
@@ -76,6 +77,7 @@ absl::StatusOr<RunMetrics> FinalMetrics(const Experiment& spec, const Model& mod
                                                  /*repeats=*/3);
     metrics.set_decode_tokens_per_second(speed.tokens_per_second());
   }
+  RecordSpeculativeDecoding(spec, model, task, &metrics);
   RecordCost(spec.runtime(), model, trained, &metrics);
   metrics.set_train_seconds(eval_only ? 0 : trained.train_seconds);
   metrics.set_steps(eval_only ? 0 : spec.train().steps());

@@ -71,6 +71,7 @@ class TokenStoreTask : public LanguageModelTask {
 
   int64_t vocab_size() const override { return opened_->store_vocab_size + (opened_->separator ? 1 : 0); }
   int64_t max_length() const override { return context_; }
+  bool packs_documents() const override { return document_mask_; }
   int64_t eval_length() const override { return eval_context_; }
 
   // Windows of a source's train stream a run can read: starts at multiples
