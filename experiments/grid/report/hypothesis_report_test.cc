@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "experiments/grid/report/results_table.h"
+#include "experiments/grid/report/seeds_for_power.h"
 #include "framework/report/power.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -161,6 +162,60 @@ TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
   const std::string csv = HypothesesCsv(results, out);
   EXPECT_THAT(csv, HasSubstr("\none_sided,g,eval_loss,position=none,position=sinusoidal,Welch,A < B,one-sided,"));
   EXPECT_THAT(csv, HasSubstr(",untested,,,,a group has no finished seeds\n"));
+}
+
+// Seeds for 80% power from a 3-seed pilot. scipy (nct, as in
+// framework/report/testdata/stats_reference.py) on these values at alpha
+// 0.05 / 2: pooled std 0.015396 -> 13 seeds for Welch at 0.02; std of the
+// paired differences 0.018431 -> 11 seeds paired at 0.02, 132 at 0.005.
+TEST(SeedsForPower, LargestNeedOverTheHypothesesAndMaxRuns) {
+  auto grid = Expand(R"pb(
+    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 }
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 test: PAIRED_BY_SEED })pb");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
+  const GridResults pilot = CollectResults(*grid);
+  auto plan = PlanSeedsForPower(pilot, 3, 0.8, 10000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->seeds_per_cell, 13);
+  ASSERT_EQ(plan->lines.size(), 2u);
+  EXPECT_THAT(plan->lines[1], HasSubstr("'paired': smallest_effect 0.02 / pilot std 0.01843"));
+  EXPECT_THAT(plan->lines[1], HasSubstr(": 11 seeds per cell"));
+  // 3 valid cells x 13 seeds = 39 runs: max_runs 38 is too few.
+  auto too_many = PlanSeedsForPower(pilot, 3, 0.8, 38);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_THAT(std::string(too_many.status().message()),
+              HasSubstr("seeds_for_power: hypothesis 'welch': smallest_effect 0.02 / pilot std 0.0154"));
+  EXPECT_THAT(std::string(too_many.status().message()),
+              HasSubstr("needs more than 12 seeds per cell for 0.8 power, and 3 valid cells x 13 seeds exceed "
+                        "max_runs 38; raise max_runs or declare a larger smallest_effect"));
+  EXPECT_TRUE(PlanSeedsForPower(pilot, 3, 0.8, 39).ok());
+}
+
+TEST(SeedsForPower, SmallerEffectsNeedMoreSeeds) {
+  auto grid = Expand(R"pb(
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.005 test: PAIRED_BY_SEED })pb");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
+  // A family of one: alpha 0.05 (not 0.025 as above).
+  PowerDesign design;
+  design.paired = true;
+  auto plan = PlanSeedsForPower(CollectResults(*grid), 3, 0.8, 10000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->seeds_per_cell, *SeedsNeeded(0.005 / 0.018431142042413747, design));
+  EXPECT_GT(plan->seeds_per_cell, 13);
+  // The pilot gives no variance when a cell has no finished seed.
+  std::filesystem::remove_all(grid->cells[1].runs[0].run_dir);
+  std::filesystem::remove_all(grid->cells[1].runs[1].run_dir);
+  auto untestable = PlanSeedsForPower(CollectResults(*grid), 3, 0.8, 10000);
+  ASSERT_FALSE(untestable.ok());
+  EXPECT_THAT(std::string(untestable.status().message()),
+              HasSubstr("hypothesis 'paired' could not be tested on the pilot's seeds (fewer than 2 paired seeds"));
 }
 
 }  // namespace
