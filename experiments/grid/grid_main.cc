@@ -13,6 +13,7 @@
 #include "experiments/grid/grid_runner.h"
 #include "experiments/grid/report/baseline_comparison.h"
 #include "experiments/grid/report/results_table.h"
+#include "experiments/grid/report/seeds_for_power.h"
 #include "framework/io/dir_lock.h"
 #include "framework/report/run_dir.h"
 #include "framework/train/checkpoint.h"
@@ -20,11 +21,59 @@
 namespace tvlab {
 namespace {
 
+// seeds_for_power: checks it and lists the pilot's seeds 0 .. pilot_seeds-1.
+absl::Status ListPilotSeeds(const std::string& path, GridSpec* spec) {
+  const SeedsForPower& options = spec->seeds_for_power();
+  auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": seeds_for_power: ", what));
+  };
+  if (!spec->seeds().empty())
+    return fail("leave `seeds` empty: the pilot runs seeds 0 .. pilot_seeds-1 and its variance sets the rest");
+  if (spec->hypothesis().empty()) return fail("needs at least one `hypothesis` to plan the seeds for");
+  if (options.pilot_seeds() < 2) return fail(absl::StrCat("pilot_seeds must be >= 2 (got ", options.pilot_seeds(), ")"));
+  if (!(options.power() > 0 && options.power() < 1))
+    return fail(absl::StrCat("power must be in (0, 1), e.g. 0.8 (got ", options.power(), ")"));
+  for (int seed = 0; seed < options.pilot_seeds(); ++seed) spec->add_seeds(seed);
+  return absl::OkStatus();
+}
+
+bool AllRunsFinished(const ExpandedGrid& grid) {
+  for (const GridCell& cell : grid.cells)
+    for (const GridRun& run : cell.runs)
+      if (ReadRunState(run.run_dir) != RunState::kFinished) return false;
+  return true;
+}
+
+// seeds_for_power: once the pilot has finished, the grid with the seeds its
+// variance asks for (and the reasons on stderr); before that, the pilot.
+absl::StatusOr<ExpandedGrid> ExtendForPower(ExpandedGrid pilot, const GridFlags& flags, bool* pilot_pending) {
+  *pilot_pending = !AllRunsFinished(pilot);
+  if (*pilot_pending) {
+    std::cerr << "seeds_for_power: running the pilot (" << pilot.spec.seeds_size()
+              << " seeds per cell) first; the rest follow from its variance\n";
+    return pilot;
+  }
+  const SeedsForPower& options = pilot.spec.seeds_for_power();
+  auto plan = PlanSeedsForPower(CollectResults(pilot), options.pilot_seeds(), options.power(), pilot.spec.max_runs());
+  if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(flags.grid_path, ": ", plan.status().message()));
+  for (const std::string& line : plan->lines) std::cerr << "seeds_for_power: " << line << "\n";
+  std::cerr << "seeds_for_power: " << plan->seeds_per_cell << " seeds per cell\n";
+  GridSpec spec = pilot.spec;
+  spec.clear_seeds();
+  for (int seed = 0; seed < plan->seeds_per_cell; ++seed) spec.add_seeds(seed);
+  return ExpandGrid(spec, flags.grid_path, flags.working_dir);
+}
+
 // The grid file, with --output_dir applied, its metrics checked, expanded
-// into validated cells. The error is the whole message.
-absl::StatusOr<ExpandedGrid> LoadGrid(const GridFlags& flags) {
+// into validated cells (with seeds_for_power: the pilot's seeds until it has
+// finished, then the seeds it asks for). The error is the whole message.
+absl::StatusOr<ExpandedGrid> LoadGrid(const GridFlags& flags, bool* pilot_pending) {
+  *pilot_pending = false;
   auto spec = ParseGridFile(flags.grid_path);
   if (!spec.ok()) return spec.status();
+  if (spec->has_seeds_for_power()) {
+    if (absl::Status listed = ListPilotSeeds(flags.grid_path, &*spec); !listed.ok()) return listed;
+  }
   if (!flags.output_dir.empty()) spec->set_output_dir(flags.output_dir);
   absl::Status metric_ok = ValidateMainMetric(spec->main_metric());
   if (!metric_ok.ok())
@@ -34,7 +83,9 @@ absl::StatusOr<ExpandedGrid> LoadGrid(const GridFlags& flags) {
     if (!scaling_metric.ok())
       return absl::InvalidArgumentError(absl::StrCat(flags.grid_path, ": scaling.", scaling_metric.message()));
   }
-  return ExpandGrid(*spec, flags.grid_path, flags.working_dir);
+  auto grid = ExpandGrid(*spec, flags.grid_path, flags.working_dir);
+  if (!grid.ok() || !spec->has_seeds_for_power()) return grid;
+  return ExtendForPower(*std::move(grid), flags, pilot_pending);
 }
 
 int Report(const ExpandedGrid& grid, FileSystem* fs) {
@@ -167,7 +218,8 @@ std::string GridUsage() {
 }
 
 int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* fs) {
-  auto grid = LoadGrid(flags);
+  bool pilot_pending = false;
+  auto grid = LoadGrid(flags, &pilot_pending);
   if (!grid.ok()) {
     std::cerr << "error: " << grid.status().message() << "\n";
     return 2;
@@ -195,7 +247,17 @@ int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* 
                 << p.run->seed << "\n";
     return stop ? 2 : 0;
   }
-  return Train(*grid, plan, flags, run_binary, fs);
+  const int status = Train(*grid, plan, flags, run_binary, fs);
+  // seeds_for_power, trained here: the pilot has finished, so run the rest.
+  if (status != 0 || !pilot_pending || !AllRunsFinished(*grid)) return status;
+  grid = LoadGrid(flags, &pilot_pending);
+  if (!grid.ok()) {
+    std::cerr << "error: " << grid.status().message() << "\n";
+    return 2;
+  }
+  GridPlan rest = PlanGrid(*grid, flags.retry_failed);
+  std::cerr << DescribePlan(rest) << "\n";
+  return Train(*grid, rest, flags, run_binary, fs);
 }
 
 }  // namespace tvlab

@@ -89,6 +89,66 @@ WelchResult WelchTest(const std::vector<double>& a, const std::vector<double>& b
   return r;
 }
 
+double TTestP(double t, double df, Sides sides) {
+  boost::math::students_t dist(df);
+  switch (sides) {
+    case Sides::kLess:
+      return boost::math::cdf(dist, t);
+    case Sides::kGreater:
+      return boost::math::cdf(boost::math::complement(dist, t));
+    case Sides::kTwoSided:
+      break;
+  }
+  return std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::abs(t))));
+}
+
+PairedResult PairedTest(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
+  PairedResult r;
+  r.n = static_cast<int>(std::min(a.size(), b.size()));
+  std::vector<double> d(r.n);
+  for (int i = 0; i < r.n; ++i) d[i] = a[i] - b[i];
+  if (!AllFinite(d)) {
+    r.why_undefined = "a difference is not finite (NaN or infinite): no mean to test";
+    return r;
+  }
+  const SeedStats s = Summarize(d);
+  r.delta = s.mean;
+  if (r.n < 2) {
+    r.why_undefined = "fewer than 2 paired seeds: no variance to test against";
+    return r;
+  }
+  r.sd_diff = s.std;
+  if (!(s.std > 0)) {
+    r.why_undefined = "every seed gave the same difference: no variance to test against";
+    return r;
+  }
+  r.standard_error = s.std / std::sqrt(static_cast<double>(r.n));
+  r.df = r.n - 1;
+  r.t = s.mean / r.standard_error;
+  r.p = TTestP(r.t, r.df, Sides::kTwoSided);
+  boost::math::students_t dist(r.df);
+  const double half = boost::math::quantile(boost::math::complement(dist, alpha / 2)) * r.standard_error;
+  r.ci_low = s.mean - half;
+  r.ci_high = s.mean + half;
+  r.d_z = s.mean / s.std;
+  r.defined = std::isfinite(r.t) && std::isfinite(r.ci_low) && std::isfinite(r.ci_high);
+  if (!r.defined) r.why_undefined = "the differences under- or overflow a double: no t statistic";
+  return r;
+}
+
+double PooledStd(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return std::nan("");
+  const SeedStats sa = Summarize(a), sb = Summarize(b);
+  const double pooled = ((sa.n - 1) * sa.std * sa.std + (sb.n - 1) * sb.std * sb.std) / (sa.n + sb.n - 2);
+  return std::sqrt(pooled);
+}
+
+double CohensD(const std::vector<double>& a, const std::vector<double>& b) {
+  const double sd = PooledStd(a, b);
+  if (!(sd > 0)) return std::nan("");
+  return (Summarize(a).mean - Summarize(b).mean) / sd;
+}
+
 std::optional<BootstrapCi> BootstrapDeltaCi(const std::vector<double>& a, const std::vector<double>& b,
                                             int resamples, uint64_t seed, double alpha) {
   if (a.empty() || b.empty() || resamples < 1) return std::nullopt;

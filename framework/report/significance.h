@@ -61,6 +61,43 @@ std::optional<BootstrapCi> BootstrapDeltaCi(const std::vector<double>& a, const 
 // below alpha. Returns the adjusted p-values in the input order.
 std::vector<double> HolmAdjust(const std::vector<double>& p);
 
+// The alternative of a t-test on delta = A - B.
+enum class Sides {
+  kTwoSided,  // delta != 0
+  kLess,      // delta < 0 (one-sided)
+  kGreater,   // delta > 0 (one-sided)
+};
+
+// The p-value of statistic `t` with `df` degrees of freedom under the
+// alternative `sides` (scipy.stats.ttest_*'s `alternative`: "two-sided",
+// "less", "greater"). REQUIRES: df > 0, t finite.
+double TTestP(double t, double df, Sides sides);
+
+// Paired t-test on d_i = a[i] - b[i] (a and b the same seeds, in the same
+// order), as scipy.stats.ttest_rel(a, b): df = n - 1, t = mean(d) / (sd(d)
+// / sqrt(n)), two-sided p, and the (1 - alpha) CI of mean(d). d_z =
+// mean(d) / sd(d) is its effect size (Cohen's d for paired samples).
+struct PairedResult {
+  int n = 0;         // pairs
+  double delta = 0;  // mean(a[i] - b[i])
+  // Defined when n >= 2 and sd(d) > 0.
+  bool defined = false;
+  double sd_diff = 0;  // sample standard deviation of the differences
+  double standard_error = 0, df = 0, t = 0, p = 1;
+  double ci_low = 0, ci_high = 0;
+  double d_z = 0;
+  std::string why_undefined;
+};
+// REQUIRES: a.size() == b.size(), 0 < alpha < 1.
+PairedResult PairedTest(const std::vector<double>& a, const std::vector<double>& b, double alpha = 0.05);
+
+// Cohen's d of two groups: (mean(a) - mean(b)) / the pooled standard
+// deviation sqrt(((n_a-1) s_a^2 + (n_b-1) s_b^2) / (n_a + n_b - 2)). NaN
+// when a group has fewer than 2 values or the pooled deviation is 0.
+double CohensD(const std::vector<double>& a, const std::vector<double>& b);
+// That pooled standard deviation (NaN when a group has < 2 values).
+double PooledStd(const std::vector<double>& a, const std::vector<double>& b);
+
 // Smallest number of seeds per cell below which the table warns.
 inline constexpr int kMinSeedsForSignificance = 3;
 // Seeds per cell from which the bootstrap interval is shown.

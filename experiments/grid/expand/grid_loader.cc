@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/grid_forms.h"
+#include "experiments/grid/expand/hypotheses.h"
 #include "experiments/grid/expand/run_key.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
@@ -146,6 +147,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
         "baseline cell '", grid.cells[grid.baseline].label, "' is invalid:\n",
         IndentLines(grid.cells[grid.baseline].invalid_reason, "  ")));
   }
+  TVLAB_RETURN_IF_ERROR(ResolveHypotheses(&grid));
   return grid;
 }
 

@@ -50,6 +50,15 @@ struct GridCell {
   bool valid() const { return invalid_reason.empty(); }
 };
 
+// A pre-registered hypothesis (grid.proto's Hypothesis), its cells found.
+struct GridHypothesis {
+  Hypothesis spec;
+  int cell_a = -1, cell_b = -1;  // indices into ExpandedGrid::cells
+  std::string metric;            // spec.metric, or the grid's main_metric
+  std::string family;            // spec.family, or "primary"
+  bool paired() const { return spec.test() == Hypothesis::PAIRED_BY_SEED; }
+};
+
 struct ExpandedGrid {
   GridSpec spec;
   std::string name;
@@ -60,6 +69,7 @@ struct ExpandedGrid {
   int baseline = -1;                     // index into cells, -1 if none
   int scaling_column = -1;               // spec.scaling: its axis in axis_values, else -1
   std::vector<int> scaling_group;        // that column and the columns zipped with it
+  std::vector<GridHypothesis> hypotheses;  // in spec order
   int num_invalid() const;
 };
 
@@ -78,7 +88,9 @@ absl::StatusOr<GridSpec> ParseGridFile(const std::string& path);
 // The ablation form makes the baseline cell 0 and one cell per row, with
 // axis_labels = {ablation.label}. With equal_budget every valid cell but the
 // baseline gets "<field>=<solved value>" as its last override (solved with
-// the first seed; budgets do not depend on the seed).
+// the first seed; budgets do not depend on the seed). Hypotheses that select
+// no cell, several or an invalid one, or are otherwise malformed, are errors
+// (hypotheses.h).
 absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string& grid_path,
                                         const std::string& working_dir);
 

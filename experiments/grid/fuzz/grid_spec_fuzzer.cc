@@ -1,7 +1,8 @@
 // libFuzzer target for the grid spec's checks: any text is parsed as a
 // GridSpec (text format, as ParseGridFile does), and a spec that parses goes
 // through the size bound and the axis expansion (CheckGridSize, AxisCells:
-// empty axes, duplicate values and labels, zip lengths, baselines). Any input
+// empty axes, duplicate values and labels, zip lengths, baselines) and the
+// hypotheses' checks (ResolveHypotheses). Any input
 // must give a grid or a Status: a crash, a sanitizer report, a leak, an abort
 // or a run past -timeout (an unbounded expansion) is a bug. Built and run by
 // tools/fuzz.sh; the seed corpus is corpus/ next to this file.
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "experiments/grid/expand/grid_axes.h"
+#include "experiments/grid/expand/hypotheses.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -40,6 +42,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const tvlab::GridCell& cell : grid.cells)
       if (cell.axis_values.size() != grid.axis_labels.size()) __builtin_trap();
     if (grid.baseline >= static_cast<int>(grid.cells.size())) __builtin_trap();
+    // Hypotheses select cells of this grid, or are a Status.
+    grid.spec = spec;
+    if (tvlab::ResolveHypotheses(&grid).ok()) {
+      for (const tvlab::GridHypothesis& h : grid.hypotheses)
+        if (h.cell_a < 0 || h.cell_b < 0 || h.cell_a >= static_cast<int>(grid.cells.size()) ||
+            h.cell_b >= static_cast<int>(grid.cells.size()) || h.cell_a == h.cell_b)
+          __builtin_trap();
+    }
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "experiments/grid/expand/equal_budget.h"
 #include "experiments/grid/report/baseline_comparison.h"
+#include "experiments/grid/report/hypothesis_report.h"
 #include "experiments/grid/report/results_format.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/report/stats.h"
@@ -87,6 +88,10 @@ std::string ReadingNotes(const GridResults& results, const Table& t) {
                     "t distribution (Welch–Satterthwaite df), **p** of Welch's two-sided t-test, **p (Holm)** "
                     "adjusted over the ", t.comparison.family_size, " cells tested; `*` marks Δ significant at "
                     "0.05 after Holm.");
+    if (!t.grid->hypotheses.empty()) {
+      absl::StrAppend(&out, " These comparisons with the baseline were not declared in advance: they are "
+                      "**exploratory**, whatever their p.");
+    }
     if (t.bootstrap) {
       absl::StrAppend(&out, " **Bootstrap CI**: percentile bootstrap, B = ", kBootstrapResamples,
                       " resamples per group, seed ", kBootstrapSeed, ", for cells where both have ≥ ",
@@ -280,7 +285,8 @@ std::string Footer(const GridResults& results, const Table& t) {
 
 std::string ResultsMarkdown(const GridResults& results) {
   const Table table = TableOf(results);
-  std::string out = Summary(results, table) + ReadingNotes(results, table) + HeaderRows(table);
+  std::string out = Summary(results, table) + HypothesesMarkdown(results, TestHypotheses(results)) +
+                    ReadingNotes(results, table) + HeaderRows(table);
   for (size_t c = 0; c < results.cells.size(); ++c) absl::StrAppend(&out, CellRow(results, c, table));
   return out + Footer(results, table);
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "experiments/grid/report/baseline_comparison.h"
+#include "experiments/grid/report/hypothesis_report.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/io/atomic_file.h"
 
@@ -21,6 +22,8 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
       {"loss_curves.svg", LossCurvesSvg(results)},
       {results.grid->spec.main_metric() + ".svg", MainMetricSvg(results)},
   };
+  if (!results.grid->hypotheses.empty())
+    files.emplace_back("hypotheses.csv", HypothesesCsv(results, TestHypotheses(results)));
   if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
   if (!ContextLengths(results).empty()) files.emplace_back("context_perplexity.svg", ContextPerplexitySvg(results));
   std::vector<std::string> written;

@@ -6,6 +6,8 @@
 //   results.csv        one row per cell and seed (results_csv.h)
 //   results.md         one row per cell, with significance (results_markdown.h)
 //   significance.csv   each cell against the baseline (baseline_comparison.h)
+//   hypotheses.csv     with spec.hypothesis: the pre-registered tests and
+//                      their power (hypothesis_report.h)
 //   loss_curves.svg    training loss of every cell (results_plots.h)
 //   <main_metric>.svg  the main metric per cell with seed error bars
 //   scaling.svg        with spec.scaling: the fitted curves (scaling_report.h)

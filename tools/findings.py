@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Generated findings: the numbers a study README states, recomputed from its
+committed results (docs/grids.md, "Generated findings").
+
+A number in a README is tied to its source by an HTML comment right after it
+(invisible on GitHub):
+
+    SwiGLU is −0.028<!--= sig("swiglu", "delta") | +.3f --> nats below ReLU
+
+The comment holds an expression and a Python format spec. The expression may
+use numbers, + - * / ( ), abs/min/max/round and these functions over the
+README's folder's results/ directory:
+
+    mean(cell, metric)        mean over the cell's finished seeds (results.csv)
+    std(cell, metric)         their sample std (n - 1)
+    n(cell, metric)           how many
+    every(metric)             the metric over every finished run (for min/max)
+    exp(x)
+    seed(cell, metric, s)     one seed's value
+    sig(cell, column)         significance.csv (cell against the baseline)
+    hyp(name, column)         hypotheses.csv (pre-registered hypotheses)
+
+A cell is its `cell` column in results.csv (the ablation row name, or
+"label=value ..."). Formatted values use the typographic minus (−), as the
+READMEs do.
+
+    tools/findings.py --check README.md ...   exit 1 listing every number that
+                                              differs from what its results give
+    tools/findings.py --write README.md ...   rewrite those numbers in place
+"""
+import argparse
+import ast
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+MARKER = re.compile(r"(?P<value>[−+\-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[−+\-]?[0-9]+)?)"
+                    r"<!--=(?P<expr>[^|]*?)\|(?P<spec>[^>]*?)-->")
+
+
+class Results:
+    def __init__(self, folder):
+        self.folder = os.path.join(folder, "results")
+        self._tables = {}
+
+    def table(self, name):
+        if name not in self._tables:
+            path = os.path.join(self.folder, name)
+            if not os.path.exists(path):
+                raise ValueError("%s does not exist" % path)
+            with open(path, newline="") as f:
+                self._tables[name] = list(csv.DictReader(f))
+        return self._tables[name]
+
+    def values(self, cell, metric):
+        rows = [r for r in self.table("results.csv") if r["cell"] == cell]
+        if not rows:
+            cells = sorted({r["cell"] for r in self.table("results.csv")})
+            raise ValueError("no cell %r in results.csv; cells: %s" % (cell, ", ".join(cells)))
+        out = [(int(r["seed"]), float(r[metric])) for r in rows
+               if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(metric, "") != ""]
+        return sorted(out)
+
+    def row(self, table, key, name):
+        for r in self.table(table):
+            if r[key] == name:
+                return r
+        raise ValueError("no row %r in %s" % (name, table))
+
+    def functions(self):
+        def vals(cell, metric):
+            return [v for _, v in self.values(cell, metric)]
+
+        def seed(cell, metric, s):
+            for k, v in self.values(cell, metric):
+                if k == s:
+                    return v
+            raise ValueError("cell %r has no finished seed %d" % (cell, s))
+
+        return {
+            "mean": lambda c, m: statistics.mean(vals(c, m)),
+            "std": lambda c, m: statistics.stdev(vals(c, m)),
+            "n": lambda c, m: len(vals(c, m)),
+            "seed": seed,
+            "sig": lambda c, col: float(self.row("significance.csv", "cell", c)[col]),
+            "hyp": lambda h, col: float(self.row("hypotheses.csv", "hypothesis", h)[col]),
+            "every": lambda m: [float(r[m]) for r in self.table("results.csv")
+                                if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
+            "exp": math.exp, "abs": abs, "min": min, "max": max, "round": round,
+        }
+
+
+ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant, ast.List,
+           ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.UAdd)
+
+
+def evaluate(expr, results):
+    tree = ast.parse(expr.strip(), mode="eval")
+    for node in ast.walk(tree):
+        if not isinstance(node, ALLOWED):
+            raise ValueError("%s is not allowed in a findings expression" % type(node).__name__)
+    return eval(compile(tree, "<findings>", "eval"), {"__builtins__": {}}, results.functions())
+
+
+def render(value, spec):
+    return format(value, spec.strip()).replace("-", "−")
+
+
+def process(path, write):
+    """Returns the list of problems (check) or rewrites the file (write)."""
+    results = Results(os.path.dirname(os.path.abspath(path)))
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    problems, errors, count = [], [], [0]
+
+    def replace(m):
+        count[0] += 1
+        line = text.count("\n", 0, m.start()) + 1
+        try:
+            want = render(evaluate(m.group("expr"), results), m.group("spec"))
+        except Exception as e:  # a bad expression is a failure, never a silent skip
+            errors.append("%s:%d: <!--=%s|%s-->: %s" % (path, line, m.group("expr"), m.group("spec"), e))
+            return m.group(0)
+        if want != m.group("value"):
+            problems.append("%s:%d: states %s, its results give %s (%s)" % (
+                path, line, m.group("value"), want, m.group("expr").strip()))
+        return want + m.group(0)[len(m.group("value")):]
+
+    new_text = MARKER.sub(replace, text)
+    if "<!--=" in text and count[0] != text.count("<!--="):
+        errors.append("%s: %d findings comments, %d of them after a number; put the number right before "
+                        "each <!--= ... -->" % (path, text.count("<!--="), count[0]))
+    if write and new_text != text and not errors:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new_text)
+    return problems, errors, count[0]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true")
+    parser.add_argument("readmes", nargs="+")
+    args = parser.parse_args()
+    all_problems, all_errors, total = [], [], 0
+    for path in args.readmes:
+        problems, errors, count = process(path, args.write)
+        all_problems += problems
+        all_errors += errors
+        total += count
+    for p in all_problems + all_errors:
+        print(p, file=sys.stderr)
+    if all_errors:
+        print("findings: %d expression error(s); nothing written" % len(all_errors), file=sys.stderr)
+        return 1
+    if args.check and all_problems:
+        print("findings: %d problem(s); `tools/findings.py --write` regenerates the numbers" % len(all_problems),
+              file=sys.stderr)
+        return 1
+    print("findings: %d number(s) in %d README(s) %s" % (
+        total, len(args.readmes), "written" if args.write else "match their results"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
