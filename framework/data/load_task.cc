@@ -1,9 +1,12 @@
 #include "framework/data/load_task.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
 
 namespace tvlab {
@@ -50,6 +53,24 @@ absl::Status CheckEvalFits(const Task& task, const std::string& name, const Eval
         "eval.decode_examples: ", eval.decode_examples(), " examples to decode requested, but task '", name, "' holds only ", available,
         " held-out examples; set eval.decode_examples to at most ", available));
   return absl::OkStatus();
+}
+
+// The field path of the first attention layout in `spec` that is a recurrent
+// mixer (docs/mixers.md), or "" when no layer has one.
+std::string RecurrentMixerField(const Experiment& spec) {
+  const PluginKind& layouts = PluginKindById("attention_layout");
+  const std::vector<std::string> names = layouts.names();
+  auto is_mixer = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end() &&
+           (layouts.capabilities(name) & kRecurrentMixer);
+  };
+  if (is_mixer(PluginNameIn(spec, layouts))) return layouts.name_path();
+  const auto& overrides = spec.model().layer_overrides();
+  for (int i = 0; i < overrides.size(); ++i) {
+    if (is_mixer(overrides[i].attention().layout()))
+      return absl::StrCat("model.layer_overrides[", i, "].attention.layout");
+  }
+  return "";
 }
 
 }  // namespace
@@ -123,6 +144,13 @@ absl::StatusOr<std::shared_ptr<const Task>> LoadTask(const Experiment& spec) {
         "' packs documents into rows, and a query would see the memory tokens and its own "
         "document, which is no one interval of keys; turn the task's document mask off "
         "(token_store: document_mask: false) or set model.memory_tokens.count to 0"));
+  }
+  if (const std::string mixer = RecurrentMixerField(spec); task->packs_documents() && !mixer.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        mixer, " is a recurrent mixer (docs/mixers.md), but task '", name,
+        "' packs documents into rows with a document mask; a mixer carries one state along the whole "
+        "row and cannot reset it at each document start yet; turn the task's document mask off "
+        "(token_store: document_mask: false) or use a softmax layout (mha, gqa, ...)"));
   }
   return task;
 }

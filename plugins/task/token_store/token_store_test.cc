@@ -136,6 +136,34 @@ TEST(TokenStoreTask, MemoryTokensRefuseTheDocumentMask) {
   }
 }
 
+// A recurrent mixer (gla) on any layer with packed documents: refused by
+// LoadTask, naming the layer's field (its state cannot be reset at a
+// document start yet); without the document mask the task loads.
+TEST(TokenStoreTask, RecurrentMixersRefuseTheDocumentMask) {
+  const std::string path = SmallStore("mixer");
+  for (bool in_override : {false, true}) {
+    for (bool document_mask : {true, false}) {
+      Experiment spec;
+      spec.mutable_model()->set_family(ModelSpec::DECODER_ONLY);
+      AttentionSpec* attention = in_override ? spec.mutable_model()->add_layer_overrides()->mutable_attention()
+                                             : spec.mutable_model()->mutable_attention();
+      attention->set_layout("gla");
+      spec.mutable_task()->set_plugin("token_store");
+      TokenStoreOptions options;
+      options.set_path(path);
+      options.set_context_length(3);
+      options.set_document_mask(document_mask);
+      spec.mutable_task()->mutable_options()->PackFrom(options);
+      spec.mutable_eval()->set_examples(4);
+      auto task = LoadTask(spec);
+      EXPECT_EQ(task.ok(), !document_mask) << task.status();
+      const std::string field = in_override ? "model.layer_overrides[0].attention.layout" : "model.attention.layout";
+      if (document_mask)
+        EXPECT_NE(task.status().message().find(field + " is a recurrent mixer"), std::string::npos) << task.status();
+    }
+  }
+}
+
 TEST(TokenStoreTask, OneEpochReadsEveryWindowOnceAndReportsItsEpochs) {
   auto task = LoadStoreTask(SmallStore("epoch"), 2);
   ASSERT_NE(task, nullptr);
