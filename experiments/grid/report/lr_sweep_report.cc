@@ -148,7 +148,7 @@ std::string LrSweepSvg(const GridResults& results, const std::vector<LrVariant>&
   LinePlotSpec plot;
   const std::string& metric = grid.spec.lr_sweep().metric();
   plot.title = absl::StrCat(grid.name, ": ", metric, " against ", grid.spec.lr_sweep().field(),
-                            " (mean over seeds; large dot = chosen)");
+                            " (mean over seeds; dot = chosen)");
   plot.x_label = grid.spec.lr_sweep().field();
   plot.y_label = metric;
   plot.log_x = true;
