@@ -59,6 +59,19 @@ TEST(LrSweep, EveryVariantAtEveryValueAndSeed) {
   EXPECT_NE(g->cells[0].runs[0].key, g->cells[1].runs[0].key);  // the rate changes the run
 }
 
+TEST(LrSweep, PluginOptionsPathSweepsTheSameRate) {
+  const std::string values = " values: [1e-3, 1e-2] }";
+  auto old_spelling = Expand("lr_sweep { field: \"train.optimizer.adamw.lr\"" + values);
+  auto plugin_path = Expand("lr_sweep { field: \"train.optimizer.options.lr\"" + values);
+  ASSERT_TRUE(old_spelling.ok()) << old_spelling.status();
+  ASSERT_TRUE(plugin_path.ok()) << plugin_path.status();
+  ASSERT_EQ(plugin_path->cells.size(), 2u);
+  EXPECT_EQ(plugin_path->cells[0].label, "base lr=0.001");
+  for (int c = 0; c < 2; ++c)  // one resolved spec, so one run key, whichever path set the rate
+    EXPECT_EQ(old_spelling->cells[c].runs[0].key, plugin_path->cells[c].runs[0].key);
+  EXPECT_NE(plugin_path->cells[0].runs[0].key, plugin_path->cells[1].runs[0].key);
+}
+
 TEST(LrSweep, LogSpaceWithThreeSignificantDigits) {
   LrSweep sweep;
   sweep.mutable_log_space()->set_min(1e-4);
