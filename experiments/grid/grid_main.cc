@@ -96,9 +96,10 @@ int Report(const ExpandedGrid& grid, FileSystem* fs) {
     std::cerr << "error: " << written.status().message() << "\n";
     return 1;
   }
-  std::ifstream md(grid.results_dir + "/results.md");
   std::stringstream text;
-  text << md.rdbuf();
+  // With lr_sweep the comparison at each variant's own best rate leads.
+  if (grid.spec.has_lr_sweep()) text << std::ifstream(grid.results_dir + "/lr_sweep.md").rdbuf() << "\n";
+  text << std::ifstream(grid.results_dir + "/results.md").rdbuf();
   std::cout << text.str() << "\nwritten: ";
   for (const std::string& f : *written) std::cout << f << " ";
   std::cout << "\n";

@@ -9,6 +9,7 @@
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/grid_forms.h"
 #include "experiments/grid/expand/hypotheses.h"
+#include "experiments/grid/expand/lr_sweep.h"
 #include "experiments/grid/expand/run_key.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
@@ -114,6 +115,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
   if (spec.has_equal_budget()) {
     TVLAB_RETURN_IF_ERROR(MatchBudgets(spec.equal_budget(), seed_override(seeds[0]), resolve, &grid));
   }
+  if (spec.has_lr_sweep()) TVLAB_RETURN_IF_ERROR(CrossLrSweep(spec, base, &grid));
 
   std::map<std::string, std::string> label_of_key;
   for (GridCell& cell : grid.cells) {

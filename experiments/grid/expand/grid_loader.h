@@ -70,6 +70,8 @@ struct ExpandedGrid {
   int scaling_column = -1;               // spec.scaling: its axis in axis_values, else -1
   std::vector<int> scaling_group;        // that column and the columns zipped with it
   std::vector<GridHypothesis> hypotheses;  // in spec order
+  int lr_column = -1;                    // spec.lr_sweep: the swept value's column, else -1
+  std::string lr_baseline;               // spec.lr_sweep: the baseline variant's label ("" if none)
   int num_invalid() const;
 };
 

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/grid/report/baseline_comparison.h"
 #include "experiments/grid/report/hypothesis_report.h"
+#include "experiments/grid/report/lr_sweep_report.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/io/atomic_file.h"
 
@@ -25,6 +26,11 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
   if (!results.grid->hypotheses.empty())
     files.emplace_back("hypotheses.csv", HypothesesCsv(results, TestHypotheses(results)));
   if (results.grid->spec.has_scaling()) files.emplace_back("scaling.svg", ScalingSvg(results, FitScaling(results)));
+  if (results.grid->spec.has_lr_sweep()) {
+    const std::vector<LrVariant> variants = LrSweepVariants(results);
+    files.emplace_back("lr_sweep.md", LrSweepMarkdown(results, variants));
+    files.emplace_back("lr_sweep.svg", LrSweepSvg(results, variants));
+  }
   if (!ContextLengths(results).empty()) files.emplace_back("context_perplexity.svg", ContextPerplexitySvg(results));
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
