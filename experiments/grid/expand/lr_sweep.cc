@@ -47,10 +47,6 @@ absl::Status CheckNotVaried(const GridSpec& spec, const std::string& field) {
 
 }  // namespace
 
-int LrSweepCount(const LrSweep& sweep) {
-  return sweep.has_log_space() ? sweep.log_space().count() : sweep.values_size();
-}
-
 absl::StatusOr<std::vector<std::string>> LrSweepValues(const LrSweep& sweep) {
   std::vector<double> values(sweep.values().begin(), sweep.values().end());
   if (sweep.has_log_space()) {

@@ -23,7 +23,9 @@ namespace tvlab {
 absl::StatusOr<std::vector<std::string>> LrSweepValues(const LrSweep& sweep);
 
 // The number of values, from the list lengths alone (for max_runs).
-int LrSweepCount(const LrSweep& sweep);
+inline int LrSweepCount(const LrSweep& sweep) {
+  return sweep.has_log_space() ? sweep.log_space().count() : sweep.values_size();
+}
 
 // True when a lower `metric` is better. Errors for a metric that is not
 // measured on held-out data (final_train_loss, parameters, ...), naming the
