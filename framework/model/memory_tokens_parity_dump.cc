@@ -6,14 +6,14 @@
 // gradient. One tensor a line: `name rank d0 .. dn v0 v1 ...`.
 //   memory_tokens_parity_dump <out file>
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "framework/autograd/ops.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/model/parity_model.h"
 #include "framework/testing/plugin_test_util.h"
+#include "framework/testing/tensor_dump.h"
 
 namespace tvlab {
 namespace {
@@ -28,30 +28,10 @@ constexpr char kSpec[] =
     "{ min_length: 1 max_length: 6 } } }\n"
     "train { steps: 1 }\n";
 
-void Write(std::ostream& out, const std::string& name, const Tensor& t) {
-  out << name << " " << t.rank();
-  for (int64_t d : t.shape()) out << " " << d;
-  char buffer[32];
-  for (float v : t.ToVector()) {
-    std::snprintf(buffer, sizeof(buffer), " %.9g", v);
-    out << buffer;
-  }
-  out << "\n";
-}
-
 int Run(const std::string& out_path) {
-  const std::string spec_path = out_path + ".spec.pbtxt";
-  std::ofstream(spec_path) << kSpec;
-  auto spec = LoadExperiment(spec_path, {});
-  if (!spec.ok()) return std::cerr << spec.status() << "\n", 2;
   constexpr int64_t kVocab = 11, kB = 2, kT = 5;
-  auto model = BuildModel(*spec, kVocab);
+  auto model = RandomParityModel(kSpec, out_path, kVocab);
   if (!model.ok()) return std::cerr << model.status() << "\n", 2;
-  uint64_t salt = 100;
-  for (auto& [name, var] : (*model)->NamedParameters()) {
-    Tensor values = RandomTensor(var.shape(), salt++);
-    var.mutable_value() = values;  // host-made values, as parity_dump_attention.cc sets them
-  }
   Batch batch;
   batch.batch = kB, batch.length = kT;
   batch.inputs = {3, 1, 4, 1, 5, 9, 2, 6, 0, 0};  // (B, T)
@@ -63,14 +43,11 @@ int Run(const std::string& out_path) {
   Backward(Sum(Mul(y, Var(g))));
   std::ofstream out(out_path);
   std::vector<float> tokens(batch.inputs.begin(), batch.inputs.end());
-  Write(out, "tokens", Tensor::FromVector({kB, kT}, tokens));
-  Write(out, "lengths", Tensor::FromVector({kB}, {5.0f, 3.0f}));
-  Write(out, "g", g);
-  Write(out, "y", y.value());
-  for (auto& [name, var] : (*model)->NamedParameters()) {
-    Write(out, "param/" + name, var.value());
-    Write(out, "grad/" + name, var.grad().defined() ? var.grad() : Tensor::Zeros(var.shape()));
-  }
+  WriteTensor(out, "tokens", Tensor::FromVector({kB, kT}, tokens));
+  WriteTensor(out, "lengths", Tensor::FromVector({kB}, {5.0f, 3.0f}));
+  WriteTensor(out, "g", g);
+  WriteTensor(out, "y", y.value());
+  WriteParametersAndGradients(out, **model);
   return out.good() ? 0 : 2;
 }
 

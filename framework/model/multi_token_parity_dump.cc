@@ -7,15 +7,15 @@
 // shape). One tensor a line: `name rank d0 .. dn v0 v1 ...`.
 //   multi_token_parity_dump <out file>
 
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "framework/autograd/auxiliary_outputs.h"
 #include "framework/autograd/ops.h"
 #include "framework/model/model.h"
-#include "framework/spec/spec_loader.h"
+#include "framework/model/parity_model.h"
 #include "framework/testing/plugin_test_util.h"
+#include "framework/testing/tensor_dump.h"
 
 namespace tvlab {
 namespace {
@@ -30,30 +30,10 @@ constexpr char kSpec[] =
     "{ min_length: 1 max_length: 6 } } }\n"
     "train { steps: 1 }\n";
 
-void Write(std::ostream& out, const std::string& name, const Tensor& t) {
-  out << name << " " << t.rank();
-  for (int64_t d : t.shape()) out << " " << d;
-  char buffer[32];
-  for (float v : t.ToVector()) {
-    std::snprintf(buffer, sizeof(buffer), " %.9g", v);
-    out << buffer;
-  }
-  out << "\n";
-}
-
 int Run(const std::string& out_path) {
-  const std::string spec_path = out_path + ".spec.pbtxt";
-  std::ofstream(spec_path) << kSpec;
-  auto spec = LoadExperiment(spec_path, {});
-  if (!spec.ok()) return std::cerr << spec.status() << "\n", 2;
   constexpr int64_t kVocab = 11, kB = 2, kT = 5;
-  auto model = BuildModel(*spec, kVocab);
+  auto model = RandomParityModel(kSpec, out_path, kVocab);
   if (!model.ok()) return std::cerr << model.status() << "\n", 2;
-  uint64_t salt = 100;
-  for (auto& [name, var] : (*model)->NamedParameters()) {
-    Tensor values = RandomTensor(var.shape(), salt++);
-    var.mutable_value() = values;  // host-made values, as parity_dump_attention.cc sets them
-  }
   Batch batch;
   batch.batch = kB, batch.length = kT;
   batch.inputs = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};              // (B, T)
@@ -69,18 +49,15 @@ int Run(const std::string& out_path) {
   std::ofstream out(out_path);
   std::vector<float> tokens(batch.inputs.begin(), batch.inputs.end());
   std::vector<float> targets(batch.targets.begin(), batch.targets.end());
-  Write(out, "tokens", Tensor::FromVector({kB, kT}, tokens));
-  Write(out, "targets", Tensor::FromVector({kB, kT}, targets));
-  Write(out, "g", g);
-  Write(out, "y", y.value());
+  WriteTensor(out, "tokens", Tensor::FromVector({kB, kT}, tokens));
+  WriteTensor(out, "targets", Tensor::FromVector({kB, kT}, targets));
+  WriteTensor(out, "g", g);
+  WriteTensor(out, "y", y.value());
   for (const AuxiliaryLoss& loss : auxiliary.losses()) {
-    Write(out, "loss/" + loss.name, loss.loss.value());
-    Write(out, "weight/" + loss.name, Tensor::FromVector({1}, {loss.coefficient}));
+    WriteTensor(out, "loss/" + loss.name, loss.loss.value());
+    WriteTensor(out, "weight/" + loss.name, Tensor::FromVector({1}, {loss.coefficient}));
   }
-  for (auto& [name, var] : (*model)->NamedParameters()) {
-    Write(out, "param/" + name, var.value());
-    Write(out, "grad/" + name, var.grad().defined() ? var.grad() : Tensor::Zeros(var.shape()));
-  }
+  WriteParametersAndGradients(out, **model);
   return out.good() ? 0 : 2;
 }
 

@@ -69,17 +69,6 @@ absl::StatusOr<int64_t> IntegerArg(const ParityArgs& args, const std::string& ke
   return v;
 }
 
-void WriteTensor(std::ostream& out, const std::string& name, const Tensor& t) {
-  out << name << " " << t.rank();
-  for (int64_t d : t.shape()) out << " " << d;
-  char buffer[32];
-  for (float v : t.ToVector()) {
-    std::snprintf(buffer, sizeof(buffer), " %.9g", v);
-    out << buffer;
-  }
-  out << "\n";
-}
-
 namespace {
 
 int Fail(const std::string& message) {

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "framework/core/registry.h"
 #include "framework/tensor/tensor.h"
+#include "framework/testing/tensor_dump.h"  // WriteTensor, for the dumps
 #include "google/protobuf/message.h"
 #include "google/protobuf/text_format.h"
 
@@ -22,9 +23,6 @@ using ParityArgs = std::map<std::string, std::string>;
 
 // args[key] as an integer; InvalidArgument naming the key otherwise.
 absl::StatusOr<int64_t> IntegerArg(const ParityArgs& args, const std::string& key);
-
-// One line `name rank d0 .. dn v0 v1 ...` (values as %.9g: exact for float).
-void WriteTensor(std::ostream& out, const std::string& name, const Tensor& t);
 
 // The plugin `name` of `registry`, with options parsed from `options_text`
 // (text format of its options message), validated with `args`.
