@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_join.h"
 #include "framework/spec/spec_loader.h"
 #include "google/protobuf/text_format.h"
@@ -103,7 +104,9 @@ absl::StatusOr<Matrix> BuildMatrix(const Experiment& base, const std::vector<Axi
     const std::string name = CellName(axes, cell);
     absl::StatusOr<Experiment> resolved = ResolveExperiment(*spec, {}, name, "matrix", &task);
     if (!resolved.ok()) {
-      matrix.refusals.push_back(absl::StrCat(name, ": ", resolved.status().message()));
+      Matrix::Refusal& r =
+          matrix.refusals[absl::StrReplaceAll(resolved.status().message(), {{name, "<cell>"}})];
+      if (r.cells++ == 0) r.first_cell = name;
       return false;
     }
     return true;

@@ -8,6 +8,7 @@
 // ResolveExperiment exactly as a run's spec; a spec validation refuses is an
 // illegal cell, skipped and counted.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,7 +46,15 @@ struct Matrix {
   std::vector<Axis> axes;
   std::vector<MatrixCell> cells;
   CoveringArray array;
-  std::vector<std::string> refusals;  // validation's message for each refused cell
+  // Validation's messages for the refused cells, each distinct message once
+  // (the cell's name in it replaced by "<cell>"), with how many cells it
+  // refused and the first of them. A million refused cells stay a few
+  // dozen lines of log.
+  struct Refusal {
+    int64_t cells = 0;
+    std::string first_cell;
+  };
+  std::map<std::string, Refusal> refusals;
 };
 
 // The matrix of `axes` over `base`. A fragment that does not merge into the
