@@ -25,8 +25,9 @@ namespace {
 
 class Cover {
  public:
-  Cover(const std::vector<int>& sizes, const std::function<bool(const Cell&)>& legal)
-      : sizes_(sizes), legal_(legal) {
+  Cover(const std::vector<int>& sizes, const std::function<bool(const Cell&)>& legal,
+        const CoverOptions& options)
+      : sizes_(sizes), legal_(legal), options_(options) {
     const int n = static_cast<int>(sizes.size());
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b)
@@ -38,7 +39,8 @@ class Cover {
     while (!uncovered_.empty()) {
       const ValuePair seed = *uncovered_.begin();
       Cell cell = GreedyCompletion(seed);
-      if (!Legal(cell)) cell = BestLegalCompletion(seed);
+      if (!Legal(cell))
+        cell = options_.max_changes < 0 ? BestLegalCompletion(seed) : NearestLegalCompletion(seed, cell);
       if (cell.empty()) {
         result_.illegal_pairs.push_back(seed);
         uncovered_.erase(seed);
@@ -115,8 +117,52 @@ class Cover {
     }
   }
 
+  // The bounded search (covering_array.h): level 0 the anchors, level k the
+  // cells k free axes away from the first two anchors; the legal cell
+  // covering most uncovered pairs at the first level that has one, or empty.
+  Cell NearestLegalCompletion(const ValuePair& seed, const Cell& greedy) {
+    const int n = static_cast<int>(sizes_.size());
+    std::vector<Cell> anchors = {WithPair(Cell(n, 0), seed), greedy};
+    for (const Cell& chosen : result_.cells) anchors.push_back(WithPair(chosen, seed));
+    Cell best;
+    int best_gain = -1;
+    auto consider = [&](const Cell& cell) {
+      if (!Legal(cell)) return;
+      const int gain = NewPairs(cell);
+      if (gain > best_gain) best = cell, best_gain = gain;
+    };
+    for (const Cell& anchor : anchors) consider(anchor);
+    for (int changes = 1; best.empty() && changes <= options_.max_changes; ++changes)
+      for (int a = 0; a < 2; ++a) Vary(anchors[a], seed, 0, changes, consider);
+    return best;
+  }
+
+  static Cell WithPair(Cell cell, const ValuePair& pair) {
+    cell[pair.axis_a] = pair.value_a;
+    cell[pair.axis_b] = pair.value_b;
+    return cell;
+  }
+
+  // Calls f on every cell that differs from `cell` in exactly `changes` of
+  // the axes from `first_axis` on that the seed leaves free.
+  template <typename F>
+  void Vary(Cell cell, const ValuePair& seed, int first_axis, int changes, F& f) const {
+    if (changes == 0) return f(cell);
+    for (int axis = first_axis; axis < static_cast<int>(sizes_.size()); ++axis) {
+      if (axis == seed.axis_a || axis == seed.axis_b) continue;
+      const int original = cell[axis];
+      for (int v = 0; v < sizes_[axis]; ++v) {
+        if (v == original) continue;
+        cell[axis] = v;
+        Vary(cell, seed, axis + 1, changes - 1, f);
+      }
+      cell[axis] = original;
+    }
+  }
+
   std::vector<int> sizes_;
   std::function<bool(const Cell&)> legal_;
+  CoverOptions options_;
   std::set<ValuePair> uncovered_;
   std::map<Cell, bool> asked_;
   CoveringArray result_;
@@ -125,8 +171,9 @@ class Cover {
 }  // namespace
 
 CoveringArray PairwiseCover(const std::vector<int>& sizes,
-                            const std::function<bool(const Cell&)>& legal) {
-  return Cover(sizes, legal).Run();
+                            const std::function<bool(const Cell&)>& legal,
+                            const CoverOptions& options) {
+  return Cover(sizes, legal, options).Run();
 }
 
 }  // namespace tvlab

@@ -68,6 +68,49 @@ TEST(PairwiseCover, SkipsWhatTheOracleRefusesAndReportsPairsNoLegalCellHolds) {
   EXPECT_LE(array.oracle_calls, 3 * 5 * 5 * 3);
 }
 
+// Rules of the matrix's kind: a value that needs others off ("a mixer takes
+// no window, no sink, no rope; only decoder-only"). The bounded search finds
+// the same cells legal and the same pairs illegal as the exhaustive one, in
+// far fewer oracle calls.
+TEST(PairwiseCover, BoundedSearchAgreesWithExhaustiveOnRulesBetweenFewValues) {
+  const std::vector<int> sizes = {4, 5, 3, 2, 3, 2, 3};
+  auto legal = [](const Cell& c) {
+    if (c[0] == 3 && (c[1] >= 2 || c[3] != 0 || c[4] != 0 || c[2] != 1)) return false;
+    if (c[5] == 1 && c[6] == 2) return false;
+    return !(c[1] == 4 && c[2] == 0);
+  };
+  const CoveringArray bounded = PairwiseCover(sizes, legal);
+  const CoveringArray exhaustive = PairwiseCover(sizes, legal, {/*max_changes=*/-1});
+  ExpectCovers(sizes, legal, bounded);
+  ExpectCovers(sizes, legal, exhaustive);
+  std::set<ValuePair> a(bounded.illegal_pairs.begin(), bounded.illegal_pairs.end());
+  std::set<ValuePair> b(exhaustive.illegal_pairs.begin(), exhaustive.illegal_pairs.end());
+  EXPECT_EQ(a, b);
+  // (0=3, 1=2..4), (0=3, 2=0 or 2), (0=3, 3=1), (0=3, 4=1 or 2), (5=1, 6=2), (1=4, 2=0)
+  EXPECT_EQ(a.size(), 3u + 2u + 1u + 2u + 1u + 1u);
+  EXPECT_LT(bounded.oracle_calls, exhaustive.oracle_calls);
+}
+
+// Whatever the oracle, the bounded search never claims more than the
+// exhaustive one: its cells are legal, and every pair the exhaustive search
+// finds illegal it reports illegal too (it may report more: pairs whose
+// legal cells lie beyond its bound). Rules over two and three axes, some
+// from a fixed pseudo-random table.
+TEST(PairwiseCover, BoundedSearchClaimsNoMoreThanTheExhaustiveOne) {
+  const std::vector<int> sizes = {3, 4, 3, 2, 3, 2};
+  auto legal = [](const Cell& c) {
+    const unsigned h1 = (c[0] * 7 + c[2] * 3 + c[4] * 11) % 13, h2 = (c[1] * 5 + c[3] * 2 + c[5]) % 7;
+    return h1 != 3 && h2 != 4 && !(c[0] == 2 && c[1] == 3) && !(c[2] == 1 && c[4] == 2 && c[5] == 0);
+  };
+  const CoveringArray bounded = PairwiseCover(sizes, legal);
+  const CoveringArray exhaustive = PairwiseCover(sizes, legal, {/*max_changes=*/-1});
+  ExpectCovers(sizes, legal, exhaustive);
+  for (const Cell& cell : bounded.cells) EXPECT_TRUE(legal(cell));
+  std::set<ValuePair> a(bounded.illegal_pairs.begin(), bounded.illegal_pairs.end());
+  for (const ValuePair& p : exhaustive.illegal_pairs) EXPECT_EQ(a.count(p), 1u);
+  EXPECT_FALSE(exhaustive.illegal_pairs.empty());
+}
+
 TEST(PairwiseCover, IsDeterministic) {
   auto legal = [](const Cell& c) { return c[0] != c[1]; };
   const CoveringArray a = PairwiseCover({3, 3, 2}, legal), b = PairwiseCover({3, 3, 2}, legal);

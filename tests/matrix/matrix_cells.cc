@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<Axis>> ParseAxesTable(const std::string& text,
       if (v.name == value)
         return absl::InvalidArgumentError(
             absl::StrCat(where, "axis ", axis, " already has a value named ", value));
-    a->values.push_back({value, fragment});
+    a->values.push_back({value, fragment, std::move(scratch)});
   }
   if (axes.empty()) return absl::InvalidArgumentError(absl::StrCat(filename, ": no axes"));
   return axes;
@@ -72,11 +72,9 @@ absl::StatusOr<std::vector<Axis>> ParseAxesTable(const std::string& text,
 
 namespace {
 
-absl::StatusOr<Experiment> CellSpec(const Experiment& base, const std::vector<Axis>& axes,
-                                    const Cell& cell) {
+Experiment CellSpec(const Experiment& base, const std::vector<Axis>& axes, const Cell& cell) {
   Experiment spec = base;
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (absl::Status s = MergeFragment(axes[i].values[cell[i]].fragment, &spec); !s.ok()) return s;
+  for (size_t i = 0; i < axes.size(); ++i) spec.MergeFrom(axes[i].values[cell[i]].parsed);
   return spec;
 }
 
@@ -90,19 +88,15 @@ std::string CellName(const std::vector<Axis>& axes, const Cell& cell) {
 
 absl::StatusOr<Matrix> BuildMatrix(const Experiment& base, const std::vector<Axis>& axes) {
   Matrix matrix;
+  matrix.base = base;
   matrix.axes = axes;
   std::vector<int> sizes;
   for (const Axis& a : axes) sizes.push_back(static_cast<int>(a.values.size()));
-  absl::Status table_error = absl::OkStatus();
   auto legal = [&](const Cell& cell) {
-    absl::StatusOr<Experiment> spec = CellSpec(base, axes, cell);
-    if (!spec.ok()) {
-      table_error.Update(spec.status());
-      return false;
-    }
     std::shared_ptr<const Task> task;
     const std::string name = CellName(axes, cell);
-    absl::StatusOr<Experiment> resolved = ResolveExperiment(*spec, {}, name, "matrix", &task);
+    absl::StatusOr<Experiment> resolved =
+        ResolveExperiment(CellSpec(base, axes, cell), {}, name, "matrix", &task);
     if (!resolved.ok()) {
       Matrix::Refusal& r =
           matrix.refusals[absl::StrReplaceAll(resolved.status().message(), {{name, "<cell>"}})];
@@ -111,18 +105,26 @@ absl::StatusOr<Matrix> BuildMatrix(const Experiment& base, const std::vector<Axi
     }
     return true;
   };
-  matrix.array = PairwiseCover(sizes, legal);
-  if (!table_error.ok()) return table_error;
+  const char* exhaustive = std::getenv("TVLAB_MATRIX_EXHAUSTIVE");
+  CoverOptions options;
+  if (exhaustive != nullptr && std::string(exhaustive) == "1") options.max_changes = -1;
+  matrix.array = PairwiseCover(sizes, legal, options);
   for (const Cell& cell : matrix.array.cells) {
     MatrixCell c;
     c.name = CellName(axes, cell);
-    absl::StatusOr<Experiment> spec = CellSpec(base, axes, cell);
-    absl::StatusOr<Experiment> resolved = ResolveExperiment(*spec, {}, c.name, "matrix", &c.task);
+    absl::StatusOr<Experiment> resolved =
+        ResolveExperiment(CellSpec(base, axes, cell), {}, c.name, "matrix", &c.task);
     if (!resolved.ok()) return resolved.status();  // legal a moment ago
     c.spec = *resolved;
     matrix.cells.push_back(std::move(c));
   }
   return matrix;
+}
+
+bool CellIsLegal(const Matrix& matrix, const Cell& cell) {
+  return ResolveExperiment(CellSpec(matrix.base, matrix.axes, cell), {},
+                           CellName(matrix.axes, cell), "matrix")
+      .ok();
 }
 
 namespace {

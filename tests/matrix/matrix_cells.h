@@ -23,6 +23,11 @@ namespace tvlab {
 struct AxisValue {
   std::string name;      // e.g. "rope"
   std::string fragment;  // text format of Experiment, e.g. model { position { plugin: "rope" } }
+  // The fragment parsed once: a cell merges it with Experiment::MergeFrom,
+  // which for proto2 is what TextFormat's merge of the text does (set
+  // fields overwrite, messages merge, repeated fields append) without
+  // parsing text in each of the covering array's million oracle calls.
+  Experiment parsed;
 };
 
 struct Axis {
@@ -43,6 +48,7 @@ struct MatrixCell {
 };
 
 struct Matrix {
+  Experiment base;
   std::vector<Axis> axes;
   std::vector<MatrixCell> cells;
   CoveringArray array;
@@ -57,9 +63,17 @@ struct Matrix {
   std::map<std::string, Refusal> refusals;
 };
 
-// The matrix of `axes` over `base`. A fragment that does not merge into the
-// base is an error (the table is wrong, not the cell illegal).
+// The matrix of `axes` (as ParseAxesTable gives them: fragments parsed)
+// over `base`, with the covering array's bounded search (covering_array.h),
+// or its exhaustive one when the environment has TVLAB_MATRIX_EXHAUSTIVE=1
+// (minutes: run it by hand after changing a validation rule the axes meet,
+// `bazel test //tests/matrix:combination_matrix_test
+// --test_env=TVLAB_MATRIX_EXHAUSTIVE=1`).
 absl::StatusOr<Matrix> BuildMatrix(const Experiment& base, const std::vector<Axis>& axes);
+
+// Whether validation accepts `cell` of the matrix (the covering array's
+// oracle).
+bool CellIsLegal(const Matrix& matrix, const Cell& cell);
 
 // The matrix of the runfiles tests/matrix/base.pbtxt and axes.txt, built
 // once per process; aborts with the error if the files are broken.
