@@ -11,7 +11,8 @@
 namespace tvlab {
 
 bool IsLookupParameter(const std::string& name) {
-  return absl::StartsWith(name, "embedding.") || absl::StartsWith(name, "position.");
+  return absl::StartsWith(name, "embedding.") || absl::StartsWith(name, "position.") ||
+         absl::StrContains(name, "memory_tokens.");
 }
 
 namespace {
@@ -39,10 +40,16 @@ CostEstimate EstimateTrainingCost(const CostModelInputs& in) {
     (IsLookupParameter(name) ? c.lookup_parameters : c.dense_parameters) += count;
   }
   c.active_parameters = c.parameters - in.inactive_parameters;
-  const double keys_seen = MeanKeysSeen(in.seq_len, in.causal, in.window);
-  c.dense_flops_per_token = 6.0 * static_cast<double>(c.dense_parameters - in.inactive_parameters);
-  c.attention_flops_per_token =
-      12.0 * static_cast<double>(in.num_layers) * keys_seen * static_cast<double>(in.attention_width);
+  // Memory tokens: every position of T + M is computed, per trained token.
+  const double positions_per_token =
+      in.seq_len > 0 ? static_cast<double>(in.seq_len + in.memory_tokens) / in.seq_len : 1.0;
+  const double keys_seen =
+      MeanKeysSeen(in.seq_len, in.causal, in.window) + static_cast<double>(in.memory_tokens);
+  c.dense_flops_per_token =
+      6.0 * positions_per_token *
+      static_cast<double>(c.dense_parameters - in.inactive_parameters + in.reused_parameters);
+  c.attention_flops_per_token = 12.0 * positions_per_token * static_cast<double>(in.num_layers) *
+                                keys_seen * static_cast<double>(in.attention_width);
   c.train_flops_per_token = c.dense_flops_per_token + c.attention_flops_per_token;
   c.kv_cache_bytes_per_token = in.kv_cache_bytes_per_token;
   return c;
@@ -75,6 +82,13 @@ CostEstimate CostOfModel(const Experiment& resolved, const Task& task, const Mod
   in.window = resolved.model().attention().window();
   in.kv_cache_bytes_per_token = model.KvCacheBytesPerToken(sizeof(float));
   in.inactive_parameters = model.NumInactiveParameters();
+  in.memory_tokens = resolved.model().memory_tokens().count();
+  const MultiTokenPredictionSpec& mtp = resolved.model().multi_token_prediction();
+  if (mtp.num_tokens() > 1 && mtp.head() == MultiTokenPredictionSpec::LAYER) {
+    in.num_layers += mtp.num_tokens() - 1;  // one block per extra head
+    for (const auto& [name, count] : in.parameters)
+      if (absl::StartsWith(name, "head.")) in.reused_parameters += (mtp.num_tokens() - 1) * count;
+  }
   return EstimateTrainingCost(in);
 }
 

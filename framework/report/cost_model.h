@@ -21,6 +21,14 @@
 //   heads as GQA/MQA do does not change it), times 3 for training: 12.
 //   T_ctx is the number of keys a query sees: T (the task's sequence
 //   length) for bidirectional attention, (T + 1) / 2 on average for causal.
+// * Memory tokens (model.memory_tokens, M per stack): M learned vectors
+//   before every sequence are computed like tokens but trained on nothing,
+//   so a trained token pays for (T + M) / T positions, each seeing M more
+//   keys; their table is a lookup (a row copy), not a matmul.
+// * Multi-token prediction with LAYER heads (n - 1 extra blocks on the
+//   trunk's output) adds n - 1 attention sublayers, and the shared
+//   unembedding runs n times a token (CostModelInputs::reused_parameters);
+//   LINEAR heads are their own (V, C) matrices, counted as parameters.
 // Left out: softmax, norms, activations, residual adds, the optimizer step
 // (all O(d) per token), and a tied output head (add 6 * V * d if a model
 // ties it to the embedding table).
@@ -51,6 +59,10 @@ struct CostModelInputs {
   // Dense parameters a token does not use (Module::NumInactiveParameters:
   // a mixture of experts' unchosen experts); left out of N_dense.
   int64_t inactive_parameters = 0;
+  // Dense parameters applied more than once a token, counted once per extra
+  // use (the unembedding shared by n - 1 MTP layer heads: (n - 1) * V * C).
+  int64_t reused_parameters = 0;
+  int64_t memory_tokens = 0;  // M: learned positions before each sequence
 };
 
 struct CostEstimate {
@@ -58,7 +70,7 @@ struct CostEstimate {
   int64_t lookup_parameters = 0;
   int64_t dense_parameters = 0;    // all of them, inactive ones included
   int64_t active_parameters = 0;   // parameters - inactive_parameters
-  double dense_flops_per_token = 0;      // 6 * N_dense (active dense parameters only)
+  double dense_flops_per_token = 0;      // 6 * N_dense (active dense parameters only; reused ones again)
   double attention_flops_per_token = 0;  // 12 * L * T_ctx * d_attn
   double train_flops_per_token = 0;      // their sum
   int64_t kv_cache_bytes_per_token = 0;

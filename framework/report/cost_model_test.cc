@@ -30,6 +30,27 @@ TEST(CostModel, SixFlopsPerDenseParameterPlusAttention) {
   EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token, 12.0 * 2 * 4.5 * 16);
 }
 
+// Memory tokens: M = 2 more positions computed per sequence of T = 8 (a
+// trained token pays 10 / 8 of a position) and 2 more keys per query; their
+// table is a lookup. Reused parameters (the unembedding of MTP layer heads)
+// cost 6 FLOPs per extra use.
+TEST(CostModel, MemoryTokensAndReusedParameters) {
+  CostModelInputs in;
+  in.parameters = {{"embedding.weight", 1000}, {"decoder_memory_tokens.embedding", 32},
+                   {"decoder.w", 500}, {"head.weight", 100}};
+  in.num_layers = 2;
+  in.seq_len = 8;
+  in.attention_width = 16;
+  in.causal = true;
+  in.memory_tokens = 2;
+  in.reused_parameters = 100;
+  CostEstimate c = EstimateTrainingCost(in);
+  EXPECT_EQ(c.lookup_parameters, 1032);
+  EXPECT_EQ(c.dense_parameters, 600);
+  EXPECT_DOUBLE_EQ(c.dense_flops_per_token, 6.0 * 700 * 10 / 8);
+  EXPECT_DOUBLE_EQ(c.attention_flops_per_token, 12.0 * 2 * (4.5 + 2) * 16 * 10 / 8);
+}
+
 // A window W: causal query p sees min(p + 1, W) keys, a bidirectional one
 // the keys within W - 1 positions (T 4, W 2: 1, 2, 2, 2 and 2, 3, 3, 2).
 // A mixture of experts: the parameters of unchosen experts cost no FLOPs.
