@@ -12,8 +12,12 @@
 // adds them back weighted by the gates; nothing is read back to the host.
 // With dropless: false each expert has ceil(capacity_factor * N * k / E)
 // slots and assignments past them are dropped (first choices first, in
-// token order), so the expert compute scales with k, not E; dropless gives
-// each expert N slots (nothing dropped; compute grows with E).
+// token order), so the expert compute scales with k, not E. Dropless gives
+// each expert as many slots as the most-loaded expert's assignments
+// (nothing dropped; compute follows the load, N k / E per expert when
+// balanced): the E counts are read to the host once per MoE layer and
+// forward, the one host read of this FFN (on a GPU a synchronisation, as
+// Megatron-LM's grouped GEMM sizes); capacity mode reads nothing.
 // Auxiliary losses: Switch load balancing E * sum_e f_e P_e and the router
 // z-loss mean(logsumexp(logits)^2) (ST-MoE); statistics: expert_load.<e>
 // (f_e, the fraction of assignments routed to expert e) and
@@ -22,6 +26,7 @@
 // Example config (configs/sort_digits_moe.pbtxt):
 //   ffn { plugin: "moe" options { [type.googleapis.com/tvlab.MoeFfnOptions] { num_experts: 4 top_k: 2 ... } } }
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -135,10 +140,17 @@ class MoeFfn : public Ffn {
     return (num_experts_ - k_) * experts_[0]->NumParameters();
   }
 
-  // Slots per expert for N tokens: N when dropless (an expert gets each
-  // token at most once), else ceil(capacity_factor * N * k / E) within [1, N].
-  int64_t Capacity(int64_t n) const {
-    if (options_.dropless()) return n;
+  // Slots per expert for N tokens: dropless, the most assignments any
+  // expert got (at most N: an expert gets each token at most once), read
+  // from the routing's counts; else ceil(capacity_factor * N * k / E)
+  // within [1, N].
+  int64_t Capacity(const DeviceInts& chosen, int64_t n) const {
+    if (options_.dropless()) {
+      const ExpertSlots counted = RouteToExpertSlots(chosen, n, k_, num_experts_, n);
+      float most = 1.0f;
+      for (float d : counted.demand.ToVector()) most = std::max(most, d);  // E counts to the host
+      return static_cast<int64_t>(most);
+    }
     const double wanted = std::ceil(static_cast<double>(options_.capacity_factor()) * n * k_ /
                                     num_experts_);
     return std::max<int64_t>(1, std::min<int64_t>(n, static_cast<int64_t>(wanted)));
@@ -157,7 +169,7 @@ class MoeFfn : public Ffn {
       TopKResult top = TopK(logits, k_);
       gates = Softmax(top.values), chosen = top.indices;
     }
-    const int64_t capacity = Capacity(n);
+    const int64_t capacity = Capacity(chosen, n);
     ExpertSlots slots = RouteToExpertSlots(chosen, n, k_, num_experts_, capacity);
     Var dispatched = DispatchToSlots(flat, slots);  // (E * capacity, C)
     std::vector<Var> outputs;
