@@ -23,9 +23,15 @@
 //               and carrying S across chunks by matmuls (T need not be a
 //               multiple of C; the last chunk is shorter);
 //   recurrent - one token at a time (decoding).
-// All are compositions of autograd ops (matmuls, elementwise, reshapes, the
-// mask kernel), so gradients and every backend come with them. A cumulative
-// sum along T is a matmul with a lower-triangular matrix of ones.
+// The parallel and recurrent forms are compositions of autograd ops
+// (matmuls, elementwise, reshapes, the mask kernel), so gradients and every
+// backend come with them; a cumulative sum along T is a matmul with a
+// lower-triangular matrix of ones. The chunked form runs the fused scan
+// (Backend::GatedLinearScan, framework/autograd/gated_linear_ops.h: one
+// kernel forward and one backward, nothing of size (C, C, dk) kept) where
+// the backend implements it, which every backend here does; the same
+// chunks composed of autograd ops (GatedLinearChunkedComposed) are its
+// oracle and what a backend without the kernel runs.
 //
 // Shapes: q, k (B, H, T, dk); v (B, H, T, dv); log_gate (B, H, T, dk),
 // (B, H, T, 1) or undefined; state (B, H, dk, dv) or undefined (zero).
@@ -48,6 +54,12 @@ struct GatedLinearOut {
 };
 GatedLinearOut GatedLinearChunked(const Var& q, const Var& k, const Var& v, const Var& log_gate,
                                   const Var& state, int64_t chunk);
+// The chunked form composed of autograd ops, never the fused kernel.
+GatedLinearOut GatedLinearChunkedComposed(const Var& q, const Var& k, const Var& v,
+                                          const Var& log_gate, const Var& state, int64_t chunk);
+// Tests and benchmarks: GatedLinearChunked runs the composition even where
+// the backend has the fused scan. Not thread-safe; reset with false.
+void SetComposedChunkedForTesting(bool composed);
 GatedLinearOut GatedLinearRecurrent(const Var& q, const Var& k, const Var& v, const Var& log_gate,
                                     const Var& state);
 
