@@ -66,7 +66,7 @@ for mixer in gla softmax; do
   # shellcheck disable=SC2046
   line=$(bazel-bin/bench/mixer_decode "$CONFIG" "$CONTEXT" "$NEW" \
       $(mixer_args "$mixer" | sed 's/--set //g') "runtime.threads=$THREADS" \
-      "task.options.path=$TEXT" "task.options.context_length=$CONTEXT" 2>"$OUT/decode_$mixer.err") ||
+      "task.options.path=$TEXT" "task.options.context_length=$((CONTEXT + NEW))" 2>"$OUT/decode_$mixer.err") ||
     { echo "decoding $mixer failed: $(tail -3 "$OUT/decode_$mixer.err")"; continue; }
   echo "$mixer $line"
 done
