@@ -5,7 +5,9 @@
 
 #include "framework/attention/kv_cache.h"
 #include "framework/attention/mask.h"
+#include "framework/autograd/gated_linear_ops.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -13,6 +15,16 @@ namespace {
 
 MixerForm g_form = MixerForm::kChunked;
 int64_t g_chunk = 0;
+bool g_composed = false;
+
+// Whether GatedLinearChunked runs the fused scan (gated_linear.h): for
+// per-key gates, where the backend has it.
+bool FusedScan(const Var& q, const Var& log_gate) {
+  if (g_composed || !log_gate.defined() || log_gate.dim(3) != q.dim(3) || q.dim(3) == 1) return false;
+  const BackendDescriptor& backend = CurrentBackendDescriptor();
+  return backend.Implements(Kernel::kGatedLinearScan) &&
+         backend.Implements(Kernel::kGatedLinearScanBackward);
+}
 
 // (1, 1, n, n): 0 where j <= i, -inf where j > i (the causal mask's bias).
 Var CausalBias(int64_t n) { return Var(MaskBias(CausalMask(0), 1, n, n)); }
@@ -74,6 +86,20 @@ Var GatedLinearParallel(const Var& q, const Var& k, const Var& v, const Var& log
 GatedLinearOut GatedLinearChunked(const Var& q, const Var& k, const Var& v, const Var& log_gate,
                                   const Var& state, int64_t chunk) {
   TVLAB_CHECK(chunk > 0) << "chunk " << chunk;
+  if (!FusedScan(q, log_gate)) return GatedLinearChunkedComposed(q, k, v, log_gate, state, chunk);
+  return GatedLinearChunkedFused(q, k, v, log_gate, state, chunk);
+}
+
+GatedLinearOut GatedLinearChunkedFused(const Var& q, const Var& k, const Var& v,
+                                       const Var& log_gate, const Var& state, int64_t chunk) {
+  TVLAB_CHECK(chunk > 0) << "chunk " << chunk;
+  GatedLinearScanVars r = GatedLinearScan(q, k, v, log_gate, state, chunk);
+  return {r.out, r.state};
+}
+
+GatedLinearOut GatedLinearChunkedComposed(const Var& q, const Var& k, const Var& v,
+                                          const Var& log_gate, const Var& state, int64_t chunk) {
+  TVLAB_CHECK(chunk > 0) << "chunk " << chunk;
   const int64_t t = q.dim(2);
   std::vector<Var> outs;
   Var s = state;
@@ -130,6 +156,8 @@ Var MixGatedLinear(const AttentionInput& in, const Var& q, const Var& k, const V
   in.cache->SetState("state", r.state.value(), t);
   return r.out;
 }
+
+void SetComposedChunkedForTesting(bool composed) { g_composed = composed; }
 
 void SetMixerFormForTesting(MixerForm form, int64_t chunk) {
   g_form = form;

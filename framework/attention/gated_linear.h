@@ -23,9 +23,19 @@
 //               and carrying S across chunks by matmuls (T need not be a
 //               multiple of C; the last chunk is shorter);
 //   recurrent - one token at a time (decoding).
-// All are compositions of autograd ops (matmuls, elementwise, reshapes, the
-// mask kernel), so gradients and every backend come with them. A cumulative
-// sum along T is a matmul with a lower-triangular matrix of ones.
+// The parallel and recurrent forms are compositions of autograd ops
+// (matmuls, elementwise, reshapes, the mask kernel), so gradients and every
+// backend come with them; a cumulative sum along T is a matmul with a
+// lower-triangular matrix of ones. The chunked form has two
+// implementations that must agree: the fused scan
+// (Backend::GatedLinearScan, framework/autograd/gated_linear_ops.h: one
+// kernel forward and one backward, nothing of size (C, C, dk) kept) and
+// the same chunks composed of autograd ops (GatedLinearChunkedComposed: the
+// fused scan's oracle). GatedLinearChunked runs the fused scan for per-key
+// gates (GLA: the composition's (C, C, dk) decay made it about 4x slower)
+// where the backend implements it, and the composition otherwise (per-head
+// or no gates: its oneDNN GEMMs beat the scan's per-pair loops at small T:
+// 60 steps of lm_text_retnet 10.4 s composed, 14.7 s fused; docs/mixers.md).
 //
 // Shapes: q, k (B, H, T, dk); v (B, H, T, dv); log_gate (B, H, T, dk),
 // (B, H, T, 1) or undefined; state (B, H, dk, dv) or undefined (zero).
@@ -48,6 +58,16 @@ struct GatedLinearOut {
 };
 GatedLinearOut GatedLinearChunked(const Var& q, const Var& k, const Var& v, const Var& log_gate,
                                   const Var& state, int64_t chunk);
+// The fused scan, always. REQUIRES: the backend implements it.
+GatedLinearOut GatedLinearChunkedFused(const Var& q, const Var& k, const Var& v,
+                                       const Var& log_gate, const Var& state, int64_t chunk);
+// The chunked form composed of autograd ops, never the fused kernel.
+GatedLinearOut GatedLinearChunkedComposed(const Var& q, const Var& k, const Var& v,
+                                          const Var& log_gate, const Var& state, int64_t chunk);
+// Tests and benchmarks: GatedLinearChunked runs the composition even for
+// per-key gates on a backend with the fused scan. Not thread-safe; reset
+// with false.
+void SetComposedChunkedForTesting(bool composed);
 GatedLinearOut GatedLinearRecurrent(const Var& q, const Var& k, const Var& v, const Var& log_gate,
                                     const Var& state);
 

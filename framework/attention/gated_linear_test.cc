@@ -4,7 +4,9 @@
 // cumulative gate underflows: the forms must stay finite and agree. On
 // every usable backend: reference, cpu_onednn, simulated_device, and
 // gpu_cuda on the CUDA emulator in the emulated twin
-// (gated_linear_emulated_test).
+// (gated_linear_emulated_test). The chunked form is the fused scan
+// (Backend::GatedLinearScan) on every one of them; the same chunks composed
+// of autograd ops (GatedLinearChunkedComposed) are its oracle.
 
 #include "framework/attention/gated_linear.h"
 
@@ -23,29 +25,31 @@ struct Inputs {
   Var q, k, v, gate, state;
 };
 
-// q, k (2, 3, 9, 4), v (2, 3, 9, 5), gates (.., gate_dim) <= 0 scaled by
+// q, k (2, 3, t, 4), v (2, 3, t, 5), gates (.., gate_dim) <= 0 scaled by
 // gate_scale (0 gate_dim = none), a random state or none.
-Inputs Make(int64_t gate_dim, float gate_scale, bool with_state) {
+Inputs Make(int64_t gate_dim, float gate_scale, bool with_state, int64_t t = 9) {
   Inputs in;
-  in.q = RandomVar({2, 3, 9, 4}, 1);
-  in.k = RandomVar({2, 3, 9, 4}, 2);
-  in.v = RandomVar({2, 3, 9, 5}, 3);
-  if (gate_dim > 0) in.gate = Var(Scale(LogSigmoid(RandomVar({2, 3, 9, gate_dim}, 4, -3.0f, 3.0f)), gate_scale).value());
+  in.q = RandomVar({2, 3, t, 4}, 1);
+  in.k = RandomVar({2, 3, t, 4}, 2);
+  in.v = RandomVar({2, 3, t, 5}, 3);
+  if (gate_dim > 0) in.gate = Var(Scale(LogSigmoid(RandomVar({2, 3, t, gate_dim}, 4, -3.0f, 3.0f)), gate_scale).value());
   if (with_state) in.state = RandomVar({2, 3, 4, 5}, 5);
   return in;
 }
 
-// Output, final state (forms 1 and 2) and the gradients of q, k, v, the
+// Output, final state (forms 1, 2 and 3) and the gradients of q, k, v, the
 // gate and the state of a loss on the output (and on the final state when
-// state_loss). form: 0 parallel, 1 chunked, 2 recurrent.
+// state_loss). form: 0 parallel, 1 chunked (fused), 2 recurrent, 3 chunked
+// composed of autograd ops.
 std::vector<Tensor> RunForm(const Inputs& in, int form, int64_t chunk, bool state_loss = true) {
   std::vector<Var> leaves = {in.q, in.k, in.v, in.gate, in.state};
   for (Var& v : leaves)
     if (v.defined()) v.mutable_grad() = Tensor();
   GatedLinearOut r;
   if (form == 0) r.out = GatedLinearParallel(in.q, in.k, in.v, in.gate);
-  if (form == 1) r = GatedLinearChunked(in.q, in.k, in.v, in.gate, in.state, chunk);
+  if (form == 1) r = GatedLinearChunkedFused(in.q, in.k, in.v, in.gate, in.state, chunk);
   if (form == 2) r = GatedLinearRecurrent(in.q, in.k, in.v, in.gate, in.state);
+  if (form == 3) r = GatedLinearChunkedComposed(in.q, in.k, in.v, in.gate, in.state, chunk);
   Var loss = Project(r.out);
   if (state_loss && r.state.defined()) loss = Add(loss, Project(r.state, 99));
   Backward(loss);
@@ -85,6 +89,55 @@ TEST(GatedLinear, ChunkedFromAStateMatchesRecurrent) {
   }
 }
 
+// The fused scan against the chunks composed of autograd ops and against
+// the parallel form: outputs, final state and every gradient, per-key,
+// per-head and no gates, from a zero or a given state, chunk sizes that do
+// and do not divide T (9 and 37 tokens).
+TEST(GatedLinear, FusedScanMatchesComposedChunksAndParallel) {
+  for (const std::string& backend : UsableBackends()) {
+    ScopedBackend scoped(backend);
+    ASSERT_TRUE(CurrentBackendDescriptor().Implements(Kernel::kGatedLinearScan)) << backend;
+    ASSERT_TRUE(CurrentBackendDescriptor().Implements(Kernel::kGatedLinearScanBackward)) << backend;
+    for (int64_t t : {9, 37})
+    for (int64_t gate_dim : {0, 1, 4})
+    for (bool with_state : {false, true}) {
+      const Inputs in = Make(gate_dim, 1.0f, with_state, t);
+      const std::string what = backend + ", T " + std::to_string(t) + ", gate " + std::to_string(gate_dim) +
+                               (with_state ? ", from a state" : "");
+      if (!with_state) {
+        const std::vector<Tensor> oracle = RunForm(in, 0, 0);
+        std::vector<Tensor> fused = RunForm(in, 1, 5, /*state_loss=*/false);
+        fused.erase(fused.begin() + 1);  // the final state, which the parallel form lacks
+        ExpectSameOutputAndGradients(fused, oracle, what + ", fused vs parallel", 1e-5f);
+      }
+      for (int64_t chunk : {1, 2, 4, 5, 9, 16, 64})
+        ExpectSameOutputAndGradients(RunForm(in, 1, chunk), RunForm(in, 3, chunk),
+                                     what + ", chunk " + std::to_string(chunk) + ", fused vs composed", 1e-5f);
+    }
+  }
+}
+
+// Only the final state carries a loss: its gradient alone reaches the
+// inputs through the fused scan.
+TEST(GatedLinear, FusedScanGradientFromTheStateAlone) {
+  for (const std::string& backend : UsableBackends()) {
+    ScopedBackend scoped(backend);
+    const Inputs in = Make(4, 1.0f, true);
+    auto run = [&](bool fused) {
+      std::vector<Var> leaves = {in.q, in.k, in.v, in.gate, in.state};
+      for (Var& v : leaves) v.mutable_grad() = Tensor();
+      GatedLinearOut r = fused ? GatedLinearChunkedFused(in.q, in.k, in.v, in.gate, in.state, 4)
+                               : GatedLinearChunkedComposed(in.q, in.k, in.v, in.gate, in.state, 4);
+      Backward(Project(r.state, 7));
+      std::vector<Tensor> out = {r.state.value().Clone()};
+      for (Var& v : leaves)
+        out.push_back(v.grad().defined() ? v.grad().Clone() : Tensor::Zeros(v.shape()));  // q gets none
+      return out;
+    };
+    ExpectSameOutputAndGradients(run(true), run(false), backend + ", state loss only", 1e-5f);
+  }
+}
+
 // log-gates down to about -150 per token: the cumulative gate over 9
 // tokens reaches about -1350, whose exp underflows to 0. The chunked form
 // never exponentiates a positive number, so it stays finite and equals the
@@ -95,10 +148,13 @@ TEST(GatedLinear, StronglyNegativeGatesStayFinite) {
   const Inputs in = Make(4, 50.0f, true);
   std::vector<Tensor> recurrent = RunForm(in, 2, 0);
   for (int64_t chunk : {3, 9}) {
-    std::vector<Tensor> chunked = RunForm(in, 1, chunk);
-    for (const Tensor& t : chunked)
-      for (float x : t.ToVector()) ASSERT_TRUE(std::isfinite(x)) << backend << ", chunk " << chunk;
-    ExpectSameOutputAndGradients(chunked, recurrent, backend + ", chunk " + std::to_string(chunk), 1e-5f);
+    for (int form : {1, 3}) {
+      std::vector<Tensor> chunked = RunForm(in, form, chunk);
+      for (const Tensor& t : chunked)
+        for (float x : t.ToVector()) ASSERT_TRUE(std::isfinite(x)) << backend << ", chunk " << chunk;
+      ExpectSameOutputAndGradients(chunked, recurrent,
+                                   backend + ", chunk " + std::to_string(chunk) + ", form " + std::to_string(form), 1e-5f);
+    }
   }
   }
 }

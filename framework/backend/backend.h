@@ -24,6 +24,7 @@
 
 #include "framework/backend/attention_mask.h"
 #include "framework/backend/fused_attention.h"
+#include "framework/backend/gated_linear_scan.h"
 #include "framework/backend/precision.h"
 #include "framework/core/rng.h"
 #include "framework/tensor/tensor.h"

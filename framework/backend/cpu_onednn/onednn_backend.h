@@ -50,6 +50,10 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(LionMany);
   TVLAB_OVERRIDE_KERNEL(FusedAttention);
   TVLAB_OVERRIDE_KERNEL(FusedAttentionBackward);
+  // The chunked gated-linear scan: (batch, head) pairs over threads
+  // (onednn_gated_linear.cc).
+  TVLAB_OVERRIDE_KERNEL(GatedLinearScan);
+  TVLAB_OVERRIDE_KERNEL(GatedLinearScanBackward);
   // Routing: the reference's loops over threads (onednn_routing.cc).
   TVLAB_OVERRIDE_KERNEL(TopKRows);
   TVLAB_OVERRIDE_KERNEL(TopKRowsBackward);
