@@ -19,6 +19,12 @@ README's folder's results/ directory:
     seed(cell, metric, s)     one seed's value
     sig(cell, column)         significance.csv (cell against the baseline)
     hyp(name, column)         hypotheses.csv (pre-registered hypotheses)
+    best_lr(variant, metric)  a learning-rate sweep's chosen rate for the variant
+                              (its cells "<variant> lr=<value>", column `lr`), by
+                              lr_sweep.md's rule: the best mean over seeds among
+                              rates whose every seed finished without diverging,
+                              a tie to the smaller rate
+    log2(x)
 
 A cell is its `cell` column in results.csv (the ablation row name, or
 "label=value ..."). Formatted values use the typographic minus (−), as the
@@ -70,6 +76,27 @@ class Results:
                 return r
         raise ValueError("no row %r in %s" % (name, table))
 
+    def best_lr(self, variant, metric):
+        prefix = variant + " lr="
+        rows = [r for r in self.table("results.csv") if r["cell"].startswith(prefix)]
+        if not rows:
+            raise ValueError("no cell %r... in results.csv" % prefix)
+        by_lr = {}
+        for r in rows:
+            by_lr.setdefault(float(r["lr"]), []).append(r)
+        sign = 1 if metric in LOWER_IS_BETTER or metric.split("@")[0] in LOWER_IS_BETTER else -1
+        best = None
+        for lr in sorted(by_lr):  # ascending: a tie keeps the smaller rate
+            runs = by_lr[lr]
+            if any(r["state"] != "finished" or r.get("diverged_at_step") or r.get(metric, "") == "" for r in runs):
+                continue
+            score = sign * statistics.mean(float(r[metric]) for r in runs)
+            if best is None or score < best[0]:
+                best = (score, lr)
+        if best is None:
+            raise ValueError("variant %r has no rate whose every seed finished" % variant)
+        return best[1]
+
     def functions(self):
         def vals(cell, metric):
             return [v for _, v in self.values(cell, metric)]
@@ -89,9 +116,13 @@ class Results:
             "hyp": lambda h, col: float(self.row("hypotheses.csv", "hypothesis", h)[col]),
             "every": lambda m: [float(r[m]) for r in self.table("results.csv")
                                 if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
+            "best_lr": self.best_lr, "log2": math.log2,
             "exp": math.exp, "abs": abs, "min": min, "max": max, "round": round,
         }
 
+
+# lr_sweep.md's metrics where lower is better (the rest: higher).
+LOWER_IS_BETTER = ("eval_loss", "perplexity", "perplexity_per_byte", "bits_per_byte")
 
 ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Load, ast.Constant, ast.List,
            ast.Add, ast.Sub, ast.Mult, ast.Div, ast.USub, ast.UAdd)

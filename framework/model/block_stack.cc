@@ -93,9 +93,10 @@ void ScaleParameters(const Module& module, const std::vector<std::string>& prefi
 
 }  // namespace
 
-// DeepNorm's beta (TEMPORARY home, see NormPlacement::SublayerInitGain): as
-// the paper's pseudo-code and torchscale, the value and output projections
-// of attention and the FFN weights, biases included.
+// DeepNorm's beta (the deepnorm placement's scale_init, see
+// NormPlacement::SublayerInitGain; the init plugin "deepnorm" is the paper's
+// full init instead): as the paper's pseudo-code and torchscale, the value
+// and output projections of attention and the FFN weights, biases included.
 void TransformerBlock::AfterInitialize() {
   if (init_gain_ == 1.0f) return;
   const std::vector<std::string> value_and_output = {"w_v.", "w_uv.", "w_o."};

@@ -2,45 +2,33 @@
 // to 1,000 Layers", arXiv 2203.00555, eq. for x_{l+1} and table 1), a Post-LN
 // whose residual is up-weighted:
 //   x_{l+1} = norm(alpha * x_l + f(x_l))
-// plus an init gain beta on the attention value and output projections and
-// on the FFN (TransformerBlock::AfterInitialize applies it; a TEMPORARY home
-// until the init plugin kind exists: NormPlacement::SublayerInitGain).
-// Table 1 of the paper (N encoder layers, M decoder layers; torchscale's
-// encoder_layers / decoder_layers, the same constants):
-//   decoder-only (N = model.num_layers):      alpha = (2N)^(1/4),  beta = (8N)^(-1/4)
-//   encoder-only (N = model.num_layers):      alpha = (2N)^(1/4),  beta = (8N)^(-1/4)
-//   encoder-decoder, encoder stack:           alpha = 0.81 (N^4 M)^(1/16),
-//                                             beta  = 0.87 (N^4 M)^(-1/16)
-//   encoder-decoder, decoder stack:           alpha = (3M)^(1/4),  beta = (12M)^(-1/4)
+// plus, with scale_init (the default), an init gain beta on the attention
+// value and output projections and on the FFN: the block multiplies what
+// the init plugin drew by beta (NormPlacement::SublayerInitGain, applied by
+// TransformerBlock::AfterInitialize), whatever that init is. The paper's
+// full initialisation (Xavier normal with gain beta, gain 1 on q and k) is
+// the init plugin model.init "deepnorm" (plugins/init/deepnorm/), used with
+// scale_init: false (it refuses scale_init: true, which would apply beta
+// twice). alpha and beta come from deepnet_constants.h (table 1 of the
+// paper, shared with that init plugin).
 // Every block ends normalized, so no final norm is needed (as Post-LN).
 // Parameters per sublayer: "norm" (the name Post-LN's norm has).
 //
 // Example config (configs/sort_digits_deepnorm.pbtxt):
 //   norm { placement: "deepnorm" }
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/norm_placement.h"
+#include "plugins/placement/deepnorm/deepnet_constants.h"
 #include "plugins/placement/deepnorm/deepnorm.pb.h"
 
 namespace tvlab {
 namespace {
 
-struct AlphaBeta {
-  double alpha = 1.0;
-  double beta = 1.0;
-};
-
-// Table 1 of the paper, for the stack `args` describes.
-AlphaBeta DeepnormConstants(const PlacementArgs& args) {
-  const double n = static_cast<double>(args.dims.num_layers);
-  const double m = static_cast<double>(args.dims.decoder_layers);
-  if (m == 0) return {std::pow(2.0 * n, 0.25), std::pow(8.0 * n, -0.25)};
-  if (args.in_decoder_stack) return {std::pow(3.0 * m, 0.25), std::pow(12.0 * m, -0.25)};
-  const double depth = std::pow(n, 4.0) * m;
-  return {0.81 * std::pow(depth, 1.0 / 16.0), 0.87 * std::pow(depth, -1.0 / 16.0)};
+// The constants of the stack `args` describes (deepnet_constants.h).
+DeepnetConstants DeepnormConstants(const PlacementArgs& args) {
+  return DeepnetConstantsFor(args.dims.num_layers, args.dims.decoder_layers, args.in_decoder_stack);
 }
 
 class DeepnormWrapper : public ResidualWrapper {
@@ -84,7 +72,7 @@ class Deepnorm : public NormPlacement {
 
  private:
   PlacementArgs args_;
-  AlphaBeta constants_;
+  DeepnetConstants constants_;
   bool scale_init_;
 };
 
