@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "framework/autograd/grad_accumulation.h"
+#include "framework/autograd/kept_outputs.h"
 #include "framework/autograd/ops_internal.h"
 #include "framework/core/check.h"
 
@@ -74,9 +75,18 @@ Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentio
     d.bucket_bias.table = bucket_table.value().ToVector();  // read by the host-side desc
     inputs.push_back(bucket_table);
   }
-  Tensor out = Tensor::Empty({d.batch, d.heads, d.queries, d.value_dim});
-  Tensor lse = Tensor::Empty({d.batch, d.heads, d.queries});
-  B().FusedAttention(d, q.value().ptr(), k.value().ptr(), v.value().ptr(), out.ptr(), lse.ptr());
+  // Selective checkpointing keeps both (kept_outputs.h): the rerun takes them.
+  Tensor out, lse;  // (B, H, T, hs_v), (B, H, T)
+  const Shape out_shape = {d.batch, d.heads, d.queries, d.value_dim}, lse_shape = {d.batch, d.heads, d.queries};
+  if (!kept_outputs::Take(out_shape, &out)) {
+    out = Tensor::Empty(out_shape);
+    lse = Tensor::Empty(lse_shape);
+    B().FusedAttention(d, q.value().ptr(), k.value().ptr(), v.value().ptr(), out.ptr(), lse.ptr());
+    kept_outputs::Keep(out);
+    kept_outputs::Keep(lse);
+  } else {
+    TVLAB_CHECK(kept_outputs::Take(lse_shape, &lse));
+  }
   auto qn = q.node(), kn = k.node(), vn = v.node();
   auto sn = sink_logits.defined() ? sink_logits.node() : nullptr;
   auto tn = bucket_table.defined() ? bucket_table.node() : nullptr;

@@ -8,6 +8,7 @@
 
 #include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/grad_accumulation.h"
+#include "framework/autograd/kept_outputs.h"
 #include "framework/autograd/ops_internal.h"
 #include "framework/core/check.h"
 
@@ -40,16 +41,21 @@ Var MatMulPlusBias(const Var& a, const Var& b, bool trans_a, bool trans_b, const
   Shape out_shape = batch_shape;
   out_shape.push_back(m);
   out_shape.push_back(n);
-  Tensor out = Tensor::Empty(out_shape);
   GemmDesc d;
   d.batch = batch, d.m = m, d.n = n, d.k = k, d.trans_a = trans_a, d.trans_b = trans_b;
   d.stride_a = m * k, d.stride_b = shared_b ? 0 : k * n, d.stride_c = m * n;
   d.precision = CurrentMatMulPrecision();  // runtime.precision
-  if (bias != nullptr) {
+  if (bias != nullptr)
     TVLAB_CHECK(bias->shape() == Shape({n})) << "bias " << ShapeToString(bias->shape()) << " for " << n << " columns";
-    B().GemmBias(d, a.value().ptr(), b.value().ptr(), bias->value().ptr(), out.ptr());
-  } else {
-    B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
+  Tensor out;  // (..., m, n): a product selective checkpointing keeps (kept_outputs.h)
+  if (!kept_outputs::Take(out_shape, &out)) {
+    out = Tensor::Empty(out_shape);
+    if (bias != nullptr) {
+      B().GemmBias(d, a.value().ptr(), b.value().ptr(), bias->value().ptr(), out.ptr());
+    } else {
+      B().Gemm(d, a.value().ptr(), b.value().ptr(), out.ptr());
+    }
+    kept_outputs::Keep(out);
   }
   auto an = a.node(), bn = b.node();
   auto biasn = bias != nullptr ? bias->node() : nullptr;

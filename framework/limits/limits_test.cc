@@ -139,6 +139,26 @@ TEST(MemoryEstimate, BlockCheckpointingKeepsOneBlocksActivations) {
   EXPECT_THAT(parts, HasSubstr("block inputs kept for recomputation"));
 }
 
+// train.activation_checkpointing SELECTIVE: each block keeps its products,
+// the rest one block at a time: between BLOCK and NONE.
+TEST(MemoryEstimate, SelectiveCheckpointingLiesBetweenBlockAndNone) {
+  auto activations = [](const std::string& setting) {
+    auto spec = LoadExperiment(WriteSpec(kSpec), {"model.num_layers=8", "model.d_model=64",
+                                                  "train.activation_checkpointing=" + setting});
+    EXPECT_TRUE(spec.ok()) << spec.status();
+    return EstimateMemory(*spec, {10, 10, 512});
+  };
+  const MemoryEstimate none = activations("NONE"), selective = activations("SELECTIVE"),
+                       block = activations("BLOCK");
+  EXPECT_EQ(selective.static_bytes, none.static_bytes);
+  EXPECT_LT(selective.activation_bytes, none.activation_bytes);
+  EXPECT_GT(selective.activation_bytes, block.activation_bytes);
+  std::string parts;
+  for (const MemoryPart& p : selective.parts) parts += p.what + "\n";
+  EXPECT_THAT(parts, HasSubstr("the products kept (train.activation_checkpointing SELECTIVE)"));
+  EXPECT_THAT(parts, HasSubstr("rerun for one block at a time"));
+}
+
 // The output gate's weights count: C x H (headwise) or C x C (elementwise)
 // per attention sublayer, plus its bias.
 TEST(MemoryEstimate, CountsTheAttentionOutputGate) {

@@ -17,6 +17,7 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/capabilities.h"
 #include "framework/interfaces/plugin_kinds.h"
+#include "framework/limits/checkpointing_estimate.h"
 #include "framework/limits/optimizer_state_estimate.h"
 #include "framework/schema/layer_overrides.h"
 #include "google/protobuf/descriptor.h"
@@ -286,11 +287,11 @@ MemoryPart ScoreActivations(const Sizes& z, double B, const std::string& batch_f
           factor * kFloat * attention * 3 * B * H * T * T};
 }
 
-// Activations of one forward pass over `B` sequences. `checkpoint_blocks`
-// (train.activation_checkpointing BLOCK): the blocks' activations are held
-// for one block at a time (the stack's average), plus every block's input.
+// Activations of one forward pass over `B` sequences, under
+// train.activation_checkpointing `checkpointing` (checkpointing_estimate.h).
 std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::string& batch_field, double factor,
-                                        const std::string& pass, bool checkpoint_blocks = false) {
+                                        const std::string& pass,
+                                        TrainSpec::ActivationCheckpointing checkpointing = TrainSpec::NONE) {
   const ModelSpec& m = z.m;
   const double C = z.C, H = z.H, F = z.F, out = z.out, T = z.T, blocks = z.blocks, attention = z.attention;
   std::vector<MemoryPart> parts;
@@ -317,15 +318,10 @@ std::vector<MemoryPart> ActivationParts(const Sizes& z, double B, const std::str
       parts.push_back({absl::StrCat(pass, " score hidden of ", w.path, " (B x H x T x T x w)"),
                        Field(w.path, w.value), factor * kFloat * attention * B * H * T * T * w.value});
   }
-  if (checkpoint_blocks && z.blocks > 1) {
-    for (MemoryPart& p : parts) {
-      if (p.what.find("output logits") != std::string::npos) continue;  // after the blocks: kept
-      p.bytes /= z.blocks;
-      p.what += " of one block at a time (train.activation_checkpointing BLOCK)";
-    }
-    parts.push_back({pass + " block inputs kept for recomputation (B x T x C per block)", bt,
-                     factor * kFloat * z.blocks * B * T * C});
-  }
+  ApplyActivationCheckpointing(checkpointing, z.blocks,
+                              {pass + " block inputs kept for recomputation (B x T x C per block)", bt,
+                               factor * kFloat * z.blocks * B * T * C},
+                              &parts);
   return parts;
 }
 
@@ -347,7 +343,7 @@ MemoryEstimate EstimateMemory(const Experiment& spec, const TaskSizes& task) {
     e.parts.push_back(p);
   }
   auto train = ActivationParts(z, spec.train().batch_size(), Field("train.batch_size", spec.train().batch_size()), 2,
-                               "training", spec.train().activation_checkpointing() == TrainSpec::BLOCK);
+                               "training", spec.train().activation_checkpointing());
   const double eval_batch = std::min<double>(spec.eval().batch_size(), std::max(1, spec.eval().examples()));
   auto eval = ActivationParts(z, eval_batch, Field("eval.batch_size", spec.eval().batch_size()), 1, "evaluation");
   double train_total = 0, eval_total = 0;

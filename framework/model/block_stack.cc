@@ -116,8 +116,8 @@ int64_t TransformerBlock::RecurrentStateBytes(int64_t bytes_per_element) const {
 }
 
 BlockStack::BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention,
-                       bool checkpoint_blocks)
-    : checkpoint_blocks_(checkpoint_blocks) {
+                       BlockCheckpointing checkpointing)
+    : checkpointing_(checkpointing) {
   TVLAB_CHECK(!layers.empty());
   auto* list = AddChild("layers", std::make_unique<ModuleList>());
   for (const BlockFactory& factory : layers)
@@ -142,7 +142,7 @@ Var BlockStack::Forward(const Var& x, const StackInput& in) const {
   // Checkpointed only where backward will run, and never while something
   // watches the intermediates (a probe or a coordinate check would see the
   // recomputation a second time).
-  const bool checkpoint = checkpoint_blocks_ && in.ctx.training && GradEnabled() && recorder == nullptr &&
+  const bool checkpoint = checkpointing_ != BlockCheckpointing::kNone && in.ctx.training && GradEnabled() && recorder == nullptr &&
                           in.probe == nullptr && in.self_caches == nullptr && in.cross_caches == nullptr;
   for (size_t i = 0; i < blocks_.size(); ++i) {
     h = checkpoint ? CheckpointedBlock(i, h, *input) : blocks_[i]->Forward(h, *input, i);
@@ -166,7 +166,9 @@ Var BlockStack::CheckpointedBlock(size_t i, const Var& x, const StackInput& in) 
         if (v.size() > 1) with_memory.memory = v[1];
         return block->Forward(v[0], with_memory, i);  // (B, T, C)
       },
-      inputs);
+      inputs,
+      checkpointing_ == BlockCheckpointing::kSelective ? CheckpointPolicy::kKeepMatMuls
+                                                       : CheckpointPolicy::kRecomputeAll);
 }
 
 int64_t BlockStack::KvCacheBytesPerToken(int64_t bytes_per_element) const {

@@ -47,6 +47,12 @@ struct BlockFactory {
   std::function<std::unique_ptr<ValueResidual>()> make_value_residual;
 };
 
+// train.activation_checkpointing in training (autograd/checkpoint.h): none;
+// each block rerun in backward from its input (BLOCK, kRecomputeAll); or
+// rerun keeping its matrix products and attention outputs (SELECTIVE,
+// kKeepMatMuls).
+enum class BlockCheckpointing { kNone, kBlock, kSelective };
+
 // A model's blocks, one factory per layer of each stack (empty for a stack
 // the family does not have).
 struct StackFactories {
@@ -55,8 +61,8 @@ struct StackFactories {
   // Multiplies the output head's input (the init plugin's HeadInputScale;
   // µP: base_width / width); 1 = none.
   float head_input_scale = 1.0f;
-  // train.activation_checkpointing BLOCK (BlockStack::checkpoint_blocks).
-  bool checkpoint_blocks = false;
+  // train.activation_checkpointing (BlockStack's `checkpointing`).
+  BlockCheckpointing checkpoint_blocks = BlockCheckpointing::kNone;
 };
 
 // What one pass through a stack sees besides its input.
@@ -116,11 +122,12 @@ class TransformerBlock : public Module {
 class BlockStack : public Module {
  public:
   // One block per factory, in order; the final norm (where the last
-  // block's placement needs one) from the last factory. `checkpoint_blocks`
-  // (train.activation_checkpointing BLOCK): in training, each block keeps
-  // only its inputs and is recomputed in backward (autograd/checkpoint.h).
+  // block's placement needs one) from the last factory. `checkpointing`
+  // (train.activation_checkpointing): in training, BLOCK keeps only each
+  // block's inputs and reruns the block in backward; SELECTIVE keeps its
+  // matrix products too and reruns only the rest (autograd/checkpoint.h).
   BlockStack(const std::vector<BlockFactory>& layers, float dropout, bool cross_attention,
-             bool checkpoint_blocks = false);
+             BlockCheckpointing checkpointing = BlockCheckpointing::kNone);
   // x (B, T, C) -> (B, T, C), final norm included where the placement needs it.
   Var Forward(const Var& x, const StackInput& in) const;
   int64_t num_layers() const { return static_cast<int64_t>(blocks_.size()); }
@@ -136,7 +143,7 @@ class BlockStack : public Module {
 
   std::vector<TransformerBlock*> blocks_;
   Normalization* final_norm_ = nullptr;
-  bool checkpoint_blocks_ = false;
+  BlockCheckpointing checkpointing_ = BlockCheckpointing::kNone;
   bool value_residual_ = false;  // the blocks mix values (model.value_residual)
 };
 

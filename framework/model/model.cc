@@ -113,23 +113,32 @@ absl::StatusOr<BlockFactory> LayerFactory(const Experiment& layer_spec, const Mo
   return factory;
 }
 
-// train.activation_checkpointing BLOCK reruns each block in backward: a
-// block must read nothing from another block (the value residual's
-// first-layer values do) and emit no auxiliary output (the rerun would emit
-// it again, and the first emission has no tape).
+// train.activation_checkpointing BLOCK and SELECTIVE rerun each block in
+// backward: a block must read nothing from another block (the value
+// residual's first-layer values do) and emit no auxiliary output (the rerun
+// would emit it again, and the first emission has no tape).
 absl::Status CheckCheckpointable(const Experiment& spec, const Model& model) {
-  if (spec.train().activation_checkpointing() != TrainSpec::BLOCK) return absl::OkStatus();
+  const TrainSpec::ActivationCheckpointing setting = spec.train().activation_checkpointing();
+  if (setting == TrainSpec::NONE) return absl::OkStatus();
+  const std::string field = "train.activation_checkpointing " + TrainSpec::ActivationCheckpointing_Name(setting);
   if (spec.model().value_residual().enabled())
     return absl::InvalidArgumentError(
-        "train.activation_checkpointing BLOCK cannot recompute blocks that share the first layer's values "
+        field + " cannot recompute blocks that share the first layer's values "
         "(model.value_residual is on): turn one of them off");
   const std::vector<AuxiliaryDeclaration> auxiliary = model.DeclaredAuxiliaryOutputs();
   if (!auxiliary.empty())
     return absl::InvalidArgumentError(absl::StrCat(
-        "train.activation_checkpointing BLOCK cannot recompute blocks whose modules emit auxiliary outputs (",
-        auxiliary.front().name,
+        field, " cannot recompute blocks whose modules emit auxiliary outputs (", auxiliary.front().name,
         auxiliary.size() > 1 ? ", ..." : "", "): set train.activation_checkpointing: NONE for this model"));
   return absl::OkStatus();
+}
+
+BlockCheckpointing BlockCheckpointingOf(const TrainSpec& train) {
+  switch (train.activation_checkpointing()) {
+    case TrainSpec::BLOCK: return BlockCheckpointing::kBlock;
+    case TrainSpec::SELECTIVE: return BlockCheckpointing::kSelective;
+    default: return BlockCheckpointing::kNone;
+  }
 }
 
 }  // namespace
@@ -142,7 +151,7 @@ absl::StatusOr<std::unique_ptr<Model>> BuildModel(const Experiment& spec, int64_
   TVLAB_ASSIGN_OR_RETURN(std::unique_ptr<Initializer> init, BuildInitializer(spec));
   StackFactories stacks;
   stacks.head_input_scale = init->HeadInputScale();
-  stacks.checkpoint_blocks = spec.train().activation_checkpointing() == TrainSpec::BLOCK;
+  stacks.checkpoint_blocks = BlockCheckpointingOf(spec.train());
   for (StackRole stack : StacksOf(m)) {
     std::vector<BlockFactory>* layers = stack == StackRole::kEncoder ? &stacks.encoder : &stacks.decoder;
     for (int64_t layer = 0; layer < LayersOf(m, stack); ++layer) {

@@ -264,8 +264,13 @@ absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
     curves_.emplace(std::move(opened));
   }
   reducer_ = MakeGradientReducer(&world_);
-  return RunTrainLoop(spec_.train(), spec_.seed(), *model_, task_, params_, *optimizer_, state_, options_.eval_only,
-                      progress_, Callbacks());
+  TVLAB_ASSIGN_OR_RETURN(TrainLoopResult trained,
+                         RunTrainLoop(spec_.train(), spec_.seed(), *model_, task_, params_, *optimizer_, state_,
+                                      options_.eval_only, progress_, Callbacks()));
+  if (options_.eval_only) return trained;
+  trained.peak_memory_bytes = AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes;  // before evaluation
+  trained.peak_rss_bytes = ProcessPeakRssBytes();
+  return trained;
 }
 
 absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {
@@ -273,6 +278,7 @@ absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult
   if (train_flops_per_token_ > 0) RecordEfficiency(train_flops_per_token_, peak_, &metrics);
   RecordAttentionCalls(attention_at_start_, &metrics);
   RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
+  RecordCheckpointing(spec_.train(), &metrics);
   if (writer_) TVLAB_RETURN_IF_ERROR(dir_.WriteMetrics(metrics));
   return metrics;
 }
@@ -283,6 +289,7 @@ absl::StatusOr<RunMetrics> ExperimentRun::EvaluateAndWriteResults(const TrainLoo
                          FinalMetrics(spec_, *model_, task_, trained, options_.eval_only, world_));
   RecordAttentionCalls(attention_at_start_, &metrics);
   RecordOptimizer(spec_.train().optimizer(), *optimizer_, &metrics);
+  if (!options_.eval_only) RecordCheckpointing(spec_.train(), &metrics);
   if (train_flops_per_token_ > 0) RecordEfficiency(train_flops_per_token_, peak_, &metrics);
   if (world_.size() > 1) {
     metrics.set_data_parallel_ranks(world_.size());

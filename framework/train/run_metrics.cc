@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <sys/resource.h>
+
 #include "framework/attention/attend.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/eval_train_overlap.h"
@@ -58,6 +60,8 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
     entry->set_parameters(entry->parameters() + static_cast<double>(var.value().numel()));
   }
   metrics->set_peak_memory_bytes(static_cast<double>(AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes));
+  if (trained.peak_memory_bytes > 0) metrics->set_train_peak_memory_bytes(static_cast<double>(trained.peak_memory_bytes));
+  if (trained.peak_rss_bytes > 0) metrics->set_train_peak_rss_bytes(static_cast<double>(trained.peak_rss_bytes));
   RecordAuxiliaryOutputs(trained, metrics);
   for (const RunMetrics::Probe& probe : trained.probes) *metrics->add_probes() = probe;  // train.probe_every
   if (!trained.probes.empty()) metrics->set_probe_seconds(trained.probe_seconds);
@@ -129,6 +133,16 @@ void RecordEfficiency(double train_flops_per_token, const DevicePeak& peak, RunM
   } else {
     efficiency->set_unknown_peak(peak.unknown_why);
   }
+}
+
+void RecordCheckpointing(const TrainSpec& train, RunMetrics* metrics) {
+  metrics->set_activation_checkpointing(TrainSpec::ActivationCheckpointing_Name(train.activation_checkpointing()));
+}
+
+int64_t ProcessPeakRssBytes() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: kilobytes
 }
 
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained) {

@@ -38,6 +38,12 @@ void RecordOptimizer(const OptimizerSpec& spec, const Optimizer& optimizer, RunM
 // which must be set) and the efficiency against `peak`.
 void RecordEfficiency(double train_flops_per_token, const DevicePeak& peak, RunMetrics* metrics);
 
+// The train.activation_checkpointing setting the run trained with.
+void RecordCheckpointing(const TrainSpec& train, RunMetrics* metrics);
+
+// The process's peak resident set size so far (getrusage), in bytes.
+int64_t ProcessPeakRssBytes();
+
 // REQUIRES: trained.diverged_at_step. Evaluation metrics stay absent.
 RunMetrics DivergedMetrics(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained);
 

@@ -67,6 +67,10 @@ struct TrainLoopResult {
   // the probes took (part of train_seconds).
   std::vector<RunMetrics::Probe> probes;
   double probe_seconds = 0;
+  // Set by the caller when training is done (RunExperiment): the live
+  // tensors' and the process's high-water marks so far (RunMetrics'
+  // train_peak_memory_bytes and train_peak_rss_bytes); 0 = not read.
+  int64_t peak_memory_bytes = 0, peak_rss_bytes = 0;
 };
 
 // True when a step's loss counts as divergence: not finite, or above
