@@ -46,8 +46,11 @@ class NormPlacement {
   // branches' output-side weights by, after InitializeParameters: the
   // attention value and output projections (w_v, w_uv, w_o, cross-attention
   // included) and every FFN parameter (DeepNorm's beta, Wang et al. 2022).
-  // 1 = untouched. TEMPORARY home: it moves to the init plugin kind once that
-  // kind exists (TransformerBlock::AfterInitialize applies it).
+  // 1 = untouched (TransformerBlock::AfterInitialize applies it). It
+  // multiplies whatever model.init drew, so it stays with the placement:
+  // existing configs' initial values depend on it bit for bit. DeepNet's
+  // full init is the init plugin `deepnorm`, which refuses a placement gain
+  // beside its own (docs/init.md).
   virtual float SublayerInitGain() const { return 1.0f; }
 };
 

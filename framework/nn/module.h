@@ -73,7 +73,8 @@ class Module {
   // the tree hold their initial values (depth-first, parents first); a
   // module may rescale its own or its children's values here. Default: none.
   // (Only TransformerBlock overrides it, for DeepNorm's init gain: see
-  // NormPlacement::SublayerInitGain; it moves to the init kind later.)
+  // NormPlacement::SublayerInitGain, which stays with the placement; the
+  // init plugin `deepnorm` is DeepNet's full init.)
   virtual void AfterInitialize() {}
 
   // This module's path from the root ("" for the root).
