@@ -164,6 +164,11 @@ void SetMixerFormForTesting(MixerForm form, int64_t chunk) {
   g_chunk = chunk;
 }
 
+MixerForm MixerFormForTesting(int64_t* chunk) {
+  *chunk = g_chunk;
+  return g_form;
+}
+
 Var LogSigmoid(const Var& x) {
   Var negative_part = Scale(Relu(Scale(x, -1.0f)), -1.0f);               // min(x, 0)
   Var magnitude = Add(Relu(x), Relu(Scale(x, -1.0f)));                   // |x|

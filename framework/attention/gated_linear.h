@@ -86,6 +86,9 @@ Var MixGatedLinear(const AttentionInput& in, const Var& q, const Var& k, const V
 // size (0 = the layout's). The parallel form has no state, so with a cache
 // it is a programming error. Not thread-safe; reset with (kChunked, 0).
 void SetMixerFormForTesting(MixerForm form, int64_t chunk);
+// The form and chunk (0 = the layout's) last set by SetMixerFormForTesting:
+// the other mixer kernels (delta_rule.h) honour the same switch.
+MixerForm MixerFormForTesting(int64_t* chunk);
 
 // log(sigmoid(x)) = min(x, 0) - log(1 + exp(-|x|)), stable for any x
 // (the exp never sees a positive argument).

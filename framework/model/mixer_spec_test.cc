@@ -6,6 +6,8 @@
 
 #include "framework/autograd/ops.h"
 #include "framework/data/load_task.h"
+#include "framework/interfaces/capabilities.h"
+#include "framework/interfaces/plugin_kinds.h"
 #include "framework/model/model.h"
 #include "framework/schema/spec_text.h"
 #include "framework/spec/spec_loader.h"
@@ -40,8 +42,19 @@ const char kHybrid[] =
     "family: DECODER_ONLY num_layers: 4 position { plugin: \"rope\" } "
     "layer_overrides { pattern: \"LLLS\" letter: \"L\" attention { layout: \"gla\" } position { plugin: \"none\" } }";
 
+// Every registered layout declaring kRecurrentMixer (linear_attention, gla,
+// retnet, deltanet, gated_deltanet, ...).
+std::vector<std::string> RegisteredMixers() {
+  const PluginKind& layouts = PluginKindById("attention_layout");
+  std::vector<std::string> out;
+  for (const std::string& name : layouts.names())
+    if (layouts.capabilities(name) & kRecurrentMixer) out.push_back(name);
+  return out;
+}
+
 TEST(MixerSpec, EveryMixerIsValidAsADecoderWithoutPositionsInAttention) {
-  for (const char* layout : {"linear_attention", "gla", "retnet"})
+  EXPECT_GE(RegisteredMixers().size(), 5u);
+  for (const std::string& layout : RegisteredMixers())
     EXPECT_EQ(Error(absl::StrCat("family: DECODER_ONLY num_layers: 1 attention { layout: \"", layout,
                                  "\" } position { plugin: \"sinusoidal\" }")),
               "(valid)")
@@ -65,6 +78,27 @@ TEST(MixerSpec, RefusesWhatAMixerCannotHonourNamingTheField) {
               HasSubstr("'alibi' adds a bias to attention logits"));
   EXPECT_THAT(Error(kGla, {"runtime.attention=fused"}), HasSubstr("never runs the fused kernel"));
   EXPECT_THAT(Error(absl::StrCat(kGla, "value_residual { enabled: true }")), HasSubstr("value_residual"));
+}
+
+// Validation goes by the capability, so every mixer is refused the same
+// options, each error naming the field and the layout.
+TEST(MixerSpec, EveryMixerRefusesWhatNoMixerCanHonour) {
+  for (const std::string& layout : RegisteredMixers()) {
+    const std::string base = absl::StrCat("family: DECODER_ONLY num_layers: 1 attention { layout: \"", layout,
+                                          "\" } position { plugin: \"none\" } ");
+    const std::string mixer = absl::StrCat("layout '", layout, "' is a recurrent mixer");
+    for (const char* field : {"window=4", "logit_softcap=5", "sink=OFF_BY_ONE", "qk_norm=RMSNORM", "output_gate=HEADWISE"}) {
+      const std::string name = std::string(field).substr(0, std::string(field).find('='));
+      EXPECT_THAT(Error(base, {absl::StrCat("model.attention.", field)}),
+                  HasSubstr(absl::StrCat("model.attention.", name, " is set, but ", mixer)))
+          << layout << ", " << field;
+    }
+    EXPECT_THAT(Error(base, {"model.attention.score=additive"}), HasSubstr(mixer)) << layout;
+    EXPECT_THAT(Error(base, {"model.position.plugin=rope"}), HasSubstr("'rope' rotates queries and keys")) << layout;
+    EXPECT_THAT(Error(base, {"model.position.plugin=alibi"}), HasSubstr("'alibi' adds a bias")) << layout;
+    EXPECT_THAT(Error(base, {"runtime.attention=fused"}), HasSubstr("never runs the fused kernel")) << layout;
+    EXPECT_THAT(Error(absl::StrCat(base, "value_residual { enabled: true }")), HasSubstr("value_residual")) << layout;
+  }
 }
 
 TEST(MixerSpec, RefusesAnEncoder) {
