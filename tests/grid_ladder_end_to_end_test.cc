@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "experiments/grid/expand/grid_loader.h"
 #include "experiments/grid/report/ladder_report.h"
@@ -39,7 +41,7 @@ std::string Grid(double target) {
 ablation { row { name: "no position" set: "model.position.plugin=none" } }
 seeds: [0, 1]
 ladder { dial { depths: [1, 2] aspect_ratio: 8 head_dim: 4 ffn_multiplier: 2 } target_loss: )pb",
-                      target, R"pb( }
+                      absl::StrFormat("%.17g", target), R"pb( }
 output_dir: "out"
 )pb");
 }
@@ -94,6 +96,7 @@ TEST(GridLadder, FlopsToTargetRecomputedFromTheRunDirectories) {
     std::ofstream(dir + "/grid.pbtxt") << Grid(target);
     auto respec = ParseGridFile(dir + "/grid.pbtxt");
     ASSERT_TRUE(respec.ok());
+    ASSERT_EQ(respec->ladder().target_loss(), target);  // written exactly
     auto regrid = ExpandGrid(*respec, dir + "/grid.pbtxt", dir);
     ASSERT_TRUE(regrid.ok()) << regrid.status();
     RunResult report = RunBinary(dir + "/grid.pbtxt --report_only");
