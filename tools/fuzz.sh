@@ -44,12 +44,12 @@ echo "building $FUZZ_DIR/safetensors_fuzzer"
 echo "building $FUZZ_DIR/grid_spec_fuzzer"
 protoc --cpp_out="$FUZZ_DIR/gen" framework/schema/experiment.proto framework/schema/grid.proto \
   framework/train/metrics.proto
-# The expansion's size bound and the hypotheses' checks (which name metrics:
-# run_dir.cc's CheckMetricName).
+# The expansion's size bound, the hypotheses' checks (which name metrics:
+# run_dir.cc's CheckMetricName) and the size ladder's rungs.
 # shellcheck disable=SC2086
 "$CXX" "${cxxflags[@]}" \
   experiments/grid/fuzz/grid_spec_fuzzer.cc experiments/grid/expand/grid_axes.cc \
-  experiments/grid/expand/hypotheses.cc framework/report/run_dir.cc \
+  experiments/grid/expand/hypotheses.cc experiments/grid/expand/ladder_rungs.cc framework/report/run_dir.cc \
   "$FUZZ_DIR/gen/framework/schema/experiment.pb.cc" "$FUZZ_DIR/gen/framework/schema/grid.pb.cc" \
   "$FUZZ_DIR/gen/framework/train/metrics.pb.cc" \
   -o "$FUZZ_DIR/grid_spec_fuzzer" $libs

@@ -99,6 +99,8 @@ int Report(const ExpandedGrid& grid, FileSystem* fs) {
   std::stringstream text;
   // With lr_sweep the comparison at each variant's own best rate leads.
   if (grid.spec.has_lr_sweep()) text << std::ifstream(grid.results_dir + "/lr_sweep.md").rdbuf() << "\n";
+  // With a ladder the FLOPs to the target, the fits and the crossings lead.
+  if (grid.spec.has_ladder()) text << std::ifstream(grid.results_dir + "/ladder.md").rdbuf() << "\n";
   text << std::ifstream(grid.results_dir + "/results.md").rdbuf();
   std::cout << text.str() << "\nwritten: ";
   for (const std::string& f : *written) std::cout << f << " ";

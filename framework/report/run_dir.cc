@@ -68,26 +68,31 @@ std::string ReadFailure(const std::string& run_dir) {
   return metrics.ok() ? "" : std::string(metrics.status().message());
 }
 
-std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir) {
+std::vector<std::pair<double, double>> ReadLogCurve(const std::string& run_dir, const std::string& column) {
   std::vector<std::pair<double, double>> curve;
   std::ifstream in(run_dir + "/" + kTrainLogFile);
   std::string line;
   if (!std::getline(in, line)) return curve;
   std::vector<std::string> header = absl::StrSplit(line, ',');
-  int step_col = -1, loss_col = -1;
+  int step_col = -1, value_col = -1;
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i] == "step") step_col = static_cast<int>(i);
-    if (header[i] == "loss") loss_col = static_cast<int>(i);
+    if (header[i] == column) value_col = static_cast<int>(i);
   }
-  if (step_col < 0 || loss_col < 0) return curve;
+  if (step_col < 0 || value_col < 0) return curve;
   while (std::getline(in, line)) {
     std::vector<std::string> cells = absl::StrSplit(line, ',');
-    double step, loss;
-    if (static_cast<int>(cells.size()) <= std::max(step_col, loss_col)) continue;  // torn last line
-    if (absl::SimpleAtod(cells[step_col], &step) && absl::SimpleAtod(cells[loss_col], &loss))
-      curve.emplace_back(step, loss);
+    double step, value;
+    if (static_cast<int>(cells.size()) <= std::max(step_col, value_col)) continue;  // torn last line
+    // An empty cell (eval_loss on a row without an evaluation) is no point.
+    if (absl::SimpleAtod(cells[step_col], &step) && absl::SimpleAtod(cells[value_col], &value))
+      curve.emplace_back(step, value);
   }
   return curve;
+}
+
+std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir) {
+  return ReadLogCurve(run_dir, "loss");
 }
 
 std::vector<std::string> MetricNames() {

@@ -35,6 +35,11 @@ absl::StatusOr<RunMetrics> ReadMetrics(const std::string& run_dir);
 std::string ReadFailure(const std::string& run_dir);
 // (step, loss) from train_log.csv; empty if the file is missing.
 std::vector<std::pair<double, double>> ReadLossCurve(const std::string& run_dir);
+// (step, value) of any train_log.csv column, rows with an empty or
+// non-numeric cell left out: ReadLogCurve(dir, "eval_loss") is the
+// evaluation curve (rows of train.eval_every). Empty without the file or
+// the column.
+std::vector<std::pair<double, double>> ReadLogCurve(const std::string& run_dir, const std::string& column);
 
 // Numeric fields of RunMetrics by name: token_accuracy, eval_loss, ...
 std::vector<std::string> MetricNames();

@@ -40,6 +40,7 @@ void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopR
   if (const int64_t inactive = model.NumInactiveParameters(); inactive > 0)
     metrics->set_active_parameters(static_cast<double>(model.NumParameters() - inactive));
   metrics->set_tokens_per_second(trained.tokens_seen / std::max(trained.train_seconds, 1e-9));
+  metrics->set_tokens_trained(static_cast<double>(trained.tokens_seen));
   metrics->set_kv_cache_bytes_per_token(model.KvCacheBytesPerToken(sizeof(float)));
   if (const int64_t bound = model.KvCacheBytesBound(sizeof(float)); bound > 0)
     metrics->set_kv_cache_bytes_bound(static_cast<double>(bound));

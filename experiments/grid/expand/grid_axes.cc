@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "experiments/grid/expand/ladder_rungs.h"
 #include "experiments/grid/expand/lr_sweep.h"
 #include "framework/core/status_macros.h"
 
@@ -177,6 +178,7 @@ absl::Status CheckGridSize(const GridSpec& spec) {
       if (z.axis_size() > 0) factor(absl::StrCat("zip of ", z.axis(0).field()), z.axis(0).values_size());
   }
   if (spec.has_lr_sweep()) factor("lr_sweep values", LrSweepCount(spec.lr_sweep()));
+  if (spec.has_ladder()) factor("ladder rungs", LadderRungCount(spec.ladder()));
   if (spec.seeds_size() > 0) factor("seeds", spec.seeds_size());
   if (runs <= static_cast<double>(spec.max_runs())) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat(

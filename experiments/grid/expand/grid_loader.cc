@@ -9,6 +9,7 @@
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/grid_forms.h"
 #include "experiments/grid/expand/hypotheses.h"
+#include "experiments/grid/expand/ladder.h"
 #include "experiments/grid/expand/lr_sweep.h"
 #include "experiments/grid/expand/run_key.h"
 #include "framework/core/status_macros.h"
@@ -111,6 +112,8 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
     return ResolveExperiment(base, overrides, cell.label, base_name);
   };
 
+  // First: the ladder refuses the forms it does not compose with, by name.
+  if (spec.has_ladder()) TVLAB_RETURN_IF_ERROR(CrossLadder(spec, base, &grid));
   if (spec.has_scaling()) TVLAB_RETURN_IF_ERROR(FindScalingAxis(spec, &grid));
   if (spec.has_equal_budget()) {
     TVLAB_RETURN_IF_ERROR(MatchBudgets(spec.equal_budget(), seed_override(seeds[0]), resolve, &grid));

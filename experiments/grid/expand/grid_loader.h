@@ -72,6 +72,7 @@ struct ExpandedGrid {
   std::vector<GridHypothesis> hypotheses;  // in spec order
   int lr_column = -1;                    // spec.lr_sweep: the swept value's column, else -1
   std::string lr_baseline;               // spec.lr_sweep: the baseline variant's label ("" if none)
+  int ladder_column = -1;                // spec.ladder: the rung's column, else -1
   int num_invalid() const;
 };
 

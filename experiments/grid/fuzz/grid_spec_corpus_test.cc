@@ -6,6 +6,7 @@
 #include <string>
 
 #include "experiments/grid/expand/grid_axes.h"
+#include "experiments/grid/expand/ladder_rungs.h"
 #include "framework/testing/fuzz_corpus.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -41,6 +42,18 @@ TEST(GridSpecCorpus, SeedsMeanWhatTheyAreNamedFor) {
   EXPECT_NE(std::string(Expand("duplicate_value", &other).message()).find("listed twice"), std::string::npos);
   EXPECT_NE(std::string(Expand("max_runs", &other).message()).find("more than max_runs 2"), std::string::npos);
   EXPECT_NE(std::string(Expand("empty_zip", &other).message()).find("has no axis"), std::string::npos);
+}
+
+TEST(GridSpecCorpus, LadderSeeds) {
+  GridSpec dial, shrink;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadCorpusFile(kCorpus + "/ladder_dial"), &dial));
+  ASSERT_TRUE(CheckLadder(dial.ladder()).ok());
+  EXPECT_EQ(LadderRungCount(dial.ladder()), 3);
+  ExpandedGrid grid;
+  ASSERT_TRUE(Expand("ladder_dial", &grid).ok());
+  EXPECT_EQ(grid.cells.size(), 2u);  // the variants; the ladder crosses them in ExpandGrid
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadCorpusFile(kCorpus + "/ladder_rungs_shrink"), &shrink));
+  EXPECT_NE(std::string(CheckLadder(shrink.ladder()).message()).find("rungs must be increasing"), std::string::npos);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "experiments/grid/report/baseline_comparison.h"
 #include "experiments/grid/report/hypothesis_report.h"
+#include "experiments/grid/report/ladder_report.h"
 #include "experiments/grid/report/lr_sweep_report.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/io/atomic_file.h"
@@ -30,6 +31,13 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
     const std::vector<LrVariant> variants = LrSweepVariants(results);
     files.emplace_back("lr_sweep.md", LrSweepMarkdown(results, variants));
     files.emplace_back("lr_sweep.svg", LrSweepSvg(results, variants));
+  }
+  if (results.grid->spec.has_ladder()) {
+    const std::vector<LadderVariant> variants = LadderVariants(results);
+    files.emplace_back("ladder.csv", LadderCsv(results, variants));
+    files.emplace_back("ladder_runs.csv", LadderRunsCsv(results, variants));
+    files.emplace_back("ladder.md", LadderMarkdown(results, variants));
+    files.emplace_back("ladder.svg", LadderSvg(results, variants));
   }
   if (!ContextLengths(results).empty()) files.emplace_back("context_perplexity.svg", ContextPerplexitySvg(results));
   std::vector<std::string> written;

@@ -11,6 +11,8 @@
 //   loss_curves.svg    training loss of every cell (results_plots.h)
 //   <main_metric>.svg  the main metric per cell with seed error bars
 //   scaling.svg        with spec.scaling: the fitted curves (scaling_report.h)
+//   ladder.csv, ladder_runs.csv, ladder.md, ladder.svg
+//                      with spec.ladder (ladder_report.h)
 //   context_perplexity.svg  when runs evaluated at eval.context_lengths
 // This header brings the writers (and results_format.h) together for callers
 // that want all of them.
