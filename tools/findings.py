@@ -27,7 +27,10 @@ README's folder's results/ directory:
     log2(x)
 
 A cell is its `cell` column in results.csv (the ablation row name, or
-"label=value ..."). Formatted values use the typographic minus (−), as the
+"label=value ..."). A study of several grids writes each grid's results to a
+folder of its own under results/ (its `results_dir: "results/NAME"`); a cell
+or hypothesis written "NAME/cell" reads results/NAME/ (when results/NAME/ is a
+folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
 READMEs do.
 
     tools/findings.py --check README.md ...   exit 1 listing every number that
@@ -48,9 +51,10 @@ MARKER = re.compile(r"(?P<value>[−+\-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[−+\-]?[
 
 
 class Results:
-    def __init__(self, folder):
-        self.folder = os.path.join(folder, "results")
+    def __init__(self, folder, sub="results"):
+        self.folder = os.path.join(folder, sub)
         self._tables = {}
+        self._subs = {}
 
     def table(self, name):
         if name not in self._tables:
@@ -65,7 +69,8 @@ class Results:
         rows = [r for r in self.table("results.csv") if r["cell"] == cell]
         if not rows:
             cells = sorted({r["cell"] for r in self.table("results.csv")})
-            raise ValueError("no cell %r in results.csv; cells: %s" % (cell, ", ".join(cells)))
+            raise ValueError("no cell %r in %s; cells: %s" % (
+                cell, os.path.join(self.folder, "results.csv"), ", ".join(cells)))
         out = [(int(r["seed"]), float(r[metric])) for r in rows
                if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(metric, "") != ""]
         return sorted(out)
@@ -74,7 +79,7 @@ class Results:
         for r in self.table(table):
             if r[key] == name:
                 return r
-        raise ValueError("no row %r in %s" % (name, table))
+        raise ValueError("no row %r in %s" % (name, os.path.join(self.folder, table)))
 
     def best_lr(self, variant, metric):
         prefix = variant + " lr="
@@ -97,23 +102,39 @@ class Results:
             raise ValueError("variant %r has no rate whose every seed finished" % variant)
         return best[1]
 
+    def sub(self, name):
+        """(the Results a name reads, the name within them): "NAME/cell" reads
+        results/NAME/ when that is a folder (a study of several grids)."""
+        head, sep, rest = name.partition("/")
+        if sep and rest and os.path.isdir(os.path.join(self.folder, head)):
+            if head not in self._subs:
+                self._subs[head] = Results(self.folder, head)
+            return self._subs[head], rest
+        return self, name
+
     def functions(self):
         def vals(cell, metric):
-            return [v for _, v in self.values(cell, metric)]
+            results, cell = self.sub(cell)
+            return [v for _, v in results.values(cell, metric)]
 
         def seed(cell, metric, s):
-            for k, v in self.values(cell, metric):
+            results, name = self.sub(cell)
+            for k, v in results.values(name, metric):
                 if k == s:
                     return v
             raise ValueError("cell %r has no finished seed %d" % (cell, s))
+
+        def row(table, key, name, col):
+            results, name = self.sub(name)
+            return float(results.row(table, key, name)[col])
 
         return {
             "mean": lambda c, m: statistics.mean(vals(c, m)),
             "std": lambda c, m: statistics.stdev(vals(c, m)),
             "n": lambda c, m: len(vals(c, m)),
             "seed": seed,
-            "sig": lambda c, col: float(self.row("significance.csv", "cell", c)[col]),
-            "hyp": lambda h, col: float(self.row("hypotheses.csv", "hypothesis", h)[col]),
+            "sig": lambda c, col: row("significance.csv", "cell", c, col),
+            "hyp": lambda h, col: row("hypotheses.csv", "hypothesis", h, col),
             "every": lambda m: [float(r[m]) for r in self.table("results.csv")
                                 if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
             "best_lr": self.best_lr, "log2": math.log2,
