@@ -9,7 +9,7 @@ one, and a forward one with asan = False, also "noasan" (the ASan leg runs the f
 conformance suite, which reaches every kernel).
 """
 
-def emulated_gpu_test(name, srcs = [], deps = [], args = [], asan = True, reversed = False, size = None):
+def emulated_gpu_test(name, srcs = [], deps = [], args = [], asan = True, reversed = False, size = None, shard_count = None):
     schedules = [("_emulated_test", [], asan)]
     if reversed:
         schedules.append(("_emulated_reversed_test", ["//framework/backend/gpu_cuda/emulator:reversed_schedule"], False))
@@ -20,6 +20,7 @@ def emulated_gpu_test(name, srcs = [], deps = [], args = [], asan = True, revers
             args = args,
             linkstatic = 1,
             size = size if under_asan else None,
+            shard_count = shard_count,
             tags = ["emulated"] + ([] if under_asan else ["noasan"]),
             deps = deps + schedule_deps + [
                 "//framework/backend:all_with_emulated_gpu",
