@@ -39,8 +39,8 @@ README's folder's results/ directory:
 A cell is its `cell` column in results.csv (the ablation row name, or
 "label=value ..."). A study of several grids writes each grid's results to a
 folder of its own under results/ (its `results_dir: "results/NAME"`); a cell
-or hypothesis written "NAME/cell" (probes too) reads results/NAME/ (when results/NAME/ is a
-folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
+(probe and probe_seed's too) or hypothesis written
+"NAME/cell" reads results/NAME/ (when results/NAME/ is a folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
 READMEs do.
 
     tools/findings.py --check README.md ...   exit 1 listing every number that
