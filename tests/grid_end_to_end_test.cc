@@ -2,8 +2,8 @@
 // trained in its own run directory keyed by its resolved spec, a failing cell
 // recorded while the others go on, a second invocation that runs nothing,
 // an extended grid that runs only the new cells, interrupted runs picked up
-// again, the report rebuilt from the run directories, and invalid cells
-// reported before anything trains.
+// again, the report rebuilt from the run directories, invalid cells
+// reported before anything trains, and training probes in the report.
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "experiments/grid/expand/grid_loader.h"
 #include "experiments/grid/expand/run_key.h"
+#include "framework/report/run_dir.h"
 #include "framework/schema/spec_text.h"
 #include "framework/spec/spec_loader.h"
 #include "gmock/gmock.h"
@@ -245,6 +246,63 @@ TEST_F(GridEndToEnd, InvalidCellsAreReportedBeforeAnythingTrains) {
   EXPECT_EQ(RunDirs().size(), 1u);
   EXPECT_THAT(ReadFile(dir_ + "/out/results.md"), HasSubstr("| 3 | – |"));
   EXPECT_THAT(ReadFile(dir_ + "/out/results.md"), HasSubstr("invalid: model.num_heads: d_model (16) must be"));
+}
+
+// Runs with train.probe_every: probes.csv holds every probe of every run,
+// equal to the run directories' metrics.json, rebuilt identically by
+// --report_only; results.md tabulates the ones report_probes selects.
+TEST_F(GridEndToEnd, ProbesReachTheReport) {
+  Write("grid.pbtxt",
+        "base_spec: \"base.pbtxt\"\nset: \"train.probe_every=10\"\n"
+        "axis { field: \"model.norm.placement\" values: [\"pre_ln\", \"post_ln\"] label: \"placement\" }\n"
+        "seeds: [0, 1]\noutput_dir: \"out\"\nreport_probes: [\"grad_norm/\", \"logits/max\", \"no_such/\"]\n");
+  RunResult r = Run("grid.pbtxt --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = ReadFile(dir_ + "/out/probes.csv");
+  std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "cell,seed,state,probe,first,last,max,mean,first_step,last_step,count");
+  auto spec = ParseGridFile(dir_ + "/grid.pbtxt");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto grid = ExpandGrid(*spec, dir_ + "/grid.pbtxt", dir_);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  size_t probes = 0, line = 1;
+  for (const GridCell& cell : grid->cells) {
+    for (const GridRun& run : cell.runs) {
+      auto metrics = ReadMetrics(run.run_dir);
+      ASSERT_TRUE(metrics.ok()) << metrics.status();
+      ASSERT_GT(metrics->probes_size(), 0);
+      for (const RunMetrics::Probe& p : metrics->probes()) {
+        ASSERT_LT(line, lines.size());
+        std::vector<std::string> f = absl::StrSplit(lines[line++], ',');
+        ASSERT_EQ(f.size(), 11u);
+        EXPECT_EQ(f[0], cell.label);
+        EXPECT_EQ(f[1], std::to_string(run.seed));
+        EXPECT_EQ(f[2], "finished");
+        EXPECT_EQ(f[3], p.name());
+        const std::vector<double> want = {p.first(), p.last(), p.max(), p.mean()};
+        for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(std::strtod(f[4 + i].c_str(), nullptr), want[i]) << f[3];
+        EXPECT_EQ(f[8], "0");  // step 0, the initialisation; then 10 and the last, 19
+        EXPECT_EQ(f[9], "19");
+        EXPECT_EQ(f[10], "3");
+        EXPECT_EQ(p.count(), 3);
+        ++probes;
+      }
+    }
+  }
+  EXPECT_EQ(lines.size(), 1 + probes);
+  EXPECT_THAT(csv, HasSubstr(",grad_norm/encoder.layers.0,"));
+  const std::string md = ReadFile(dir_ + "/out/results.md");
+  EXPECT_THAT(md, HasSubstr("## Probes (exploratory)"));
+  EXPECT_THAT(md, HasSubstr("| placement | probe | seeds | first | max |"));
+  EXPECT_THAT(md, HasSubstr("| post_ln | grad_norm/encoder.layers.0 | 2 | "));
+  EXPECT_THAT(md, HasSubstr("| pre_ln | logits/max | 2 | "));
+  EXPECT_THAT(md, Not(HasSubstr("| attention_entropy/")));
+  EXPECT_THAT(md, HasSubstr("`report_probes` entry `no_such/` matches no probe of any finished run"));
+  fs::remove(dir_ + "/out/probes.csv");
+  RunResult report = Run("grid.pbtxt --report_only");
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_EQ(ReadFile(dir_ + "/out/probes.csv"), csv);
 }
 
 TEST_F(GridEndToEnd, GridMistakesAreErrors) {

@@ -25,12 +25,22 @@ README's folder's results/ directory:
                               rates whose every seed finished without diverging,
                               a tie to the smaller rate
     log2(x)
+    probe(cell, name, stat)   training probes (probes.csv, written when runs set
+                              train.probe_every): the mean over the cell's finished
+                              seeds (diverged ones left out, as mean does) of one
+                              statistic of the probe `name` ("grad_norm/decoder.layers.3");
+                              stat is first (at the first probed step: step 0, the
+                              initialisation), last, max, mean, first_step, last_step
+                              or count
+    probe_seed(cell, name, stat, s)
+                              one seed's value (a diverged seed's too: its probes
+                              up to the divergence)
 
 A cell is its `cell` column in results.csv (the ablation row name, or
 "label=value ..."). A study of several grids writes each grid's results to a
 folder of its own under results/ (its `results_dir: "results/NAME"`); a cell
-or hypothesis written "NAME/cell" reads results/NAME/ (when results/NAME/ is a
-folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
+(probe and probe_seed's too) or hypothesis written
+"NAME/cell" reads results/NAME/ (when results/NAME/ is a folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
 READMEs do.
 
     tools/findings.py --check README.md ...   exit 1 listing every number that
@@ -102,6 +112,34 @@ class Results:
             raise ValueError("variant %r has no rate whose every seed finished" % variant)
         return best[1]
 
+    def probe_values(self, cell, name, stat):
+        """[(seed, state, value)] of one probe statistic of a cell, from probes.csv."""
+        if stat not in PROBE_STATS:
+            raise ValueError("probe statistic %r is not one of %s" % (stat, ", ".join(PROBE_STATS)))
+        table = self.table("probes.csv")
+        rows = [r for r in table if r["cell"] == cell]
+        if not rows:
+            cells = sorted({r["cell"] for r in table})
+            raise ValueError("no cell %r in %s; cells with probes: %s" % (
+                cell, os.path.join(self.folder, "probes.csv"), ", ".join(cells)))
+        named = [r for r in rows if r["probe"] == name]
+        if not named:
+            names = list(dict.fromkeys(r["probe"] for r in rows))
+            raise ValueError("cell %r has no probe %r; its probes: %s" % (cell, name, ", ".join(names)))
+        return [(int(r["seed"]), r["state"], float(r[stat])) for r in named if r[stat] != ""]
+
+    def probe(self, cell, name, stat):
+        values = [v for _, state, v in self.probe_values(cell, name, stat) if state == "finished"]
+        if not values:
+            raise ValueError("cell %r has no finished (not diverged) seed with probe %r" % (cell, name))
+        return statistics.mean(values)
+
+    def probe_seed(self, cell, name, stat, s):
+        for k, _, v in self.probe_values(cell, name, stat):
+            if k == s:
+                return v
+        raise ValueError("cell %r has no seed %d with probe %r %s" % (cell, s, name, stat))
+
     def sub(self, name):
         """(the Results a name reads, the name within them): "NAME/cell" reads
         results/NAME/ when that is a folder (a study of several grids)."""
@@ -128,6 +166,10 @@ class Results:
             results, name = self.sub(name)
             return float(results.row(table, key, name)[col])
 
+        def probe(cell, name, stat, s=None, one_seed=False):
+            results, cell = self.sub(cell)
+            return results.probe_seed(cell, name, stat, s) if one_seed else results.probe(cell, name, stat)
+
         return {
             "mean": lambda c, m: statistics.mean(vals(c, m)),
             "std": lambda c, m: statistics.stdev(vals(c, m)),
@@ -137,10 +179,15 @@ class Results:
             "hyp": lambda h, col: row("hypotheses.csv", "hypothesis", h, col),
             "every": lambda m: [float(r[m]) for r in self.table("results.csv")
                                 if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
+            "probe": lambda c, name, stat: probe(c, name, stat),
+            "probe_seed": lambda c, name, stat, s: probe(c, name, stat, s, one_seed=True),
             "best_lr": self.best_lr, "log2": math.log2,
             "exp": math.exp, "abs": abs, "min": min, "max": max, "round": round,
         }
 
+
+# probes.csv's statistics per run and probe (metrics.json's `probes`).
+PROBE_STATS = ("first", "last", "max", "mean", "first_step", "last_step", "count")
 
 # lr_sweep.md's metrics where lower is better (the rest: higher).
 LOWER_IS_BETTER = ("eval_loss", "perplexity", "perplexity_per_byte", "bits_per_byte")

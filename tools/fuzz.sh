@@ -45,11 +45,12 @@ echo "building $FUZZ_DIR/grid_spec_fuzzer"
 protoc --cpp_out="$FUZZ_DIR/gen" framework/schema/experiment.proto framework/schema/grid.proto \
   framework/train/metrics.proto
 # The expansion's size bound, the hypotheses' checks (which name metrics:
-# run_dir.cc's CheckMetricName) and the size ladder's rungs.
+# run_dir.cc's CheckMetricName), the size ladder's rungs and report_probes.
 # shellcheck disable=SC2086
 "$CXX" "${cxxflags[@]}" \
   experiments/grid/fuzz/grid_spec_fuzzer.cc experiments/grid/expand/grid_axes.cc \
-  experiments/grid/expand/hypotheses.cc experiments/grid/expand/ladder_rungs.cc framework/report/run_dir.cc \
+  experiments/grid/expand/hypotheses.cc experiments/grid/expand/ladder_rungs.cc \
+  experiments/grid/expand/report_probes.cc framework/report/run_dir.cc \
   "$FUZZ_DIR/gen/framework/schema/experiment.pb.cc" "$FUZZ_DIR/gen/framework/schema/grid.pb.cc" \
   "$FUZZ_DIR/gen/framework/train/metrics.pb.cc" \
   -o "$FUZZ_DIR/grid_spec_fuzzer" $libs

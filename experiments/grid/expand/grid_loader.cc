@@ -11,6 +11,7 @@
 #include "experiments/grid/expand/hypotheses.h"
 #include "experiments/grid/expand/ladder.h"
 #include "experiments/grid/expand/lr_sweep.h"
+#include "experiments/grid/expand/report_probes.h"
 #include "experiments/grid/expand/run_key.h"
 #include "framework/core/status_macros.h"
 #include "framework/data/load_task.h"
@@ -153,6 +154,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
         IndentLines(grid.cells[grid.baseline].invalid_reason, "  ")));
   }
   TVLAB_RETURN_IF_ERROR(ResolveHypotheses(&grid));
+  TVLAB_RETURN_IF_ERROR(CheckReportProbes(grid));
   return grid;
 }
 

@@ -93,7 +93,8 @@ absl::StatusOr<GridSpec> ParseGridFile(const std::string& path);
 // baseline gets "<field>=<solved value>" as its last override (solved with
 // the first seed; budgets do not depend on the seed). Hypotheses that select
 // no cell, several or an invalid one, or are otherwise malformed, are errors
-// (hypotheses.h).
+// (hypotheses.h), and so is a report_probes entry that is empty or repeated,
+// or any entry when no cell sets train.probe_every (report_probes.h).
 absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string& grid_path,
                                         const std::string& working_dir);
 

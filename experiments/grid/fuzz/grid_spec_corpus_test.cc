@@ -7,6 +7,7 @@
 
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/ladder_rungs.h"
+#include "experiments/grid/expand/report_probes.h"
 #include "framework/testing/fuzz_corpus.h"
 #include "google/protobuf/text_format.h"
 #include "gtest/gtest.h"
@@ -54,6 +55,13 @@ TEST(GridSpecCorpus, LadderSeeds) {
   EXPECT_EQ(grid.cells.size(), 2u);  // the variants; the ladder crosses them in ExpandGrid
   ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadCorpusFile(kCorpus + "/ladder_rungs_shrink"), &shrink));
   EXPECT_NE(std::string(CheckLadder(shrink.ladder()).message()).find("rungs must be increasing"), std::string::npos);
+}
+
+TEST(GridSpecCorpus, ReportProbesSeed) {
+  ExpandedGrid grid;
+  ASSERT_TRUE(Expand("report_probes", &grid).ok());
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(ReadCorpusFile(kCorpus + "/report_probes"), &grid.spec));
+  EXPECT_NE(std::string(CheckReportProbes(grid).message()).find("report_probes[1] is empty"), std::string::npos);
 }
 
 }  // namespace

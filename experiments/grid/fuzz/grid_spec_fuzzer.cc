@@ -3,7 +3,8 @@
 // through the size bound and the axis expansion (CheckGridSize, AxisCells:
 // empty axes, duplicate values and labels, zip lengths, baselines) and the
 // hypotheses' checks (ResolveHypotheses) and a size ladder's rungs
-// (CheckLadder, LadderRungSize: the sizes each rung gives a variant). Any input
+// (CheckLadder, LadderRungSize: the sizes each rung gives a variant) and
+// report_probes (CheckReportProbes, on cells without runs). Any input
 // must give a grid or a Status: a crash, a sanitizer report, a leak, an abort
 // or a run past -timeout (an unbounded expansion) is a bug. Built and run by
 // tools/fuzz.sh; the seed corpus is corpus/ next to this file.
@@ -17,6 +18,7 @@
 #include "experiments/grid/expand/grid_axes.h"
 #include "experiments/grid/expand/hypotheses.h"
 #include "experiments/grid/expand/ladder_rungs.h"
+#include "experiments/grid/expand/report_probes.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 
@@ -69,6 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             h.cell_b >= static_cast<int>(grid.cells.size()) || h.cell_a == h.cell_b)
           __builtin_trap();
     }
+    // No cell has runs here (nothing was resolved), so a selection is an
+    // error and no selection is fine: a Status either way, never a crash.
+    if (tvlab::CheckReportProbes(grid).ok() != (spec.report_probes_size() == 0)) __builtin_trap();
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "experiments/grid/report/results_format.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -11,6 +12,17 @@
 namespace tvlab {
 
 std::string FormatExact(double value) { return absl::StrFormat("%.9g", value); }
+
+std::string FormatRoundTrip(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  std::string text;
+  for (int precision = 1; precision <= 17; ++precision) {
+    text = absl::StrFormat("%.*g", precision, value);
+    if (std::strtod(text.c_str(), nullptr) == value) break;
+  }
+  return text;
+}
 
 std::string FormatSi(double value) {
   const double a = std::abs(value);

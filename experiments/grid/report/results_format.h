@@ -11,6 +11,10 @@ namespace tvlab {
 
 // "%.9g": every float32 metric round-trips.
 std::string FormatExact(double value);
+// The shortest "%.<p>g" (p <= 17) that reads back as this very double, as
+// Python's repr: for values computed in double (the probes). "nan", "inf",
+// "-inf" for the rest.
+std::string FormatRoundTrip(double value);
 // "1.23M", "45.6k", "789": three significant digits for cost columns.
 std::string FormatSi(double value);
 

@@ -9,6 +9,7 @@
 #include "experiments/grid/expand/equal_budget.h"
 #include "experiments/grid/report/baseline_comparison.h"
 #include "experiments/grid/report/hypothesis_report.h"
+#include "experiments/grid/report/probes_report.h"
 #include "experiments/grid/report/results_format.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/report/stats.h"
@@ -288,7 +289,7 @@ std::string ResultsMarkdown(const GridResults& results) {
   std::string out = Summary(results, table) + HypothesesMarkdown(results, TestHypotheses(results)) +
                     ReadingNotes(results, table) + HeaderRows(table);
   for (size_t c = 0; c < results.cells.size(); ++c) absl::StrAppend(&out, CellRow(results, c, table));
-  return out + Footer(results, table);
+  return out + ProbesMarkdown(results) + Footer(results, table);
 }
 
 }  // namespace tvlab

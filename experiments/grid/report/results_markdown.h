@@ -7,7 +7,9 @@
 // metrics, Δ against the baseline with its Welch CI, p and Holm p (and a
 // bootstrap CI with enough seeds), perplexity per evaluation context, cost
 // columns, and notes (invalid cells, failed, missing and diverged seeds).
-// Then the scaling section (scaling_report.h) and the plots.
+// Then, when runs recorded training probes or report_probes asks for them,
+// the "Probes (exploratory)" section (probes_report.h), the scaling section
+// (scaling_report.h) and the plots.
 
 #include <string>
 

@@ -7,6 +7,7 @@
 #include "experiments/grid/report/hypothesis_report.h"
 #include "experiments/grid/report/ladder_report.h"
 #include "experiments/grid/report/lr_sweep_report.h"
+#include "experiments/grid/report/probes_report.h"
 #include "experiments/grid/report/scaling_report.h"
 #include "framework/io/atomic_file.h"
 
@@ -40,6 +41,7 @@ absl::StatusOr<std::vector<std::string>> WriteReport(const GridResults& results,
     files.emplace_back("ladder.svg", LadderSvg(results, variants));
   }
   if (!ContextLengths(results).empty()) files.emplace_back("context_perplexity.svg", ContextPerplexitySvg(results));
+  if (AnyProbes(results)) files.emplace_back("probes.csv", ProbesCsv(results));  // else no file: results unchanged
   std::vector<std::string> written;
   for (const auto& [name, text] : files) {
     const std::string path = dir + "/" + name;

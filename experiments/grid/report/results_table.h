@@ -14,6 +14,7 @@
 //   ladder.csv, ladder_runs.csv, ladder.md, ladder.svg
 //                      with spec.ladder (ladder_report.h)
 //   context_perplexity.svg  when runs evaluated at eval.context_lengths
+//   probes.csv         when runs recorded training probes (probes_report.h)
 // This header brings the writers (and results_format.h) together for callers
 // that want all of them.
 
