@@ -10,7 +10,9 @@
 // the KV cache, and Attend(), the one place scores, biases, masks, softmax,
 // dropout and the weighted sum of values are composed.
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "framework/autograd/var.h"
 #include "framework/interfaces/attention_score.h"
@@ -73,6 +75,20 @@ class AttentionLayout : public Module {
   virtual int64_t RecurrentStateBytes(int64_t bytes_per_element) const {
     (void)bytes_per_element;
     return 0;
+  }
+  // Forward FLOPs per position of this layer's token mixing in training,
+  // besides its parameters' matrix products (the cost model counts those as
+  // 2 per parameter), for self-attention over sequences of `seq_len`
+  // positions; training costs 3 times this (forward + backward).
+  // std::nullopt (the default) = softmax attention: Q K^T and A V, 2 *
+  // keys_seen * d_attn FLOPs each, where the cost model derives keys_seen
+  // from the layer's mask (causal, window, memory tokens). A layout whose
+  // mixing costs something else (a recurrent mixer's chunked form:
+  // framework/attention/mixer_cost.h) overrides this, so the cost model
+  // (framework/report/cost_model.h) needs no edit for a new mixer.
+  virtual std::optional<double> MixingFlopsPerToken(int64_t seq_len) const {
+    (void)seq_len;
+    return std::nullopt;
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "framework/data/load_task.h"
 #include "framework/spec/spec_loader.h"
 #include "gtest/gtest.h"
 
@@ -136,6 +137,80 @@ TEST(CostModel, EncoderDecoderCountsCrossAttentionAndClassifiersTheirHead) {
   // The head maps to the task's 4 classes.
   const int64_t dense = 4 * (16 * 16 + 16) + (16 * 64 + 64 + 64 * 16 + 16) + 3 * 32 + (16 * 4 + 4);
   EXPECT_EQ(cls_cost->dense_parameters, dense);
+}
+
+// A decoder-only model on 40-byte windows of text (T = 40), d_model 32, two
+// heads of 16, `layers` layers, with `model_extra` in its model message.
+absl::StatusOr<Experiment> TextModel(const std::string& name, int layers, const std::string& model_extra) {
+  std::string path = std::string(getenv("TEST_TMPDIR")) + "/" + name + ".pbtxt";
+  std::ofstream(path) << "name: \"" << name << "\" model { family: DECODER_ONLY d_model: 32 num_heads: 2 d_ff: 64 "
+                      << "num_layers: " << layers << " " << model_extra << " }\n"
+                      << R"pb(task { plugin: "text_lm" options { [type.googleapis.com/tvlab.TextLmOptions] {
+                                path: "/usr/share/common-licenses/GPL-3" context_length: 40 } } }
+                              train { steps: 1 } eval { examples: 8 })pb";
+  return LoadExperiment(path, {});
+}
+
+// GLA's chunked form (chunk_size 16) per position of a 40-token sequence,
+// one layer of two heads of dk = dv = 16: chunks of 16, 16 and 8 tokens;
+// the first reads no state.
+double GlaForwardFlopsAt40() {
+  const double first = 2.0 * 16 * 16 * 16    // Q K^T (16, 16)
+                       + 2.0 * 16 * 16 * 16  // (16, 16) x V
+                       + 2.0 * 16 * 16 * 16;  // K^T V: the state's update
+  const double second = first + 2.0 * 16 * 16 * 16;  // + Q S, the state's read
+  const double last = 2.0 * 8 * 8 * 16 + 2.0 * 8 * 8 * 16 + 2.0 * 8 * 16 * 16 + 2.0 * 8 * 16 * 16;
+  return 2 * (first + second + last) / 40;
+}
+
+TEST(CostModel, RecurrentMixersCountTheirChunkedFormNotSoftmax) {
+  auto spec = TextModel("gla", 2, R"pb(attention { layout: "gla" } position { plugin: "none" })pb");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto task = LoadTask(*spec);
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_EQ((*task)->max_length(), 40);
+  auto cost = CostOfExperiment(*spec);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  // Two layers, forward + backward = 3 x forward; softmax would have been
+  // 12 * 2 * 20.5 * 32 = 15744.
+  EXPECT_DOUBLE_EQ(cost->attention_flops_per_token, 2 * 3 * GlaForwardFlopsAt40());
+  EXPECT_DOUBLE_EQ(cost->train_flops_per_token, 6.0 * cost->dense_parameters + 2 * 3 * GlaForwardFlopsAt40());
+  EXPECT_EQ(cost->kv_cache_bytes_per_token, 0);
+}
+
+TEST(CostModel, EachLayerCountsItsOwnLayoutAndWindow) {
+  // Hybrid "LS": GLA in layers 0 and 2, softmax (MHA, causal: 20.5 keys on
+  // average, d_attn 32) in layers 1 and 3.
+  auto hybrid = TextModel("hybrid", 4, R"pb(position { plugin: "rope" }
+      layer_overrides { pattern: "LS" letter: "L" attention { layout: "gla" } position { plugin: "none" } })pb");
+  ASSERT_TRUE(hybrid.ok()) << hybrid.status();
+  auto cost = CostOfExperiment(*hybrid);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  EXPECT_DOUBLE_EQ(cost->attention_flops_per_token, 2 * 3 * GlaForwardFlopsAt40() + 12.0 * 2 * (41.0 / 2) * 32);
+
+  // Local and global (Gemma-style): layer 0 sees the 4 latest keys (1, 2, 3,
+  // then 4 for the other 37 queries), layer 1 all earlier ones.
+  auto windows = TextModel("windows", 2, R"pb(layer_overrides { layers: [0] attention { window: 4 } })pb");
+  ASSERT_TRUE(windows.ok()) << windows.status();
+  auto windowed = CostOfExperiment(*windows);
+  ASSERT_TRUE(windowed.ok()) << windowed.status();
+  const double local = (1.0 + 2 + 3 + 4 * 37) / 40, global = 41.0 / 2;
+  EXPECT_DOUBLE_EQ(windowed->attention_flops_per_token, 12.0 * (local + global) * 32);
+}
+
+TEST(CostModel, SublayersAddUpAndAlikeOnesMatchTheUniformFields) {
+  CostModelInputs in;
+  in.seq_len = 8;
+  in.num_layers = 3;
+  in.attention_width = 16;
+  in.causal = true;
+  const double uniform = EstimateTrainingCost(in).attention_flops_per_token;
+  in.sublayers.assign(3, SublayerMixing{16, true, 0, std::nullopt});
+  EXPECT_EQ(EstimateTrainingCost(in).attention_flops_per_token, uniform);  // bit-identical
+  in.sublayers[1].mixer_flops = 100.0;
+  in.sublayers[2].window = 2;
+  EXPECT_DOUBLE_EQ(EstimateTrainingCost(in).attention_flops_per_token,
+                   12.0 * 4.5 * 16 + 3 * 100.0 + 12.0 * (1.0 + 2 * 7) / 8 * 16);
 }
 
 }  // namespace

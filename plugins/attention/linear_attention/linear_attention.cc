@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/attention/gated_linear.h"
 #include "framework/attention/heads.h"
+#include "framework/attention/mixer_cost.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/capabilities.h"
@@ -81,6 +82,12 @@ class LinearAttention : public AttentionLayout {
   int64_t RecurrentStateBytes(int64_t bytes_per_element) const override {
     const int64_t hs = dims_.head_dim;
     return dims_.num_heads * hs * (hs + (options_.normalize() ? 1 : 0)) * bytes_per_element;
+  }
+  // Training's chunked form at options.chunk_size (mixer_cost.h).
+  std::optional<double> MixingFlopsPerToken(int64_t seq_len) const override {
+    return GatedLinearChunkedFlopsPerToken(  // values [v, 1] when normalising
+        MixerShape{dims_.num_heads, dims_.head_dim, dims_.head_dim + (options_.normalize() ? 1 : 0), Chunk()},
+        seq_len);
   }
 
  private:

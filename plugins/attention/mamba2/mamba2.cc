@@ -48,6 +48,7 @@
 #include "framework/attention/gated_linear.h"
 #include "framework/attention/heads.h"
 #include "framework/attention/kv_cache.h"
+#include "framework/attention/mixer_cost.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/capabilities.h"
@@ -196,6 +197,11 @@ class Mamba2 : public AttentionLayout {
   int64_t KvCacheBytesPerToken(int64_t) const override { return 0; }
   int64_t RecurrentStateBytes(int64_t bytes_per_element) const override {
     return (s_.heads * s_.d_state * s_.headdim + (s_.d_conv - 1) * s_.conv_dim) * bytes_per_element;
+  }
+  // Training's chunked form at options.chunk_size (mixer_cost.h).
+  std::optional<double> MixingFlopsPerToken(int64_t seq_len) const override {
+    return GatedLinearChunkedFlopsPerToken(
+        MixerShape{s_.heads, s_.d_state, s_.headdim, options_.chunk_size()}, seq_len);
   }
 
  private:

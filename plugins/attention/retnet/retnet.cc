@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "framework/attention/gated_linear.h"
 #include "framework/attention/heads.h"
+#include "framework/attention/mixer_cost.h"
 #include "framework/autograd/ops.h"
 #include "framework/interfaces/attention_layout.h"
 #include "framework/interfaces/capabilities.h"
@@ -80,6 +81,11 @@ class Retnet : public AttentionLayout {
   int64_t KvCacheBytesPerToken(int64_t) const override { return 0; }
   int64_t RecurrentStateBytes(int64_t bytes_per_element) const override {
     return dims_.num_heads * dims_.head_dim * dims_.head_dim * bytes_per_element;
+  }
+  // Training's chunked form at options.chunk_size (mixer_cost.h).
+  std::optional<double> MixingFlopsPerToken(int64_t seq_len) const override {
+    return GatedLinearChunkedFlopsPerToken(
+        MixerShape{dims_.num_heads, dims_.head_dim, dims_.head_dim, options_.chunk_size()}, seq_len);
   }
 
  private:
