@@ -28,6 +28,7 @@
 #include "framework/train/run_metrics.h"
 #include "framework/train/tensorboard_log.h"
 #include "framework/train/train_loop.h"
+#include "framework/train/z_loss.h"
 
 namespace tvlab {
 namespace {
@@ -146,7 +147,7 @@ absl::Status ExperimentRun::PrepareAsWriter() {
                                      "); wait for it to end, or choose another --output_dir"));
   }
   if (!tokenizer_model_.empty()) TVLAB_RETURN_IF_ERROR(dir_.WriteTokenizerModel(tokenizer_model_));
-  dir_.SetAuxiliaryColumns(model_->DeclaredAuxiliaryOutputs());
+  dir_.SetAuxiliaryColumns(TrainingAuxiliaryOutputs(spec_.train(), model_->DeclaredAuxiliaryOutputs()));
   if (spec_.train().probe_every() > 0)  // the columns from a probe forward of one row
     dir_.SetProbeColumns(TrainingProbes(spec_.train(), spec_.seed(), *model_, task_, params_).Names());
   if (!options_.resume) {

@@ -12,6 +12,7 @@
 #include "framework/distributed/shard_batch.h"
 #include "framework/train/gradients.h"
 #include "framework/train/schedule_spec.h"
+#include "framework/train/z_loss.h"
 
 namespace tvlab {
 namespace {
@@ -86,9 +87,10 @@ struct StepLoss {
 // backward. Adds their tokens and backward time to `totals`. A micro-batch
 // whose loss diverged ends the step before its backward; an error under
 // train.fail_on_divergence or from the reducer.
-// The model's auxiliary losses (framework/autograd/auxiliary_outputs.h)
-// join the loss that is backpropagated and judged for divergence, and every
-// auxiliary output goes into `tally`; the step's logged loss is the task's.
+// The model's auxiliary losses (framework/autograd/auxiliary_outputs.h) and
+// train.z_loss's (z_loss.h) join the loss that is backpropagated and judged
+// for divergence, and every auxiliary output goes into `tally`; the step's
+// logged loss is the task's.
 absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, uint64_t seed, const Model& model,
                                          const Task& task, int64_t step, const Ranks& ranks, Totals* totals,
                                          AuxiliaryTally* tally) {
@@ -109,8 +111,10 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, 
       AuxiliaryScope collect(tally->empty() ? nullptr : &auxiliary);
       logits = model.Forward(batch, context);
     }
-    Var task_loss = CrossEntropy(Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)}), batch.targets,
-                                 kIgnoreTarget, train.label_smoothing());
+    const Var flat = Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)});  // (b * T', V)
+    Var task_loss = CrossEntropy(flat, batch.targets, kIgnoreTarget, train.label_smoothing());
+    // train.z_loss (z_loss.h): the main head's, over this shard's counted rows.
+    if (train.z_loss() > 0) auxiliary.AddLoss(kZLossName, train.z_loss(), ZLoss(flat, batch.targets, kIgnoreTarget));
     const Var loss = auxiliary.AddedTo(task_loss);  // task_loss itself without auxiliary losses
     const double local_task = task_loss.value().item();
     const double local_auxiliary = tally->Add(auxiliary);  // sum(coefficient * loss), 0 without
@@ -235,7 +239,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   const int64_t first_step = skip_training ? steps : state.next_step();
   TVLAB_ASSIGN_OR_RETURN(const std::unique_ptr<Schedule> schedule, BuildSchedule(train.lr_schedule()));
   Totals totals{static_cast<int64_t>(state.tokens_seen()), state.last_loss(), 0};
-  AuxiliaryTally tally(model.DeclaredAuxiliaryOutputs());
+  AuxiliaryTally tally(TrainingAuxiliaryOutputs(train, model.DeclaredAuxiliaryOutputs()));
   TVLAB_RETURN_IF_ERROR(tally.RestoreFrom(state));
   Ranks ranks;
   if (callbacks.reducer != nullptr)

@@ -1,5 +1,7 @@
 #include "framework/train/train_spec.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "framework/model/decoding.h"
 #include "framework/train/optimizer_spec.h"
@@ -25,6 +27,10 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   if (t.probe_every() < 0)
     p->Add(absl::StrCat("train.probe_every must be >= 0 (got ", t.probe_every(),
                         "); 0 turns the training probes off, N probes steps 0, N, 2N, ... and the last"));
+  if (!(t.z_loss() >= 0) || !std::isfinite(t.z_loss()))
+    p->Add(absl::StrCat("train.z_loss must be a finite number >= 0 (got ", t.z_loss(),
+                        "); it weighs the mean squared log-sum-exp of the output logits in the loss: "
+                        "0 turns it off, PaLM uses 1e-4"));
   ValidateScheduleSpec(t.lr_schedule(), p);
   ValidateOptimizerSpec(t.optimizer(), p);
 }
