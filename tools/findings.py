@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generated findings: the numbers a study README states, recomputed from its
+r"""Generated findings: the numbers a study README states, recomputed from its
 committed results (docs/grids.md, "Generated findings").
 
 A number in a README is tied to its source by an HTML comment right after it
@@ -7,7 +7,9 @@ A number in a README is tied to its source by an HTML comment right after it
 
     SwiGLU is −0.028<!--= sig("swiglu", "delta") | +.3f --> nats below ReLU
 
-The comment holds an expression and a Python format spec. The expression may
+The comment holds an expression and a Python format spec. In a Markdown
+table row write the separator `\|` (`<!--= expr \| format -->`): GitHub's
+tables split a row at every unescaped pipe, inside a comment too. The expression may
 use numbers, + - * / ( ), abs/min/max/round and these functions over the
 README's folder's results/ directory:
 
@@ -25,6 +27,13 @@ README's folder's results/ directory:
                               rates whose every seed finished without diverging,
                               a tie to the smaller rate
     log2(x)
+    welch(cell_a, cell_b, metric, column)
+                              Welch's two-sided t-test of cell_a's mean minus
+                              cell_b's over their finished seeds, computed from
+                              results.csv (for pairs significance.csv does not
+                              hold); column delta, t, df or p
+    holm(p, [p1, p2, ...])    p adjusted by Holm's step-down over the family
+                              (which includes p)
     probe(cell, name, stat)   training probes (probes.csv, written when runs set
                               train.probe_every): the mean over the cell's finished
                               seeds (diverged ones left out, as mean does) of one
@@ -40,7 +49,9 @@ A cell is its `cell` column in results.csv (the ablation row name, or
 "label=value ..."). A study of several grids writes each grid's results to a
 folder of its own under results/ (its `results_dir: "results/NAME"`); a cell
 (probe and probe_seed's too) or hypothesis written
-"NAME/cell" reads results/NAME/ (when results/NAME/ is a folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/. Formatted values use the typographic minus (−), as the
+"NAME/cell" reads results/NAME/ (when results/NAME/ is a folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/;
+"../STUDY/cell" reads the study beside this one (../STUDY/results/), for a
+README that states another study's results. Formatted values use the typographic minus (−), as the
 READMEs do.
 
     tools/findings.py --check README.md ...   exit 1 listing every number that
@@ -57,7 +68,7 @@ import statistics
 import sys
 
 MARKER = re.compile(r"(?P<value>[−+\-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[−+\-]?[0-9]+)?)"
-                    r"<!--=(?P<expr>[^|]*?)\|(?P<spec>[^>]*?)-->")
+                    r"<!--=(?P<expr>[^|]*?)\\?\|(?P<spec>[^>]*?)-->")
 
 
 class Results:
@@ -142,7 +153,18 @@ class Results:
 
     def sub(self, name):
         """(the Results a name reads, the name within them): "NAME/cell" reads
-        results/NAME/ when that is a folder (a study of several grids)."""
+        results/NAME/ when that is a folder (a study of several grids);
+        "../STUDY/cell" reads the sibling study STUDY's results/."""
+        if name.startswith("../"):
+            study, sep, rest = name[3:].partition("/")
+            folder = os.path.join(os.path.dirname(self.folder), "..", study)
+            if not (sep and rest and study and os.path.isdir(os.path.join(folder, "results"))):
+                raise ValueError("%r: no study %r beside this one with a results/ folder (%s)" % (
+                    name, study, os.path.normpath(os.path.join(folder, "results"))))
+            key = "../" + study
+            if key not in self._subs:
+                self._subs[key] = Results(folder)
+            return self._subs[key].sub(rest)
         head, sep, rest = name.partition("/")
         if sep and rest and os.path.isdir(os.path.join(self.folder, head)):
             if head not in self._subs:
@@ -166,6 +188,13 @@ class Results:
             results, name = self.sub(name)
             return float(results.row(table, key, name)[col])
 
+        def welch_test(a, b, metric, column):
+            xa, xb = vals(a, metric), vals(b, metric)
+            if len(xa) < 2 or len(xb) < 2:
+                raise ValueError("welch(%r, %r): each cell needs 2 or more finished seeds (%d, %d)" % (
+                    a, b, len(xa), len(xb)))
+            return welch(xa, xb, column)
+
         def probe(cell, name, stat, s=None, one_seed=False):
             results, cell = self.sub(cell)
             return results.probe_seed(cell, name, stat, s) if one_seed else results.probe(cell, name, stat)
@@ -181,9 +210,66 @@ class Results:
                                 if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
             "probe": lambda c, name, stat: probe(c, name, stat),
             "probe_seed": lambda c, name, stat, s: probe(c, name, stat, s, one_seed=True),
+            "welch": welch_test, "holm": holm,
             "best_lr": self.best_lr, "log2": math.log2,
             "exp": math.exp, "abs": abs, "min": min, "max": max, "round": round,
         }
+
+
+WELCH_COLUMNS = ("delta", "t", "df", "p")
+
+
+def welch(xa, xb, column):
+    """Welch's two-sided t-test of mean(xa) - mean(xb) (sample variances, the
+    Welch-Satterthwaite df), as significance.csv's delta, t, df and p."""
+    if column not in WELCH_COLUMNS:
+        raise ValueError("welch column %r is not one of %s" % (column, ", ".join(WELCH_COLUMNS)))
+    va, vb = statistics.variance(xa) / len(xa), statistics.variance(xb) / len(xb)
+    delta = statistics.mean(xa) - statistics.mean(xb)
+    t = delta / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(xa) - 1) + vb ** 2 / (len(xb) - 1))
+    if column == "p":  # P(|T| >= |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2)
+        return incomplete_beta(df / 2, 0.5, df / (df + t * t))
+    return {"delta": delta, "t": t, "df": df}[column]
+
+
+def incomplete_beta(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) (Lentz's continued
+    fraction, Numerical Recipes' betacf)."""
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1 - incomplete_beta(b, a, 1 - x)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log(1 - x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1 - (a + b) * x / (a + 1)
+    d = 1 / (d if abs(d) > tiny else tiny)
+    f = d
+    for m in range(1, 300):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 + num * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + num / c
+            c = c if abs(c) > tiny else tiny
+            f *= c * d
+        if abs(c * d - 1) < 1e-15:
+            break
+    return front * f
+
+
+def holm(p, family):
+    """Holm's step-down adjustment of p within family (a list of p-values that
+    includes p): sorted ascending, (m - i) * p_(i), running maximum, at most 1."""
+    ps = sorted(family)
+    if p not in ps:
+        raise ValueError("holm: %r is not in the family %r" % (p, family))
+    adjusted, running = {}, 0.0
+    for i, q in enumerate(ps):
+        running = max(running, min(1.0, (len(ps) - i) * q))
+        adjusted.setdefault(q, running)
+    return adjusted[p]
 
 
 # probes.csv's statistics per run and probe (metrics.json's `probes`).
