@@ -8,9 +8,10 @@
 // takes its rows of the same global batch; losses within 1e-6, the
 // all-reduce's summation order aside; with document_mask too), skipped
 // where mpirun is missing; document_mask changes the losses of the same
-// windows; and
+// windows;
 // metrics.json reports bits per byte, the epochs and, for the mixture, each
-// source's samples, tokens and epochs.
+// source's samples, tokens and epochs; and with eval.context_targets every
+// evaluation context reports the same windows and scored tokens.
 
 #include <cmath>
 #include <cstdlib>
@@ -149,6 +150,37 @@ TEST(TokenStoreRun, DocumentMaskChangesTheLossesOfTheSameWindows) {
   const std::vector<double> open_losses = LossColumn(open), masked_losses = LossColumn(masked);
   ASSERT_EQ(open_losses.size(), masked_losses.size());
   EXPECT_NE(open_losses, masked_losses);
+}
+
+// eval.context_targets through the run binary: every entry of
+// context_evals has the windows of the longest length (at most
+// eval.examples) and windows x 8 scored tokens.
+TEST(TokenStoreRun, ContextTargetsScoreTheSameTokensAtEveryContext) {
+  const std::string spec = TempDir() + "/context_targets.pbtxt", dir = TempDir() + "/context_targets";
+  std::ofstream(spec) << "name: \"context_targets\"\nmodel { family: DECODER_ONLY d_model: 16 num_layers: 1 "
+                         "num_heads: 2 d_ff: 32 position { plugin: \"rope\" } }\n"
+                         "task { plugin: \"token_store\" options { [type.googleapis.com/tvlab.TokenStoreOptions] { "
+                      << OneStore()
+                      << " context_length: 32 } } }\n"
+                         "train { steps: 3 batch_size: 4 }\n"
+                         "eval { examples: 16 context_lengths: [8, 32, 64] context_targets: 8 }\n"
+                         "runtime { threads: 1 }\n";
+  RunResult run = RunBinary(spec + " --output_dir " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string metrics = ReadFile(dir + "/metrics.json");
+  const size_t evals = metrics.find("\"context_evals\"");
+  ASSERT_NE(evals, std::string::npos) << metrics;
+  std::vector<double> lengths, examples, scored;
+  for (size_t at = metrics.find("\"context_length\"", evals); at != std::string::npos;
+       at = metrics.find("\"context_length\"", at + 1)) {
+    const std::string entry = metrics.substr(at, metrics.find('}', at) - at);
+    lengths.push_back(JsonNumber(entry, "context_length"));
+    examples.push_back(JsonNumber(entry, "eval_examples"));
+    scored.push_back(JsonNumber(entry, "scored_tokens"));
+  }
+  ASSERT_EQ(lengths, (std::vector<double>{8, 32, 64})) << metrics;
+  EXPECT_EQ(examples, std::vector<double>(3, 16.0)) << metrics;  // the store holds 16 windows of 64
+  EXPECT_EQ(scored, std::vector<double>(3, 16.0 * 8)) << metrics;
 }
 
 }  // namespace

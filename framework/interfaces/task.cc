@@ -2,10 +2,25 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
+
+absl::Status CheckEvalWindows(const EvalWindows& w) {
+  if (w.targets >= 1 && w.targets <= w.length && w.length <= w.end_length) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "eval.context_targets: windows of ", w.length, " tokens ending where those of ", w.end_length,
+      " end, scoring their last ", w.targets, " targets, need 1 <= targets <= length <= end length; set "
+      "eval.context_targets between 1 and the shortest entry of eval.context_lengths"));
+}
+
+void IgnoreUnscoredTargets(const EvalWindows& w, Batch* batch) {
+  const int64_t unscored = w.length - w.targets;
+  for (int64_t r = 0; r < batch->batch; ++r)
+    for (int64_t t = 0; t < unscored; ++t) batch->targets[r * batch->length + t] = kIgnoreTarget;  // (B, T)
+}
 
 Registry<TaskEntry>& TaskRegistry() {
   static auto* registry = new Registry<TaskEntry>("task", "plugins/task");

@@ -87,6 +87,34 @@ enum TaskEvaluation : uint32_t {
                                   // asks (a SequencePairTask); eval.decode_examples
 };
 
+// Which held-out windows a language-model task evaluates, and which of
+// their targets count: the stream is cut into windows of `end_length`
+// tokens (window i's targets are stream positions i*E+1 .. i*E+E, E =
+// end_length); the evaluated window i is the `length` input tokens ending
+// where that window ends, and only its last `targets` targets are scored
+// (the others kIgnoreTarget). EvaluatedAt(L) is {L, L, L}; eval.context_targets
+// N over eval.context_lengths is {L, longest entry, N} for each entry L, so
+// every length scores the same N tokens of the same windows.
+// REQUIRES: 1 <= targets <= length <= end_length.
+struct EvalWindows {
+  int64_t length = 0;      // T: input tokens per window
+  int64_t end_length = 0;  // E: windows end at the ends of the windows of E tokens
+  int64_t targets = 0;     // N: scored targets at the end of each window
+  // Stream position of window i's first input token.
+  int64_t Start(int64_t i) const { return (i + 1) * end_length - length; }
+  // Stream position of window i's last target; its scored targets are
+  // positions End(i) - targets + 1 .. End(i).
+  int64_t End(int64_t i) const { return (i + 1) * end_length; }
+  // Windows a stream of `tokens` tokens holds (every target inside it).
+  int64_t Count(int64_t tokens) const { return tokens > 0 ? (tokens - 1) / end_length : 0; }
+};
+// InvalidArgument naming eval.context_targets unless 1 <= targets <= length
+// <= end_length.
+absl::Status CheckEvalWindows(const EvalWindows& windows);
+// Sets the targets before the last `windows.targets` of every row of `batch`
+// ((B, T) targets, T = windows.length) to kIgnoreTarget.
+void IgnoreUnscoredTargets(const EvalWindows& windows, Batch* batch);
+
 // Everything the framework decides by a task's kind: one row per kind.
 struct TaskKindRow {
   TaskKind kind;
@@ -128,6 +156,18 @@ class Task {
   // the held-out data holds no window of `length` tokens, with a message
   // about eval.context_length. Views may be taken of views.
   virtual absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t /*length*/) const {
+    return std::shared_ptr<const Task>();
+  }
+  // The same targets at several contexts (eval.context_targets): this task
+  // evaluated on `windows` (EvalWindows above): NumEvalExamples counts the
+  // windows of windows.end_length tokens, EvalBatch gives windows of
+  // windows.length tokens ending at their ends with only the last
+  // windows.targets targets scored, EvalTargetBytes and UnigramPerplexity
+  // are over those scored targets. Shares the data as EvaluatedAt does.
+  // Null for a task that cannot (the default; validation refuses
+  // eval.context_targets for it); fails when `windows` breaks
+  // CheckEvalWindows or the held-out data holds no window of end_length.
+  virtual absl::StatusOr<std::shared_ptr<const Task>> EvaluatedOnSameTargets(const EvalWindows& /*windows*/) const {
     return std::shared_ptr<const Task>();
   }
   // A fresh training batch; a pure function of (seed, step).

@@ -1,5 +1,7 @@
 #include "framework/spec/spec_loader.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -52,6 +54,33 @@ absl::StatusOr<Experiment> ParseSpecFile(const std::string& path) {
 
 namespace {
 
+// eval.context_targets: the task scores the same targets at every entry of
+// eval.context_lengths. What the task cannot evaluate at all is said above
+// (per entry), and the numbers alone by ValidateEvalSpec.
+void ValidateSameTargets(const Experiment& spec, const Task& task, Problems* p) {
+  const EvalSpec& eval = spec.eval();
+  const int32_t n = eval.context_targets();
+  if (n <= 0 || eval.context_lengths_size() == 0) return;
+  int64_t longest = 0;
+  for (int32_t length : eval.context_lengths()) longest = std::max<int64_t>(longest, length);
+  auto at_longest = task.EvaluatedAt(longest);
+  for (int i = 0; i < eval.context_lengths_size(); ++i) {
+    const int32_t length = eval.context_lengths(i);
+    if (length < 2 || n > length) continue;  // ValidateEvalSpec says so
+    auto same = task.EvaluatedOnSameTargets(EvalWindows{length, longest, n});
+    if (same.ok() && *same == nullptr) {
+      p->Add(absl::StrCat("eval.context_targets (", n, "): task '", spec.task().plugin(),
+                          "' cannot score the same targets at several contexts; remove eval.context_targets "
+                          "(language-model tasks such as text_lm and token_store support it)"));
+      return;
+    }
+    // A longest entry the held-out data cannot hold is said for that entry.
+    if (!same.ok() && at_longest.ok())
+      p->Add(absl::StrCat("eval.context_targets (", n, ") at eval.context_lengths[", i, "] (", length,
+                          "): task (", spec.task().plugin(), "): ", same.status().message()));
+  }
+}
+
 // eval.context_lengths (each one the task evaluated at that length, as
 // eval.context_length would be) and eval.decode_speed_tokens (a model that
 // generates, within its positions).
@@ -71,6 +100,7 @@ void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems
     const int64_t eval_length = *at != nullptr ? (*at)->eval_length() : task.eval_length();
     ValidateEvalContextAt(spec, field, length, task.max_length(), eval_length, p);
   }
+  ValidateSameTargets(spec, task, p);
   if (eval.decode_speed_tokens() > 0) {
     const ModelSpec::Family family = spec.model().family();
     if (family != ModelSpec::DECODER_ONLY && family != ModelSpec::ENCODER_DECODER) {

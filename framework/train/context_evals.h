@@ -7,6 +7,11 @@
 // nothing read again; as many windows as the held-out text holds, at most
 // eval.examples), recorded as RunMetrics.context_evals. The run's own
 // eval_loss stays at eval.context_length (the training context when 0).
+// With eval.context_targets = N > 0 every length scores the same N targets
+// of the same windows instead (Task::EvaluatedOnSameTargets, EvalWindows):
+// the windows of the longest entry's ends, as many as the held-out data
+// holds at that length (at most eval.examples), L tokens each at length L,
+// their last N targets scored; ContextEval.scored_tokens records the count.
 
 #include "absl/status/status.h"
 #include "framework/interfaces/task.h"

@@ -166,10 +166,11 @@ Share ShareOf(int64_t count, int rank, int ranks) {
 }
 
 absl::Status Evaluate(const Model& model, const Task& task, const EvalSpec& eval, const ModelSpec& model_spec,
-                      bool full, RunMetrics* metrics, Communicator* world) {
+                      bool full, RunMetrics* metrics, Communicator* world, int64_t* counted_targets) {
   SingleProcess one_process;
   Communicator& ranks = world != nullptr ? *world : one_process;
   TVLAB_ASSIGN_OR_RETURN(const int64_t target_tokens, TeacherForced(model, task, eval, metrics, ranks));
+  if (counted_targets != nullptr) *counted_targets = target_tokens;
   const int64_t examples = task.NumEvalExamples(eval.examples());
   metrics->set_eval_examples(static_cast<int32_t>(examples));
   const EvaluationRun run{model, task, eval, model_spec, full, target_tokens, examples, ranks};

@@ -20,6 +20,7 @@
 // correct tokens and sequences, exact matches, BLEU statistics) are
 // all-reduced, so every rank gets the one-process metrics.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,12 @@ namespace tvlab {
 // `model_spec` is the model's (its family and max_seq_len bound decoding).
 // `full` = false skips generation and the unigram baseline (periodic
 // evaluation during training). Collective over `world` (null: one process):
-// every rank calls it alike; an error is a failed all-reduce.
+// every rank calls it alike; an error is a failed all-reduce. When
+// `target_tokens` is not null it receives the number of target tokens the
+// loss is the mean over (those not kIgnoreTarget, over all ranks).
 absl::Status Evaluate(const Model& model, const Task& task, const EvalSpec& eval, const ModelSpec& model_spec,
-                      bool full, RunMetrics* metrics, Communicator* world = nullptr);
+                      bool full, RunMetrics* metrics, Communicator* world = nullptr,
+                      int64_t* target_tokens = nullptr);
 
 // Rank `rank` of `ranks`' contiguous share [first, end) of `count` items
 // (batches or examples): [count * rank / ranks, count * (rank + 1) / ranks);

@@ -35,6 +35,38 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
   ValidateOptimizerSpec(t.optimizer(), p);
 }
 
+namespace {
+
+// eval.context_targets against eval.context_lengths (the task's part is
+// ValidateExperiment's).
+void ValidateContextTargets(const EvalSpec& e, Problems* p) {
+  const int32_t n = e.context_targets();
+  if (n < 0) {
+    p->Add(absl::StrCat("eval.context_targets must be >= 0 (got ", n,
+                        "); 0 evaluates each of eval.context_lengths on its own windows, N > 0 scores the same "
+                        "N target tokens per window at every length, e.g. the shortest length"));
+    return;
+  }
+  if (n == 0) return;
+  if (e.context_lengths_size() == 0) {
+    p->Add(absl::StrCat("eval.context_targets (", n,
+                        ") needs eval.context_lengths: it scores the same targets at each of those "
+                        "contexts; list them, e.g. context_lengths: [",
+                        n, ", ", 2 * static_cast<int64_t>(n), "], or remove eval.context_targets"));
+    return;
+  }
+  int shortest = 0;
+  for (int i = 1; i < e.context_lengths_size(); ++i)
+    if (e.context_lengths(i) < e.context_lengths(shortest)) shortest = i;
+  const int32_t length = e.context_lengths(shortest);
+  if (n > length && length >= 2)
+    p->Add(absl::StrCat("eval.context_targets (", n, ") is more than the shortest context, eval.context_lengths[",
+                        shortest, "] (", length, "): a window of ", length, " tokens has only ", length,
+                        " targets to score; set eval.context_targets <= ", length));
+}
+
+}  // namespace
+
 void ValidateEvalSpec(const EvalSpec& e, Problems* p) {
   p->RequirePositive("eval.examples", e.examples(), "e.g. 1000");
   p->RequirePositive("eval.batch_size", e.batch_size(), "e.g. 250");
@@ -54,6 +86,7 @@ void ValidateEvalSpec(const EvalSpec& e, Problems* p) {
         p->Add(absl::StrCat("eval.context_lengths[", i, "] (", length, ") repeats eval.context_lengths[", j,
                             "]; list each context once"));
   }
+  ValidateContextTargets(e, p);
   if (e.decode_speed_tokens() < 0)
     p->Add(absl::StrCat("eval.decode_speed_tokens must be >= 0 (got ", e.decode_speed_tokens(),
                         "); 0 does not measure decoding speed; e.g. 64"));

@@ -302,7 +302,8 @@ TEST(RunKey, FollowsTheResolvedSpecButNotItsName) {
 
 // Fields added to the schema later (train.divergence_loss,
 // train.fail_on_divergence, eval.context_length, runtime.attention,
-// runtime.precision, eval.decode_speed_tokens, eval.context_lengths) are
+// runtime.precision, eval.decode_speed_tokens, eval.context_lengths,
+// eval.context_targets) are
 // written out in the
 // resolved spec but leave the key as it was before they existed while at
 // their defaults, so finished runs are found again; other values count.
@@ -316,6 +317,7 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   before.mutable_train()->clear_fail_on_divergence();
   before.mutable_eval()->clear_context_length();
   before.mutable_eval()->clear_decode_speed_tokens();
+  before.mutable_eval()->clear_context_targets();
   before.mutable_runtime()->clear_attention();
   before.mutable_runtime()->clear_precision();
   WriteTheOldOptimizerSpelling(&before);
@@ -344,6 +346,11 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   contexts.mutable_eval()->add_context_lengths(256);
   EXPECT_NE(RunKey(timed), RunKey(*a));
   EXPECT_NE(RunKey(contexts), RunKey(*a));
+  // eval.context_targets: written out at 0, keyed only when set.
+  ASSERT_TRUE(a->eval().has_context_targets());
+  Experiment same_targets = contexts;
+  same_targets.mutable_eval()->set_context_targets(128);
+  EXPECT_NE(RunKey(same_targets), RunKey(contexts));
 }
 
 // A text task's tokenizer option (added later; bytes by default) is written
@@ -364,6 +371,7 @@ TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
   before.mutable_train()->clear_fail_on_divergence();
   before.mutable_eval()->clear_context_length();
   before.mutable_eval()->clear_decode_speed_tokens();
+  before.mutable_eval()->clear_context_targets();
   before.mutable_runtime()->clear_attention();
   before.mutable_runtime()->clear_precision();
   TextLmOptions options;

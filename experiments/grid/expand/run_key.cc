@@ -39,6 +39,7 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
   // eval.context_lengths is a list: empty (its default) it is not written.
   if (spec->has_eval() && spec->eval().decode_speed_tokens() == 0)
     spec->mutable_eval()->clear_decode_speed_tokens();
+  if (spec->has_eval() && spec->eval().context_targets() == 0) spec->mutable_eval()->clear_context_targets();
   if (spec->has_runtime() && spec->runtime().attention() == "auto") spec->mutable_runtime()->clear_attention();
   if (spec->has_runtime() && spec->runtime().precision() == "fp32") spec->mutable_runtime()->clear_precision();
   // Task options: text tasks' `tokenizer` (bytes by default).

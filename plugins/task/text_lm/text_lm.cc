@@ -14,7 +14,9 @@
 // EvaluatedAt(length) (eval.context_length, eval.context_lengths) is the
 // task evaluated on held-out windows of that many tokens instead ("train
 // short, test long"), sharing the tokens; training, and the held-out chunks
-// training windows are compared with, do not change.
+// training windows are compared with, do not change. EvaluatedOnSameTargets
+// (eval.context_targets) evaluates windows of one length ending where those
+// of a longer one end, scoring only their last targets (EvalWindows).
 //
 // Example config: plugins/task/text_lm/example.pbtxt
 
@@ -62,7 +64,8 @@ class TextLm : public LanguageModelTask {
     auto tokenizer = MakeTokenizer(o.tokenizer(), lines, "task.options.tokenizer");
     if (!tokenizer.ok()) return tokenizer.status();
     auto task = std::make_unique<TextLm>(Split(*text, split, *std::move(tokenizer), o.context_length()),
-                                         o.path(), o.context_length(), o.context_length());
+                                         o.path(), o.context_length(),
+                                         EvalWindows{o.context_length(), o.context_length(), o.context_length()});
     if (task->TooShort())
       return absl::InvalidArgumentError(absl::StrCat(
           "task.options.path: '", o.path(), "' has ", task->train_tokens(), " training and ",
@@ -100,11 +103,11 @@ class TextLm : public LanguageModelTask {
     return corpus;
   }
 
-  TextLm(std::shared_ptr<const Corpus> corpus, std::string path, int64_t context, int64_t eval_context)
+  TextLm(std::shared_ptr<const Corpus> corpus, std::string path, int64_t context, EvalWindows eval)
       : corpus_(std::move(corpus)),
         path_(std::move(path)),
         context_(context),
-        eval_context_(eval_context),
+        eval_(eval),
         tokenizer_(*corpus_->tokenizer),
         train_(corpus_->train),
         heldout_(corpus_->heldout),
@@ -112,13 +115,18 @@ class TextLm : public LanguageModelTask {
         heldout_windows_(corpus_->heldout_windows) {}
 
   absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
+    return EvaluatedOnSameTargets(EvalWindows{length, length, length});
+  }
+  absl::StatusOr<std::shared_ptr<const Task>> EvaluatedOnSameTargets(const EvalWindows& windows) const override {
+    if (absl::Status valid = CheckEvalWindows(windows); !valid.ok()) return valid;
+    const int64_t length = windows.end_length;
     if (heldout_tokens() < length + 1)
       return absl::InvalidArgumentError(absl::StrCat(
           "eval.context_length: the held-out split of '", path_, "' has ", heldout_tokens(),
           " tokens, too few for one evaluation window of ", length,
           " tokens; lower eval.context_length, raise task.options.heldout_fraction or use a "
           "longer file"));
-    return std::shared_ptr<const Task>(std::make_shared<TextLm>(corpus_, path_, context_, length));
+    return std::shared_ptr<const Task>(std::make_shared<TextLm>(corpus_, path_, context_, windows));
   }
 
   int64_t train_tokens() const { return static_cast<int64_t>(train_.size()); }
@@ -136,7 +144,7 @@ class TextLm : public LanguageModelTask {
 
   int64_t vocab_size() const override { return tokenizer_.vocab_size(); }
   int64_t max_length() const override { return context_; }
-  int64_t eval_length() const override { return eval_context_; }
+  int64_t eval_length() const override { return eval_.length; }
 
   Batch TrainBatch(uint64_t seed, int64_t step, int64_t batch_size) const override {
     RngStream rng(seed, RngPurpose::kTrainData, step);
@@ -155,11 +163,13 @@ class TextLm : public LanguageModelTask {
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
     std::vector<int64_t> offsets;
-    for (int64_t r = 0; r < count; ++r) offsets.push_back((first + r) * eval_context_);
-    return Windows(heldout_, offsets, eval_context_);
+    for (int64_t r = 0; r < count; ++r) offsets.push_back(eval_.Start(first + r));
+    Batch b = Windows(heldout_, offsets, eval_.length);
+    IgnoreUnscoredTargets(eval_, &b);
+    return b;
   }
   int64_t NumEvalExamples(int64_t requested) const override {
-    return std::min<int64_t>(requested, (static_cast<int64_t>(heldout_.size()) - 1) / eval_context_);
+    return std::min<int64_t>(requested, eval_.Count(heldout_tokens()));
   }
   std::vector<int32_t> Tokenize(const std::string& text) const override { return tokenizer_.Encode(text); }
   std::string Detokenize(const std::vector<int32_t>& tokens) const override {
@@ -168,24 +178,27 @@ class TextLm : public LanguageModelTask {
   std::string TokenizerModel() const override { return tokenizer_.SerializedModel(); }
   double UnigramPerplexity() const override {
     // Add-one smoothed token frequencies of the training split, scored on the
-    // held-out tokens that evaluation predicts.
+    // held-out tokens that evaluation predicts (every window's scored
+    // targets, in stream order).
     std::vector<double> counts(vocab_size(), 1.0);
     for (int32_t t : train_) counts[t] += 1.0;
     const double total = static_cast<double>(train_.size()) + static_cast<double>(vocab_size());
-    const int64_t n = NumEvalExamples(1 << 30) * eval_context_;
+    const int64_t windows = NumEvalExamples(1 << 30), n = windows * eval_.targets;
     double nll = 0;
-    for (int64_t i = 1; i <= n; ++i) nll -= std::log(counts[heldout_[i]] / total);
+    for (int64_t w = 0; w < windows; ++w)
+      for (int64_t i = eval_.End(w) - eval_.targets + 1; i <= eval_.End(w); ++i)
+        nll -= std::log(counts[heldout_[i]] / total);
     return std::exp(nll / std::max<int64_t>(n, 1));
   }
-  // The bytes of held-out text whose tokens are the targets of the first
-  // `examples` windows: window i predicts tokens i*T+1 .. i*T+T (T the
-  // evaluation length), which stand for the bytes between the ends of tokens
-  // i*T and i*T+T.
+  // The bytes of held-out text whose tokens are the scored targets of the
+  // first `examples` windows: window i scores tokens End(i)-N+1 .. End(i)
+  // (N = eval_.targets; i*T+1 .. i*T+T at the evaluation length T by
+  // default), which stand for the bytes between the ends of tokens End(i)-N
+  // and End(i).
   double EvalTargetBytes(int64_t examples) const override {
-    const int64_t t = eval_context_;
     double bytes = 0;
     for (int64_t i = 0; i < examples; ++i)
-      bytes += static_cast<double>(heldout_ends_[i * t + t] - heldout_ends_[i * t]);
+      bytes += static_cast<double>(heldout_ends_[eval_.End(i)] - heldout_ends_[eval_.End(i) - eval_.targets]);
     return bytes;
   }
 
@@ -211,7 +224,8 @@ class TextLm : public LanguageModelTask {
 
   std::shared_ptr<const Corpus> corpus_;
   std::string path_;                // task.options.path, for messages
-  int64_t context_, eval_context_;  // training and evaluation window lengths
+  int64_t context_;   // training window length
+  EvalWindows eval_;  // the evaluated windows and their scored targets
   // corpus_'s parts, by name.
   const Tokenizer& tokenizer_;
   const std::vector<int32_t>& train_;

@@ -8,7 +8,10 @@
 // is a pure function of (seed, sample) (window_order.h): a permutation per
 // epoch, so nothing repeats before every window was read once. Evaluation
 // walks the validation stream from its start in consecutive windows: a
-// fixed budget of eval.examples x the evaluation length tokens. Bits per byte
+// fixed budget of eval.examples x the evaluation length tokens; with
+// eval.context_targets (EvaluatedOnSameTargets, EvalWindows), windows of each
+// length end where the longest length's end and score their last targets
+// only. Bits per byte
 // are exact: the store records the bytes of text every id stands for (a
 // separator stands for none). A mixture (options.sources) draws each
 // training sample from one of several stores of one tokenizer, in
@@ -48,31 +51,32 @@ class TokenStoreTask : public LanguageModelTask {
   static absl::StatusOr<std::unique_ptr<Task>> Create(const TokenStoreOptions& o, const TaskArgs&) {
     absl::StatusOr<std::shared_ptr<OpenedStores>> opened = OpenStores(o);
     if (!opened.ok()) return opened.status();
-    return std::unique_ptr<Task>(new TokenStoreTask(*std::move(opened), o.context_length(),
-                                                    o.context_length(), o.document_mask()));
+    const EvalWindows own{o.context_length(), o.context_length(), o.context_length()};
+    return std::unique_ptr<Task>(
+        new TokenStoreTask(*std::move(opened), o.context_length(), own, o.document_mask()));
   }
 
-  TokenStoreTask(std::shared_ptr<const OpenedStores> opened, int64_t context, int64_t eval_context,
-                 bool document_mask)
-      : opened_(std::move(opened)),
-        context_(context),
-        eval_context_(eval_context),
-        document_mask_(document_mask) {}
+  TokenStoreTask(std::shared_ptr<const OpenedStores> opened, int64_t context, EvalWindows eval, bool document_mask)
+      : opened_(std::move(opened)), context_(context), eval_(eval), document_mask_(document_mask) {}
 
   absl::StatusOr<std::shared_ptr<const Task>> EvaluatedAt(int64_t length) const override {
+    return EvaluatedOnSameTargets(EvalWindows{length, length, length});
+  }
+  absl::StatusOr<std::shared_ptr<const Task>> EvaluatedOnSameTargets(const EvalWindows& windows) const override {
+    if (absl::Status valid = CheckEvalWindows(windows); !valid.ok()) return valid;
+    const int64_t length = windows.end_length;
     if (validation().length() < length + 1)
       return absl::InvalidArgumentError(absl::StrCat(
           "eval.context_length: the validation split of token store '", opened_->sources[0].path, "' has ",
           validation().length(), " ids, too few for one window of ", length,
           " tokens; lower eval.context_length or prepare with a larger --validation_fraction"));
-    return std::shared_ptr<const Task>(
-        std::make_shared<TokenStoreTask>(opened_, context_, length, document_mask_));
+    return std::shared_ptr<const Task>(std::make_shared<TokenStoreTask>(opened_, context_, windows, document_mask_));
   }
 
   int64_t vocab_size() const override { return opened_->store_vocab_size + (opened_->separator ? 1 : 0); }
   int64_t max_length() const override { return context_; }
   bool packs_documents() const override { return document_mask_; }
-  int64_t eval_length() const override { return eval_context_; }
+  int64_t eval_length() const override { return eval_.length; }
 
   // Windows of a source's train stream a run can read: starts at multiples
   // of context_length with context_length + 1 ids from there.
@@ -94,8 +98,10 @@ class TokenStoreTask : public LanguageModelTask {
   }
   Batch EvalBatch(uint64_t, int64_t first, int64_t count) const override {
     std::vector<WindowAt> windows;
-    for (int64_t r = 0; r < count; ++r) windows.push_back({&validation(), (first + r) * eval_context_});
-    return Windows(windows, eval_context_);
+    for (int64_t r = 0; r < count; ++r) windows.push_back({&validation(), eval_.Start(first + r)});
+    Batch b = Windows(windows, eval_.length);
+    IgnoreUnscoredTargets(eval_, &b);
+    return b;
   }
   // Every window of a source is read once per pass over it: the most
   // passes any source makes (one store: samples over its windows).
@@ -110,7 +116,7 @@ class TokenStoreTask : public LanguageModelTask {
     return Uses(seed, samples);
   }
   int64_t NumEvalExamples(int64_t requested) const override {
-    return std::min<int64_t>(requested, (validation().length() - 1) / eval_context_);
+    return std::min<int64_t>(requested, eval_.Count(validation().length()));
   }
 
   std::vector<int32_t> Tokenize(const std::string& text) const override { return opened_->tokenizer->Encode(text); }
@@ -124,26 +130,34 @@ class TokenStoreTask : public LanguageModelTask {
 
   // The sources' add-one smoothed id frequencies of their train splits
   // (counts files, and one separator per document), mixed by share, scored
-  // on the targets evaluation could predict over the validation stream, at
-  // most the first kUnigramPositions of them (so that its time and
-  // resident pages do not grow with the store).
+  // on the targets evaluation could predict over the validation stream
+  // (every window's scored targets, in stream order), at most the first
+  // kUnigramPositions of them (so that its time and resident pages do not
+  // grow with the store).
   double UnigramPerplexity() const override {
     const std::vector<double> probability = MixtureUnigram();
-    const int64_t n = std::min(NumEvalExamples(int64_t{1} << 40) * eval_context_, kUnigramPositions);
-    std::vector<int32_t> ids(1 << 16);  // positions 1 .. n, a chunk at a time
+    const int64_t windows = NumEvalExamples(int64_t{1} << 40);
+    const int64_t n = std::min(windows * eval_.targets, kUnigramPositions);
+    std::vector<int32_t> ids(1 << 16);  // a chunk of a window's scored targets at a time
     double nll = 0;
-    for (int64_t begin = 1; begin <= n; begin += static_cast<int64_t>(ids.size())) {
-      const int64_t chunk = std::min<int64_t>(static_cast<int64_t>(ids.size()), n + 1 - begin);
-      validation().Read(begin, chunk, ids.data());
-      for (int64_t i = 0; i < chunk; ++i) nll -= std::log(probability[ids[i]]);
-    }
+    int64_t scored = 0;  // positions read so far
+    for (int64_t w = 0; w < windows && scored < n; ++w)
+      for (int64_t begin = eval_.End(w) - eval_.targets + 1; begin <= eval_.End(w) && scored < n;) {
+        const int64_t chunk =
+            std::min({static_cast<int64_t>(ids.size()), eval_.End(w) + 1 - begin, n - scored});
+        validation().Read(begin, chunk, ids.data());
+        for (int64_t i = 0; i < chunk; ++i) nll -= std::log(probability[ids[i]]);
+        begin += chunk, scored += chunk;
+      }
     return std::exp(nll / std::max<int64_t>(n, 1));
   }
-  // Window i predicts stream positions i*T+1 .. i*T+T (T the evaluation
-  // length); the store gives each position's bytes.
+  // Window i scores stream positions End(i)-N+1 .. End(i) (N = eval_.targets;
+  // i*T+1 .. i*T+T at the evaluation length T by default); the store gives
+  // each position's bytes.
   double EvalTargetBytes(int64_t examples) const override {
     double bytes = 0;
-    for (int64_t p = 1; p <= examples * eval_context_; ++p) bytes += validation().BytesAt(p);
+    for (int64_t i = 0; i < examples; ++i)
+      for (int64_t p = eval_.End(i) - eval_.targets + 1; p <= eval_.End(i); ++p) bytes += validation().BytesAt(p);
     return bytes;
   }
 
@@ -215,7 +229,8 @@ class TokenStoreTask : public LanguageModelTask {
   }
 
   std::shared_ptr<const OpenedStores> opened_;
-  int64_t context_, eval_context_;  // training and evaluation window lengths
+  int64_t context_;   // training window length
+  EvalWindows eval_;  // the evaluated windows and their scored targets
   bool document_mask_;              // options.document_mask: batches carry documents
 };
 
