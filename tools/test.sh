@@ -97,17 +97,24 @@ record_leg() {  # config flags..., then the query
   counts+=("$root bazel-testlogs-targets-$tag.txt bazel-testlogs-sharded-$tag.txt")
 }
 
+# .bazelrc's ASan options with detect_stack_use_after_return=0; fails
+# (non-empty message, exit 1) when .bazelrc no longer sets the option, so the
+# emulator's tests never run with the rest of the options silently dropped.
+asan_options_without_fake_stacks() {
+  local opts
+  opts=$(sed -n 's/^build:asan --test_env=ASAN_OPTIONS=//p' .bazelrc)
+  if [[ "$opts" != *detect_stack_use_after_return=1* ]]; then
+    echo "tools/test.sh: .bazelrc's build:asan ASAN_OPTIONS no longer sets detect_stack_use_after_return=1; update asan_options_without_fake_stacks" >&2
+    return 1
+  fi
+  echo "${opts/detect_stack_use_after_return=1/detect_stack_use_after_return=0}"
+}
 # The sanitizer leg: the framework's unit tests that link no plugin (the
 # kernels, tensors, autograd, io, readers, statistics...), so no plugin is
 # compiled twice; the tests beside the framework code that link plugins
 # (model-level) and the end-to-end tests under //tests/ run in the main leg.
 # Tests tagged "noasan" (the slowest of the CUDA emulator's, which the
 # emulated conformance suite covers under ASan too) stay out of it.
-# .bazelrc's ASan options with detect_stack_use_after_return=0.
-asan_options_without_fake_stacks() {
-  sed -n 's/^build:asan --test_env=ASAN_OPTIONS=//p' .bazelrc |
-    sed 's/detect_stack_use_after_return=1/detect_stack_use_after_return=0/'
-}
 asan_tests='tests(//framework/...) except attr(tags, noasan, tests(//framework/...))'
 asan_tests="$asan_tests except rdeps(tests(//framework/...), //plugins/...)"
 if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
@@ -122,9 +129,13 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
     > bazel-testlogs-asan-emulated.txt
   bazel test --config=asan --build_tests_only --target_pattern_file=bazel-testlogs-asan-targets.txt
   [ $? -eq 0 ] || status=1
-  bazel test --config=asan --build_tests_only --target_pattern_file=bazel-testlogs-asan-emulated.txt \
-    --test_env=ASAN_OPTIONS="$(asan_options_without_fake_stacks)"
-  [ $? -eq 0 ] || status=1
+  if emulated_asan_options=$(asan_options_without_fake_stacks); then
+    bazel test --config=asan --build_tests_only --target_pattern_file=bazel-testlogs-asan-emulated.txt \
+      --test_env=ASAN_OPTIONS="$emulated_asan_options"
+    [ $? -eq 0 ] || status=1
+  else
+    status=1
+  fi
   rm -f bazel-testlogs-asan-targets.txt bazel-testlogs-asan-emulated.txt
   record_leg --config=asan "$asan_tests"
   leg_end asan
