@@ -2,8 +2,11 @@
 
 #include <cmath>
 
+#include "boost/math/distributions/chi_squared.hpp"
 #include "boost/math/distributions/non_central_t.hpp"
+#include "boost/math/distributions/normal.hpp"
 #include "boost/math/distributions/students_t.hpp"
+#include "boost/math/quadrature/gauss_kronrod.hpp"
 
 namespace tvlab {
 namespace {
@@ -14,11 +17,29 @@ double Noncentrality(double d, int n, const PowerDesign& design) {
   return design.paired ? d * std::sqrt(static_cast<double>(n)) : d * std::sqrt(n / 2.0);
 }
 
+// TOST's power at a true difference of 0 (power.h). With w = sqrt(V), V
+// chi-square(df): E_V[g(V)] = integral over w of 2 w f(w^2) g(w^2), finite
+// at w = 0 for every df >= 1; the integrand is 0 past w = nc sqrt(df) / t.
+double EquivalencePower(double nc, double df, double alpha) {
+  const double critical = boost::math::quantile(boost::math::complement(boost::math::students_t(df), alpha));
+  const double w_max = nc * std::sqrt(df) / critical;
+  const boost::math::chi_squared chi2(df);
+  const boost::math::normal standard;
+  auto integrand = [&](double w) {
+    if (w <= 0) return 0.0;
+    const double shown = 2 * boost::math::cdf(standard, nc - critical * w / std::sqrt(df)) - 1;
+    return shown > 0 ? 2 * w * boost::math::pdf(chi2, w * w) * shown : 0.0;
+  };
+  if (!(w_max > 0)) return 0;
+  return boost::math::quadrature::gauss_kronrod<double, 61>::integrate(integrand, 0.0, w_max, 15, 1e-13);
+}
+
 }  // namespace
 
 double TTestPower(double d, int n, const PowerDesign& design) {
   const double df = DegreesOfFreedom(n, design);
   const double nc = Noncentrality(d, n, design);
+  if (design.equivalence) return EquivalencePower(nc, df, design.alpha);
   const boost::math::students_t central(df);
   const double tail = design.one_sided ? design.alpha : design.alpha / 2;
   const double critical = boost::math::quantile(boost::math::complement(central, tail));

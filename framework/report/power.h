@@ -28,15 +28,27 @@ struct PowerDesign {
   bool paired = false;
   bool one_sided = false;
   double alpha = 0.05;  // the level each test is run at
+  // An equivalence test (TOST, significance.h) instead: the effect d is the
+  // standardised margin, power is at a true difference of 0, and one_sided
+  // is ignored (each of the two one-sided tests runs at alpha).
+  bool equivalence = false;
 };
 
 // Power at standardised effect d >= 0 (in the direction a one-sided test
 // looks in) with n >= 2 seeds per cell. REQUIRES: 0 < alpha < 1.
+//
+// With design.equivalence, the probability that TOST shows |Delta| < margin
+// = d sigma when the true Delta is 0. With nc the noncentrality above, Z
+// the standardised estimate and V / df the variance ratio (chi-square):
+// TOST rejects when |Z| < nc - t_{df}(1 - alpha) sqrt(V / df), so
+//   power = E_V[ max(0, 2 Phi(nc - t_{df}(1 - alpha) sqrt(V / df)) - 1) ],
+// the pooled-variance test's exact power (Owen 1965; R's PowerTOST),
+// integrated numerically (Gauss-Kronrod over sqrt(V)).
 double TTestPower(double d, int n, const PowerDesign& design);
 
 // The smallest standardised effect detected with probability `power` at n
-// seeds per cell (bisection on d to 1e-10 relative). REQUIRES: n >= 2,
-// 0 < power < 1.
+// seeds per cell (with design.equivalence: the smallest margin shown),
+// by bisection on d to 1e-10 relative. REQUIRES: n >= 2, 0 < power < 1.
 double MinimumDetectableEffect(int n, const PowerDesign& design, double power = 0.8);
 
 // The fewest seeds per cell (>= 2) whose power at standardised effect d

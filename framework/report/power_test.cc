@@ -1,10 +1,13 @@
 // Power, minimum detectable effects, seeds needed, the paired t-test and
 // one-sided p-values against scipy's numbers (testdata/stats_reference.py
 // wrote testdata/stats_reference.inc; power there is also checked against a
-// direct numerical integration that does not use Boost).
+// direct numerical integration that does not use Boost); the equivalence
+// test (TOST) and its power likewise (testdata/tost_reference.py, whose
+// power is also checked against a simulation of the test itself).
 
 #include "framework/report/power.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -16,6 +19,7 @@ namespace tvlab {
 namespace {
 
 #include "framework/report/testdata/stats_reference.inc"
+#include "framework/report/testdata/tost_reference.inc"
 
 PowerDesign Design(bool paired, bool one_sided, double alpha) {
   PowerDesign d;
@@ -77,6 +81,59 @@ TEST(WelchTest, OneSidedPMatchesScipyTtestInd) {
     ASSERT_TRUE(w.defined);
     EXPECT_NEAR(w.t, c.welch_t, 1e-9 * std::abs(c.welch_t));
     EXPECT_NEAR(TTestP(w.t, w.df, SidesOf(c.alternative)), c.welch_p, 1e-10) << c.alternative;
+  }
+}
+
+PowerDesign Equivalence(bool paired, double alpha) {
+  PowerDesign d = Design(paired, /*one_sided=*/false, alpha);
+  d.equivalence = true;
+  return d;
+}
+
+TEST(TostTest, PValuesMatchScipyOnShiftedData) {
+  for (const TostCase& c : kTostCases) {
+    const WelchResult w = WelchTest(c.a, c.b);
+    const TostResult welch = Tost(w.delta, w.standard_error, w.df, c.margin);
+    EXPECT_NEAR(welch.p_lower, c.welch_p_lower, 1e-10);
+    EXPECT_NEAR(welch.p_upper, c.welch_p_upper, 1e-10);
+    EXPECT_EQ(welch.p, std::max(welch.p_lower, welch.p_upper));
+    const PairedResult r = PairedTest(c.a, c.b);
+    const TostResult paired = Tost(r.delta, r.standard_error, r.df, c.margin);
+    EXPECT_NEAR(paired.p_lower, c.paired_p_lower, 1e-10);
+    EXPECT_NEAR(paired.p_upper, c.paired_p_upper, 1e-10);
+    EXPECT_EQ(paired.p, std::max(paired.p_lower, paired.p_upper));
+    EXPECT_EQ(paired.t, paired.p == paired.p_lower ? paired.t_lower : paired.t_upper);
+  }
+}
+
+TEST(TostTest, EquivalentExactlyWhenTheWiderIntervalIsInsideTheMargin) {
+  // TOST at alpha rejects iff the (1 - 2 alpha) CI lies inside (-m, m).
+  for (const TostCase& c : kTostCases) {
+    const WelchResult ci90 = WelchTest(c.a, c.b, /*alpha=*/0.10);
+    for (double margin : {c.margin, 0.5 * c.margin, 2 * c.margin, 4 * c.margin}) {
+      const TostResult t = Tost(ci90.delta, ci90.standard_error, ci90.df, margin);
+      EXPECT_EQ(t.p < 0.05, ci90.ci_low > -margin && ci90.ci_high < margin) << "margin " << margin;
+    }
+  }
+}
+
+TEST(TostPowerTest, MatchesScipyIntegrationAndSimulation) {
+  for (const TostPowerCase& c : kTostPowerCases) {
+    const PowerDesign design = Equivalence(c.paired, c.alpha);
+    EXPECT_NEAR(TTestPower(c.d, c.n, design), c.power, 1e-9) << "d=" << c.d << " n=" << c.n;
+    // At least the union bound from the two one-sided tests' powers.
+    const double one_side = TTestPower(c.d, c.n, Design(c.paired, /*one_sided=*/true, c.alpha));
+    EXPECT_GE(TTestPower(c.d, c.n, design), 2 * one_side - 1 - 1e-12);
+  }
+  EXPECT_EQ(TTestPower(0.0, 5, Equivalence(false, 0.05)), 0.0);  // a zero margin is never shown
+}
+
+TEST(TostPowerTest, SmallestMarginAndSeedsMatchScipy) {
+  for (const TostSeedsCase& c : kTostSeedsCases) {
+    const PowerDesign design = Equivalence(c.paired, c.alpha);
+    EXPECT_NEAR(MinimumDetectableEffect(3, design), c.margin_at_3, 1e-7 * c.margin_at_3);
+    ASSERT_EQ(SeedsNeeded(c.d, design), c.n) << "d=" << c.d;
+    EXPECT_LT(TTestPower(c.d, c.n - 1, design), 0.8);
   }
 }
 

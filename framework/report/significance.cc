@@ -102,6 +102,18 @@ double TTestP(double t, double df, Sides sides) {
   return std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::abs(t))));
 }
 
+TostResult Tost(double delta, double standard_error, double df, double margin) {
+  TostResult r;
+  r.t_lower = (delta + margin) / standard_error;
+  r.p_lower = TTestP(r.t_lower, df, Sides::kGreater);
+  r.t_upper = (delta - margin) / standard_error;
+  r.p_upper = TTestP(r.t_upper, df, Sides::kLess);
+  const bool lower_binds = r.p_lower >= r.p_upper;
+  r.p = lower_binds ? r.p_lower : r.p_upper;
+  r.t = lower_binds ? r.t_lower : r.t_upper;
+  return r;
+}
+
 PairedResult PairedTest(const std::vector<double>& a, const std::vector<double>& b, double alpha) {
   PairedResult r;
   r.n = static_cast<int>(std::min(a.size(), b.size()));

@@ -73,6 +73,22 @@ enum class Sides {
 // "less", "greater"). REQUIRES: df > 0, t finite.
 double TTestP(double t, double df, Sides sides);
 
+// Two one-sided tests (TOST; Schuirmann 1987) of equivalence within
+// +-margin, from an estimate `delta` with standard error `standard_error`
+// and `df` degrees of freedom (a Welch or a paired test's): equivalence is
+// shown at level alpha when both one-sided nulls are rejected at alpha, i.e.
+// when p = max(p_lower, p_upper) < alpha, i.e. when the (1 - 2 alpha) CI of
+// delta lies inside (-margin, margin). As scipy: p_lower is
+// ttest(a + margin, b, alternative="greater"), p_upper ttest(a - margin, b,
+// alternative="less"). REQUIRES: standard_error > 0, df > 0, margin > 0.
+struct TostResult {
+  double t_lower = 0, p_lower = 1;  // H0: delta <= -margin; t = (delta + margin) / se
+  double t_upper = 0, p_upper = 1;  // H0: delta >= +margin; t = (delta - margin) / se
+  double p = 1;                     // max(p_lower, p_upper)
+  double t = 0;                     // the t of the larger p (the binding side)
+};
+TostResult Tost(double delta, double standard_error, double df, double margin);
+
 // Paired t-test on d_i = a[i] - b[i] (a and b the same seeds, in the same
 // order), as scipy.stats.ttest_rel(a, b): df = n - 1, t = mean(d) / (sd(d)
 // / sqrt(n)), two-sided p, and the (1 - alpha) CI of mean(d). d_z =

@@ -57,6 +57,7 @@ struct GridHypothesis {
   std::string metric;            // spec.metric, or the grid's main_metric
   std::string family;            // spec.family, or "primary"
   bool paired() const { return spec.test() == Hypothesis::PAIRED_BY_SEED; }
+  bool equivalence() const { return spec.direction() == Hypothesis::EQUIVALENT; }
 };
 
 struct ExpandedGrid {

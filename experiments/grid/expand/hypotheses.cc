@@ -76,7 +76,12 @@ absl::Status CheckPairable(const ExpandedGrid& grid, const GridHypothesis& h, co
 absl::Status CheckDeclaration(const Hypothesis& h, const std::string& where) {
   if (h.direction() == Hypothesis::DIRECTION_UNSPECIFIED) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ".direction is required: A_LESS, A_GREATER or EITHER (the expected sign of mean(A) - mean(B))"));
+        where, ".direction is required: A_LESS, A_GREATER, EITHER (the expected sign of mean(A) - mean(B)) or "
+        "EQUIVALENT (|mean(A) - mean(B)| < smallest_effect)"));
+  }
+  if (h.one_sided() && h.direction() == Hypothesis::EQUIVALENT) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ".one_sided: an EQUIVALENT hypothesis is already two one-sided tests (TOST); remove one_sided"));
   }
   if (h.one_sided() && h.direction() == Hypothesis::EITHER) {
     return absl::InvalidArgumentError(

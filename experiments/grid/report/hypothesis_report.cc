@@ -24,7 +24,7 @@ std::vector<double> Only(const std::vector<std::pair<uint64_t, double>>& pairs) 
 
 // The paired test over the seeds both cells finished.
 void TestPaired(const std::vector<std::pair<uint64_t, double>>& a, const std::vector<std::pair<uint64_t, double>>& b,
-                double alpha, HypothesisOutcome* out) {
+                double ci_alpha, HypothesisOutcome* out) {
   std::map<uint64_t, double> by_seed(b.begin(), b.end());
   std::vector<double> x, y;
   for (const auto& [seed, value] : a) {
@@ -33,7 +33,7 @@ void TestPaired(const std::vector<std::pair<uint64_t, double>>& a, const std::ve
     x.push_back(value);
     y.push_back(it->second);
   }
-  const PairedResult r = PairedTest(x, y, alpha);
+  const PairedResult r = PairedTest(x, y, ci_alpha);
   out->n_a = out->n_b = r.n;
   out->delta = r.delta;
   out->defined = r.defined;
@@ -41,14 +41,15 @@ void TestPaired(const std::vector<std::pair<uint64_t, double>>& a, const std::ve
   if (!r.defined) return;
   out->ci_low = r.ci_low;
   out->ci_high = r.ci_high;
+  out->standard_error = r.standard_error;
   out->df = r.df;
   out->t = r.t;
   out->sd = r.sd_diff;
   out->effect_size = r.d_z;
 }
 
-void TestWelch(const std::vector<double>& a, const std::vector<double>& b, double alpha, HypothesisOutcome* out) {
-  const WelchResult w = WelchTest(a, b, alpha);
+void TestWelch(const std::vector<double>& a, const std::vector<double>& b, double ci_alpha, HypothesisOutcome* out) {
+  const WelchResult w = WelchTest(a, b, ci_alpha);
   out->n_a = w.n_a;
   out->n_b = w.n_b;
   out->delta = w.delta;
@@ -57,6 +58,7 @@ void TestWelch(const std::vector<double>& a, const std::vector<double>& b, doubl
   if (!w.defined) return;
   out->ci_low = w.ci_low;
   out->ci_high = w.ci_high;
+  out->standard_error = w.standard_error;
   out->df = w.df;
   out->t = w.t;
   out->sd = PooledStd(a, b);
@@ -66,10 +68,7 @@ void TestWelch(const std::vector<double>& a, const std::vector<double>& b, doubl
 // Power, minimum detectable effect and seeds needed, at alpha / family_size.
 void AddPower(HypothesisOutcome* out) {
   const Hypothesis& h = out->hypothesis->spec;
-  PowerDesign design;
-  design.paired = out->hypothesis->paired();
-  design.one_sided = h.one_sided();
-  design.alpha = h.alpha() / out->family_size;
+  const PowerDesign design = PlannedDesign(*out->hypothesis, out->family_size);
   const int n = std::min(out->n_a, out->n_b);
   if (!(out->sd > 0) || n < 2) return;
   const double d = h.smallest_effect() / out->sd;
@@ -87,7 +86,28 @@ std::string Verdict(const HypothesisOutcome& o) {
   return "supported";
 }
 
+// The declared test's p-value (and t: for TOST the binding side's).
+void AddP(const GridHypothesis& h, HypothesisOutcome* o) {
+  if (!o->defined) return;
+  if (!h.equivalence()) {
+    o->p = TTestP(o->t, o->df, SidesOf(h.spec));
+    return;
+  }
+  const TostResult tost = Tost(o->delta, o->standard_error, o->df, h.spec.smallest_effect());
+  o->p = tost.p;
+  o->t = tost.t;
+}
+
 }  // namespace
+
+PowerDesign PlannedDesign(const GridHypothesis& h, int family_size) {
+  PowerDesign design;
+  design.paired = h.paired();
+  design.one_sided = h.spec.one_sided();
+  design.equivalence = h.equivalence();
+  design.alpha = h.spec.alpha() / family_size;
+  return design;
+}
 
 std::vector<std::pair<uint64_t, double>> SeedValues(const CellOutcome& cell, const std::string& metric) {
   std::vector<std::pair<uint64_t, double>> out;
@@ -109,12 +129,14 @@ std::vector<HypothesisOutcome> TestHypotheses(const GridResults& results) {
     o.hypothesis = &h;
     const auto a = SeedValues(results.cells[h.cell_a], h.metric);
     const auto b = SeedValues(results.cells[h.cell_b], h.metric);
+    // TOST at alpha is the (1 - 2 alpha) interval inside the margin.
+    const double ci_alpha = h.equivalence() ? 2 * h.spec.alpha() : h.spec.alpha();
     if (h.paired()) {
-      TestPaired(a, b, h.spec.alpha(), &o);
+      TestPaired(a, b, ci_alpha, &o);
     } else {
-      TestWelch(Only(a), Only(b), h.spec.alpha(), &o);
+      TestWelch(Only(a), Only(b), ci_alpha, &o);
     }
-    if (o.defined) o.p = TTestP(o.t, o.df, SidesOf(h.spec));
+    AddP(h, &o);
     families[h.family].push_back(i);
   }
   for (const auto& [family, members] : families) {

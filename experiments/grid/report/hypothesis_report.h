@@ -8,7 +8,9 @@
 // size (Cohen's d with the pooled std, or d_z of the paired differences);
 // and the power analysis: power at the declared smallest effect with the
 // seeds run, the minimum detectable effect at those seeds, and the seeds per
-// cell needed for 80% power at the smallest effect. Power is computed at
+// cell needed for 80% power at the smallest effect. An EQUIVALENT
+// hypothesis is tested by TOST against the margin smallest_effect, its power
+// that of showing equivalence when the true difference is 0. Power is computed at
 // alpha / m (m = the family's size), the level Holm's first step needs, so
 // it is a lower bound on the power under Holm (framework/report/power.h).
 
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "experiments/grid/report/grid_results.h"
+#include "framework/report/power.h"
 
 namespace tvlab {
 
@@ -29,8 +32,13 @@ struct HypothesisOutcome {
   double delta = 0;      // mean(A) - mean(B) (paired: mean of the differences)
   bool defined = false;  // the test could run
   std::string why_undefined;
-  double ci_low = 0, ci_high = 0;  // two-sided (1 - alpha) CI of delta
-  double df = 0, t = 0, p = 1;     // p under the declared sidedness and direction
+  // Two-sided (1 - alpha) CI of delta; (1 - 2 alpha) for EQUIVALENT, the
+  // interval TOST at alpha checks against the margin.
+  double ci_low = 0, ci_high = 0;
+  double standard_error = 0;
+  // p under the declared sidedness and direction; for EQUIVALENT, TOST's p
+  // and the t of its binding side.
+  double df = 0, t = 0, p = 1;
   double sd = 0;                   // pooled std, or std of the paired differences
   double effect_size = 0;          // delta / sd: Cohen's d, or d_z when paired
   int family_size = 0;
@@ -44,6 +52,10 @@ struct HypothesisOutcome {
   // against the declared direction) or "untested".
   std::string verdict;
 };
+
+// The design hypothesis `h` is planned with: its test, sidedness, TOST for
+// EQUIVALENT, at alpha / family_size.
+PowerDesign PlannedDesign(const GridHypothesis& h, int family_size);
 
 // One outcome per grid hypothesis, in spec order.
 std::vector<HypothesisOutcome> TestHypotheses(const GridResults& results);

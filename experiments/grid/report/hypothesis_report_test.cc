@@ -72,6 +72,9 @@ TEST(HypothesisSpec, DeclarationsAreChecked) {
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells,
                                    " direction: EITHER one_sided: true smallest_effect: 0.1 }")),
               HasSubstr("hypothesis[0].one_sided: a one-sided test needs direction A_LESS or A_GREATER"));
+  EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells,
+                                   " direction: EQUIVALENT one_sided: true smallest_effect: 0.1 }")),
+              HasSubstr("hypothesis[0].one_sided: an EQUIVALENT hypothesis is already two one-sided tests (TOST)"));
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells, " direction: A_LESS }")),
               HasSubstr("hypothesis[0].smallest_effect must be > 0"));
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h-1\" ", cells, " direction: A_LESS smallest_effect: 1 }")),
@@ -162,6 +165,46 @@ TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
   const std::string csv = HypothesesCsv(results, out);
   EXPECT_THAT(csv, HasSubstr("\none_sided,g,eval_loss,position=none,position=sinusoidal,Welch,A < B,one-sided,"));
   EXPECT_THAT(csv, HasSubstr(",untested,,,,a group has no finished seeds\n"));
+}
+
+// Equivalence (TOST) on the same values. scipy, max of ttest(a + m, b,
+// "greater") and ttest(a - m, b, "less"): margin 0.06 paired p =
+// 0.04646096588305004, Welch 0.037887271404901356; margin 0.03 paired
+// 0.42038907681521975. The paired differences' 90% CI: [-0.05864513636406113,
+// 0.0034993096973945995].
+TEST(HypothesisReport, EquivalenceIsTwoOneSidedTests) {
+  auto grid = Expand(R"pb(
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
+                 smallest_effect: 0.06 family: "p" test: PAIRED_BY_SEED }
+    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
+                 smallest_effect: 0.06 family: "w" }
+    hypothesis { name: "narrow" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
+                 smallest_effect: 0.03 family: "n" test: PAIRED_BY_SEED })pb");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
+  const GridResults results = CollectResults(*grid);
+  const std::vector<HypothesisOutcome> out = TestHypotheses(results);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_NEAR(out[0].p, 0.04646096588305004, 1e-9);
+  EXPECT_NEAR(out[1].p, 0.037887271404901356, 1e-9);
+  EXPECT_NEAR(out[2].p, 0.42038907681521975, 1e-9);
+  EXPECT_NEAR(out[0].ci_low, -0.05864513636406113, 1e-9);
+  EXPECT_NEAR(out[0].ci_high, 0.0034993096973945995, 1e-9);
+  EXPECT_EQ(out[0].verdict, "supported");  // the 90% CI is inside +-0.06
+  EXPECT_EQ(out[1].verdict, "supported");
+  EXPECT_EQ(out[2].verdict, "not supported");  // it is not inside +-0.03
+  // Power: TOST's at a true difference of 0, with the margin as the effect.
+  PowerDesign design;
+  design.paired = true;
+  design.equivalence = true;
+  EXPECT_NEAR(out[0].power_at_smallest, TTestPower(0.06 / out[0].sd, 3, design), 1e-12);
+  EXPECT_NEAR(TTestPower(out[0].minimum_detectable / out[0].sd, 3, design), 0.8, 1e-8);
+  ASSERT_TRUE(out[2].seeds_needed.has_value());
+  EXPECT_GE(TTestPower(0.03 / out[2].sd, *out[2].seeds_needed, design), 0.8);
+  const std::string md = ResultsMarkdown(results);
+  EXPECT_THAT(md, HasSubstr("| paired by seed | A ≈ B (±0.06), TOST | 3 / 3 | -0.0276 | [-0.0586, +0.0035] (90%) |"));
+  EXPECT_THAT(HypothesesCsv(results, out), HasSubstr(",paired by seed,A ≈ B (±0.06),TOST,"));
 }
 
 // Seeds for 80% power from a 3-seed pilot. scipy (nct, as in

@@ -18,12 +18,22 @@ std::string DirectionName(const Hypothesis& h) {
       return "A < B";
     case Hypothesis::A_GREATER:
       return "A > B";
+    case Hypothesis::EQUIVALENT:
+      return absl::StrFormat("A ≈ B (±%g)", h.smallest_effect());
     default:
       return "A != B";
   }
 }
 
-std::string Sidedness(const Hypothesis& h) { return h.one_sided() ? "one-sided" : "two-sided"; }
+std::string Sidedness(const Hypothesis& h) {
+  if (h.direction() == Hypothesis::EQUIVALENT) return "TOST";
+  return h.one_sided() ? "one-sided" : "two-sided";
+}
+
+// The CI's level: (1 - alpha), or (1 - 2 alpha) for TOST.
+double CiLevel(const Hypothesis& h) {
+  return 1 - (h.direction() == Hypothesis::EQUIVALENT ? 2 : 1) * h.alpha();
+}
 
 std::string TestName(const GridHypothesis& h) { return h.paired() ? "paired by seed" : "Welch"; }
 
@@ -73,7 +83,10 @@ std::string HypothesesMarkdown(const GridResults& results, const std::vector<Hyp
       "## Pre-registered hypotheses\n\n"
       "Declared in the grid spec before the runs (`hypothesis`) and tested exactly as declared: Δ = mean(A) − "
       "mean(B), its two-sided (1 − α) CI, the p-value of the declared test and sidedness, **p (Holm)** within "
-      "the declared family at its α. Effect size: Cohen's d (pooled std) for Welch, d_z (std of the per-seed "
+      "the declared family at its α. An equivalence hypothesis (|A − B| < its margin, the smallest effect) is "
+      "tested by TOST (two one-sided tests at α; p the larger), its CI the (1 − 2α) interval TOST checks against "
+      "the margin, its power that of showing equivalence when the true Δ is 0, its MDE the smallest margin shown "
+      "with 80% power. Effect size: Cohen's d (pooled std) for Welch, d_z (std of the per-seed "
       "differences) when paired. **Power** at the declared smallest effect with the seeds run, the **minimum "
       "detectable effect** at those seeds and the **seeds** per cell needed, all for 80% power at α / m (m = the "
       "family's size, Holm's first step: a lower bound on Holm's power), from this grid's own seed std "
@@ -91,7 +104,7 @@ std::string HypothesesMarkdown(const GridResults& results, const std::vector<Hyp
         FormatDelta(o.delta, 4)};
     if (o.defined) {
       cells.insert(cells.end(), {absl::StrFormat("%s (%g%%)", FormatInterval(o.ci_low, o.ci_high, 4),
-                                                 100 * (1 - h.spec.alpha())),
+                                                 100 * CiLevel(h.spec)),
                                  absl::StrFormat("%.2f", o.effect_size), FormatP(o.p), FormatP(o.holm_p)});
     } else {
       cells.insert(cells.end(), {"", "", "", ""});

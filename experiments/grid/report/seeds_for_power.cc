@@ -24,10 +24,7 @@ absl::StatusOr<SeedsForPowerPlan> PlanSeedsForPower(const GridResults& pilot, in
           o.why_undefined.empty() ? "no seed variance" : o.why_undefined,
           "), so the pilot gives no variance to plan with; fix the failed runs or declare more pilot_seeds"));
     }
-    PowerDesign design;
-    design.paired = o.hypothesis->paired();
-    design.one_sided = h.one_sided();
-    design.alpha = h.alpha() / o.family_size;
+    const PowerDesign design = PlannedDesign(*o.hypothesis, o.family_size);
     const double d = h.smallest_effect() / o.sd;
     const std::optional<int> needed = SeedsNeeded(d, design, power, max_seeds);
     const std::string why = absl::StrFormat(
