@@ -31,6 +31,7 @@ struct PowerDesign {
   // An equivalence test (TOST, significance.h) instead: the effect d is the
   // standardised margin, power is at a true difference of 0, and one_sided
   // is ignored (each of the two one-sided tests runs at alpha).
+  // REQUIRES then: alpha < 0.5.
   bool equivalence = false;
 };
 

@@ -94,6 +94,11 @@ absl::Status CheckDeclaration(const Hypothesis& h, const std::string& where) {
   if (!(h.alpha() > 0 && h.alpha() < 1)) {
     return absl::InvalidArgumentError(absl::StrCat(where, ".alpha must be in (0, 1), e.g. 0.05; got ", h.alpha()));
   }
+  if (h.direction() == Hypothesis::EQUIVALENT && !(h.alpha() < 0.5)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ".alpha must be below 0.5 for EQUIVALENT (TOST shows equivalence with the (1 - 2 alpha) interval); got ",
+        h.alpha()));
+  }
   return absl::OkStatus();
 }
 

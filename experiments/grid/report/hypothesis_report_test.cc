@@ -75,6 +75,9 @@ TEST(HypothesisSpec, DeclarationsAreChecked) {
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells,
                                    " direction: EQUIVALENT one_sided: true smallest_effect: 0.1 }")),
               HasSubstr("hypothesis[0].one_sided: an EQUIVALENT hypothesis is already two one-sided tests (TOST)"));
+  EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells,
+                                   " direction: EQUIVALENT smallest_effect: 0.1 alpha: 0.5 }")),
+              HasSubstr("hypothesis[0].alpha must be below 0.5 for EQUIVALENT"));
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h\" ", cells, " direction: A_LESS }")),
               HasSubstr("hypothesis[0].smallest_effect must be > 0"));
   EXPECT_THAT(ErrorOf(absl::StrCat("hypothesis { name: \"h-1\" ", cells, " direction: A_LESS smallest_effect: 1 }")),
