@@ -5,8 +5,13 @@
 #   - Debian's python3-torch 1.13 with OpenBLAS (libopenblas0-pthread is
 #     installed here so it is not measured on the slow reference BLAS),
 #   - PyTorch 2.x from PyPI in bench/.venv (bench/setup_venv.sh), if present,
+#   - the same PyTorch 2.x through torch.compile (bench/torch_sort.py
+#     --compile; the compiling first step is timed apart),
 #   - JAX on CPU from the same venv (bench/jax_sort.py: one jitted step;
 #     compilation time excluded and printed separately).
+# tvlab runs twice: eager (train.step_capture: CAPTURE_OFF) and captured
+# (the default), and prints its FLOPs, achieved rate and MFU against the
+# measured FMA peak. At one thread every run is pinned to core 0.
 # usage: bash bench/sort_bench.sh [THREADS...]   (default: 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,20 +29,38 @@ echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1
 echo "debian torch BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 printf '%-22s %7s %10s %10s %8s %8s\n' peer threads train_s tok/s tok_acc ratio
 for t in "${THREADS[@]}"; do
-  "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_$t" >/dev/null 2>&1
+  # At one thread every peer is pinned to core 0 (taskset).
+  pin=""; [ "$t" = 1 ] && command -v taskset >/dev/null && pin="taskset -c 0"
+  # tvlab eager (train.step_capture off), then captured (the default).
+  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --set train.step_capture=CAPTURE_OFF \
+    --output_dir "$OUT/tvlab_eager_$t" >/dev/null 2>&1
+  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_$t" >/dev/null 2>&1
+  eager=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_eager_$t/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
   tv=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_$t/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
+  read -r ev_s ev_tps ev_acc <<<"$eager"
   read -r tv_s tv_tps tv_acc <<<"$tv"
-  printf '%-22s %7s %10.2f %10.0f %8.3f %8s\n' "tvlab (cpu_onednn)" "$t" "$tv_s" "$tv_tps" "$tv_acc" "1.00"
+  /usr/bin/python3 - "$OUT/tvlab_$t/metrics.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); e = m.get("efficiency", {})
+print(f"tvlab: {m.get('step_capture', '?')}; {m['train_flops_per_token']:.0f} FLOPs/token, "
+      f"{m['achieved_flops_per_second'] / 1e9:.1f} GFLOP/s, MFU {100 * e.get('mfu', 0):.1f}% of "
+      f"{e.get('peak_flops_per_second', 0) / 1e9:.1f} GFLOP/s ({e.get('basis', 'no peak')})")
+PY
+  printf '%-22s %7s %10.2f %10.0f %8.3f %7.2fx\n' "tvlab eager" "$t" "$ev_s" "$ev_tps" "$ev_acc" \
+    "$(/usr/bin/python3 -c "print($ev_s / $tv_s)")"
+  printf '%-22s %7s %10.2f %10.0f %8.3f %8s\n' "tvlab (captured)" "$t" "$tv_s" "$tv_tps" "$tv_acc" "1.00"
   peers=("/usr/bin/python3")
   [ -x bench/.venv/bin/python ] && peers+=("bench/.venv/bin/python")
   runs=()
-  for py in "${peers[@]}"; do runs+=("$py bench/torch_sort.py --threads $t"); done
+  for py in "${peers[@]}"; do runs+=("$pin $py bench/torch_sort.py --threads $t"); done
+  # torch.compile (PyTorch 2.x only; Inductor needs a C++ compiler, present here).
+  [ -x bench/.venv/bin/python ] && runs+=("$pin bench/.venv/bin/python bench/torch_sort.py --threads $t --compile")
   if [ -x bench/.venv/bin/python ]; then
     # XLA's CPU client uses every core unless Eigen threading is off; this
     # machine has 2, so "2 threads" is its default.
     if [ "$t" = 1 ]; then xla="--xla_cpu_multi_thread_eigen=false";
     else xla="--xla_cpu_multi_thread_eigen=true"; fi
-    runs+=("env XLA_FLAGS='$xla' bench/.venv/bin/python bench/jax_sort.py --threads $t")
+    runs+=("env XLA_FLAGS='$xla' $pin bench/.venv/bin/python bench/jax_sort.py --threads $t")
   fi
   for run in "${runs[@]}"; do
     line=$(eval "$run" 2>/dev/null | tail -1)
@@ -50,5 +73,5 @@ print(f"{m['peer']:<22} {m['threads']:>7} {m['train_seconds']:>10.2f} {m['tokens
 PY
   done
 done
-echo "ratio = peer train seconds / tvlab train seconds (> 1 means tvlab is faster)"
+echo "ratio = peer train seconds / tvlab (captured) train seconds (> 1 means tvlab is faster)"
 rm -rf "$OUT"

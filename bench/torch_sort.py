@@ -5,7 +5,12 @@ Same model as tvlab's: token embedding * sqrt(d) + sinusoidal positions,
 final LayerNorm, linear head; AdamW lr 1e-3; 1001 steps of 64 fresh
 sequences; evaluation on 1000 fresh sequences. Prints one JSON line.
 
-usage: python torch_sort.py --threads N [--steps 1001]
+usage: python torch_sort.py --threads N [--steps 1001] [--compile]
+
+--compile trains through torch.compile(model) (PyTorch 2.x, Inductor's C++
+backend on the CPU): the first step, which compiles, is timed apart
+(compile_seconds) and train_seconds is the other steps' time scaled to all
+steps, as bench/jax_sort.py does for JAX's jitted step.
 """
 import argparse
 import json
@@ -47,28 +52,36 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=1001)
+    parser.add_argument("--compile", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = SortTransformer()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    step_model = torch.compile(model) if args.compile else model
+    compile_seconds = 0.0
     start = time.perf_counter()
-    for _ in range(args.steps):
+    for step in range(args.steps):
         x = torch.randint(0, 10, (64, 8))
         y = torch.sort(x, dim=1).values
-        loss = F.cross_entropy(model(x).reshape(-1, 10), y.reshape(-1))
+        loss = F.cross_entropy(step_model(x).reshape(-1, 10), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
+        if args.compile and step == 0:  # compilation: timed apart
+            compile_seconds = time.perf_counter() - start
+            start = time.perf_counter()
     train_seconds = time.perf_counter() - start
+    if args.compile:
+        train_seconds *= args.steps / (args.steps - 1)  # scaled to all steps
     torch.manual_seed(42)
     x = torch.randint(0, 10, (1000, 8))
     y = torch.sort(x, dim=1).values
     model.eval()
     with torch.no_grad():
         pred = model(x).argmax(dim=-1)
-    print(json.dumps({
-        "peer": f"pytorch {torch.__version__}",
+    result = {
+        "peer": f"pytorch {torch.__version__}" + (" compile" if args.compile else ""),
         "threads": args.threads,
         "train_seconds": train_seconds,
         "tokens_per_second": args.steps * 64 * 8 / train_seconds,
@@ -76,7 +89,10 @@ def main():
         "token_accuracy": (pred == y).float().mean().item(),
         "sequence_accuracy": (pred == y).all(dim=1).float().mean().item(),
         "parameters": sum(p.numel() for p in model.parameters()),
-    }))
+    }
+    if args.compile:
+        result["compile_seconds"] = compile_seconds
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,9 @@ std::string Metrics(const std::string& dir) {
     }
     if (line.find("second") == std::string::npos && line.find("backend") == std::string::npos &&
         line.find("bytes\"") == std::string::npos && line.find("allocat") == std::string::npos &&
-        line.find("attention_calls") == std::string::npos)  // counted per process (a resume restarts them)
+        // Counted per process (a resume restarts them): the attention calls, and
+        // step_capture and captured_steps (a resumed run captures anew).
+        line.find("attention_calls") == std::string::npos && line.find("captur") == std::string::npos)
       out += line + "\n";
   }
   return out;

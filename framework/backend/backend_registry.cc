@@ -108,7 +108,14 @@ absl::Status SetBackend(const std::string& name) {
   return absl::OkStatus();
 }
 
+namespace {
+thread_local Backend* interposer = nullptr;
+}  // namespace
+
+void SetBackendInterposer(Backend* backend) { interposer = backend; }
+
 Backend& CurrentBackend() {
+  if (interposer != nullptr) return *interposer;
   Active& active = ActiveBackend();
   if (!active.backend) {
     std::string preferred = Backends().Contains("cpu_onednn") ? "cpu_onednn" : "reference";

@@ -103,6 +103,12 @@ const BackendDescriptor& CurrentBackendDescriptor();
 // Selects a registered backend by name; NotFound lists the registered ones.
 absl::Status SetBackend(const std::string& name);
 
+// Step capture (framework/capture/): while set on this thread, CurrentBackend()
+// on this thread returns `interposer`, which forwards every kernel to the
+// active backend; CurrentBackendDescriptor() still describes the active one.
+// Null clears.
+void SetBackendInterposer(Backend* interposer);
+
 // Switches the active backend for a scope (tests).
 class ScopedBackend {
  public:

@@ -60,12 +60,68 @@ uint32_t RngStream::Word(uint64_t index) const {
   return Block(index >> 2)[index & 3];
 }
 
+namespace {
+
+constexpr int kLanes = 8;  // blocks computed side by side
+
+// Eight 32-bit words, one per 64-bit lane: the lane products of two such
+// vectors are the exact 32 x 32 -> 64-bit products (pmuludq / vpmuludq).
+typedef uint64_t Lanes __attribute__((vector_size(64)));
+
+// Philox4x32-10 of blocks [block, block + kLanes) of a stream whose counter
+// words 1..3 are (block >> 32) ^ purpose_word, step_lo, step_hi: out gets
+// their 4 * kLanes words in order, the same as Philox4x32 block by block.
+// Cloned for AVX-512 and AVX2 and chosen at load time (the default clone,
+// SSE2, runs anywhere).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void PhiloxLanes(
+    uint64_t block, uint32_t purpose_word, uint32_t step_lo, uint32_t step_hi, uint32_t key0, uint32_t key1,
+    uint32_t* out) {
+  const Lanes low = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu,
+                     0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  Lanes x0, x1;
+  for (int l = 0; l < kLanes; ++l) {
+    x0[l] = static_cast<uint32_t>(block + l);
+    x1[l] = static_cast<uint32_t>((block + l) >> 32) ^ purpose_word;
+  }
+  Lanes x2 = low & step_lo, x3 = low & step_hi;
+  uint64_t k0 = key0, k1 = key1;
+  for (int round = 0; round < 10; ++round) {
+    const Lanes p0 = (x0 & low) * kMul0;  // 32 x 32 bits: exact (and one pmuludq)
+    const Lanes p1 = (x2 & low) * kMul1;
+    x0 = (p1 >> 32) ^ x1 ^ k0;
+    x2 = (p0 >> 32) ^ x3 ^ k1;
+    x1 = p1 & low;
+    x3 = p0 & low;
+    k0 = static_cast<uint32_t>(k0 + kWeyl0);
+    k1 = static_cast<uint32_t>(k1 + kWeyl1);
+  }
+  for (int l = 0; l < kLanes; ++l) {
+    out[4 * l] = static_cast<uint32_t>(x0[l]);
+    out[4 * l + 1] = static_cast<uint32_t>(x1[l]);
+    out[4 * l + 2] = static_cast<uint32_t>(x2[l]);
+    out[4 * l + 3] = static_cast<uint32_t>(x3[l]);
+  }
+}
+
+}  // namespace
+
 void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
   first += word_offset_;
   uint64_t i = 0;
+  // Up to the first whole block, then kLanes blocks at a time, then the rest.
+  while (i < n && ((first + i) & 3) != 0) {
+    const uint64_t index = first + i;
+    const std::array<uint32_t, 4> words = Block(index >> 2);
+    for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
+  }
+  while (n - i >= 4 * kLanes) {
+    PhiloxLanes((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32),
+                key_[0], key_[1], out + i);
+    i += 4 * kLanes;
+  }
   while (i < n) {
-    uint64_t index = first + i;
-    std::array<uint32_t, 4> words = Block(index >> 2);
+    const uint64_t index = first + i;
+    const std::array<uint32_t, 4> words = Block(index >> 2);
     for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
   }
 }
@@ -122,11 +178,18 @@ void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n,
   stream.Words(first_word, words.size(), words.data());  // host: random words
   const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
   const float keep_scale = 1.0f / (1.0f - p);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t e = first + i;
-    const uint32_t half = (words[(e >> 1) - first_word] >> ((e & 1) * 16)) & 0xFFFFu;
-    out[i] = half < threshold ? 0.0f : keep_scale;
+  // Element e is half (e & 1) of word e / 2: an odd first element is the
+  // high half of words[0], then the elements go two per word.
+  int64_t i = 0;
+  const uint32_t* w = words.data();  // host: random words
+  if (first & 1) {
+    out[i++] = (*w++ >> 16) < threshold ? 0.0f : keep_scale;
   }
+  for (; i + 1 < n; i += 2, ++w) {
+    out[i] = (*w & 0xFFFFu) < threshold ? 0.0f : keep_scale;
+    out[i + 1] = (*w >> 16) < threshold ? 0.0f : keep_scale;
+  }
+  if (i < n) out[i] = (*w & 0xFFFFu) < threshold ? 0.0f : keep_scale;
 }
 
 }  // namespace tvlab

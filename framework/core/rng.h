@@ -70,6 +70,18 @@ class RngStream {
   std::array<uint32_t, 2> key() const { return key_; }
   uint32_t purpose_word() const { return purpose_ << 24; }
   uint64_t step() const { return step_; }
+  // The same stream (seed, purpose, skip, shard) at another step: a captured
+  // training step (framework/capture/) replays a step-keyed draw this way.
+  RngStream WithStep(uint64_t step) const {
+    RngStream s = *this;
+    s.step_ = step;
+    return s;
+  }
+  bool operator==(const RngStream& o) const {
+    return key_ == o.key_ && purpose_ == o.purpose_ && step_ == o.step_ && word_offset_ == o.word_offset_ &&
+           shard_first_row_ == o.shard_first_row_ && shard_rows_ == o.shard_rows_;
+  }
+  bool operator!=(const RngStream& o) const { return !(*this == o); }
 
  private:
   std::array<uint32_t, 4> Block(uint64_t block) const;

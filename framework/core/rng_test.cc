@@ -32,6 +32,44 @@ TEST(RngStream, DrawDependsOnlyOnKeyAndIndex) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(block[i], b.Word(3 + i)) << i;
 }
 
+// Words computes whole runs of blocks side by side (PhiloxLanes, cloned per
+// instruction set); each word must still be Philox4x32's block by block
+// (Word), at every alignment and length around a run, at large block
+// numbers (the counter's high word) and after SkipWords.
+TEST(RngStream, BatchedWordsMatchWordByWord) {
+  const RngStream stream = RngStream(0x123456789abcdefull, RngPurpose::kDropout, (7ull << 32) + 5);
+  for (const RngStream& s : {stream, stream.SkipWords(3), stream.SkipWords((1ull << 34) - 70)}) {
+    for (uint64_t first : {0ull, 1ull, 3ull, 4ull, 61ull, 64ull}) {
+      for (uint64_t n : {0ull, 5ull, 63ull, 64ull, 65ull, 200ull, 1031ull}) {
+        std::vector<uint32_t> words(n);
+        s.Words(first, n, words.data());
+        for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(words[i], s.Word(first + i)) << first << " " << n << " " << i;
+      }
+    }
+  }
+}
+
+// DropoutFactors against its definition (rng.h), element by element from
+// Word: 0 when half (e & 1) of word e / 2 is below round(p * 65536), else
+// 1 / (1 - p); odd and even first elements, odd and even lengths.
+TEST(DropoutFactors, MatchTheDefinitionElementByElement) {
+  const RngStream stream(42, RngPurpose::kDropout, 9);
+  const float p = 0.3f;
+  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
+  std::vector<uint32_t> scratch;
+  for (uint64_t first : {0ull, 1ull, 2ull, 7ull, 130ull}) {
+    for (int64_t n : {1, 2, 3, 64, 129, 1000}) {
+      std::vector<float> out(n);
+      DropoutFactors(stream, p, first, n, out.data(), scratch);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t e = first + i;
+        const uint32_t half = (stream.Word(e / 2) >> (16 * (e & 1))) & 0xFFFFu;
+        ASSERT_EQ(out[i], half < threshold ? 0.0f : 1.0f / (1.0f - p)) << first << " " << n << " " << i;
+      }
+    }
+  }
+}
+
 TEST(RngStream, DistinctKeysGiveDistinctStreams) {
   RngStream base(7, RngPurpose::kDropout, 11);
   EXPECT_NE(base.Word(0), RngStream(8, RngPurpose::kDropout, 11).Word(0));

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "framework/core/check.h"
 
 #if defined(__has_feature)
@@ -76,7 +77,19 @@ struct CachingAllocator::State {
   mutable std::mutex mu;
   std::unordered_map<size_t, std::vector<void*>> free_blocks;  // by size class
   AllocatorStats stats;
+  // Every block handed out and not released: its rounded size and
+  // generation (FindLiveBlock, StillLive).
+  absl::flat_hash_map<const void*, std::pair<size_t, uint64_t>> live;
+  uint64_t next_generation = 1;
 };
+
+namespace {
+// SetMemoryObserver's, per thread.
+thread_local Device observed_device = Device::kCpu;
+thread_local DeviceMemory* memory_observer = nullptr;
+// ScopedBufferPool's, per thread.
+thread_local std::shared_ptr<BufferPool> active_pool;
+}  // namespace
 
 CachingAllocator::CachingAllocator(std::unique_ptr<DeviceMemory> memory)
     : memory_(std::move(memory)), state_(std::make_unique<State>()) {}
@@ -121,6 +134,7 @@ void* CachingAllocator::Allocate(size_t bytes, size_t* rounded) {
   }
   s.in_use_bytes += static_cast<int64_t>(*rounded);
   s.peak_in_use_bytes = std::max(s.peak_in_use_bytes, s.in_use_bytes);
+  state_->live[ptr] = {*rounded, state_->next_generation++};
   return ptr;
 }
 
@@ -131,6 +145,7 @@ void CachingAllocator::Release(void* ptr, size_t rounded) {
   if (memory_->device() == Device::kCpu) ASAN_POISON_MEMORY_REGION(ptr, rounded);
 #endif
   state_->free_blocks[rounded].push_back(ptr);
+  state_->live.erase(ptr);
   state_->stats.in_use_bytes -= static_cast<int64_t>(rounded);
   state_->stats.cached_bytes += static_cast<int64_t>(rounded);
 }
@@ -152,6 +167,87 @@ AllocatorStats CachingAllocator::Stats() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->stats;
 }
+
+DeviceMemory& CachingAllocator::memory() {
+  if (memory_observer != nullptr && observed_device == memory_->device()) return *memory_observer;
+  return *memory_;
+}
+
+bool CachingAllocator::FindLiveBlock(const void* ptr, LiveBlock* block) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  const auto* p = static_cast<const char*>(ptr);
+  for (const auto& [begin, entry] : state_->live) {
+    const auto* b = static_cast<const char*>(begin);
+    if (p >= b && p < b + entry.first) {
+      *block = LiveBlock{begin, entry.first, entry.second};
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CachingAllocator::StillLive(const LiveBlock& block) const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  auto it = state_->live.find(block.begin);
+  return it != state_->live.end() && it->second.second == block.generation;
+}
+
+void SetMemoryObserver(Device device, DeviceMemory* observer) {
+  observed_device = device;
+  memory_observer = observer;
+}
+
+BufferPool::~BufferPool() {
+  CachingAllocator& allocator = AllocatorFor(device_);
+  for (auto& [size, blocks] : by_size_)
+    for (const Block& b : blocks) allocator.Release(b.ptr, size);
+}
+
+void* BufferPool::Take(size_t rounded) {
+  std::vector<Block>& blocks = by_size_[rounded];
+  ++in_use_;
+  for (Block& b : blocks)
+    if (b.free) {
+      b.free = false;
+      return b.ptr;
+    }
+  size_t same = 0;
+  void* ptr = AllocatorFor(device_).Allocate(rounded, &same);
+  blocks.push_back(Block{ptr, false});
+  bytes_ += static_cast<int64_t>(rounded);
+  return ptr;
+}
+
+void BufferPool::Give(void* ptr, size_t rounded) {
+  for (Block& b : by_size_[rounded])
+    if (b.ptr == ptr) {
+      TVLAB_CHECK(!b.free) << "a pool block given back twice";
+      b.free = true;
+      --in_use_;
+      return;
+    }
+  TVLAB_CHECK(false) << "a block given back to a pool that does not hold it";
+}
+
+int64_t BufferPool::blocks() const {
+  int64_t n = 0;
+  for (const auto& [size, blocks] : by_size_) n += static_cast<int64_t>(blocks.size());
+  return n;
+}
+
+bool BufferPool::Holds(const void* ptr) const {
+  const auto* p = static_cast<const char*>(ptr);
+  for (const auto& [size, blocks] : by_size_)
+    for (const Block& b : blocks)
+      if (p >= static_cast<const char*>(b.ptr) && p < static_cast<const char*>(b.ptr) + size) return true;
+  return false;
+}
+
+ScopedBufferPool::ScopedBufferPool(std::shared_ptr<BufferPool> pool) : previous_(std::move(active_pool)) {
+  active_pool = std::move(pool);
+}
+
+ScopedBufferPool::~ScopedBufferPool() { active_pool = std::move(previous_); }
 
 void CachingAllocator::ResetPeak() {
   std::lock_guard<std::mutex> lock(state_->mu);
@@ -186,9 +282,21 @@ Device CurrentDevice() { return Table().current; }
 void SetCurrentDevice(Device device) { Table().current = device; }
 
 Buffer::Buffer(Device device, size_t bytes) : device_(device), bytes_(bytes) {
+  if (active_pool != nullptr && active_pool->device() == device) {
+    pool_ = active_pool;
+    rounded_ = CachingAllocator::RoundSize(bytes);
+    ptr_ = pool_->Take(rounded_);
+    return;
+  }
   ptr_ = AllocatorFor(device).Allocate(bytes, &rounded_);
 }
 
-Buffer::~Buffer() { AllocatorFor(device_).Release(ptr_, rounded_); }
+Buffer::~Buffer() {
+  if (pool_ != nullptr) {
+    pool_->Give(ptr_, rounded_);
+    return;
+  }
+  AllocatorFor(device_).Release(ptr_, rounded_);
+}
 
 }  // namespace tvlab

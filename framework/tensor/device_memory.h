@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace tvlab {
 
@@ -74,7 +76,21 @@ class CachingAllocator {
   void EmptyCache();
   AllocatorStats Stats() const;
   void ResetPeak();
-  DeviceMemory& memory() { return *memory_; }
+  // The device's memory operations; while a MemoryObserver is set on this
+  // thread for this device (step capture), that observer's view of them.
+  DeviceMemory& memory();
+  // The live block (a Tensor's or a BufferPool's) that holds `ptr`, if any:
+  // its start, its rounded size and a generation that no later block at the
+  // same address shares. Scans every live block: for step capture's checks,
+  // not for hot paths.
+  struct LiveBlock {
+    const void* begin = nullptr;
+    size_t bytes = 0;
+    uint64_t generation = 0;
+  };
+  bool FindLiveBlock(const void* ptr, LiveBlock* block) const;
+  // Whether `block` is still live: not released since FindLiveBlock found it.
+  bool StillLive(const LiveBlock& block) const;
 
   // The size class of a request.
   static size_t RoundSize(size_t bytes);
@@ -98,8 +114,61 @@ bool RegisterDeviceMemory(std::unique_ptr<DeviceMemory> memory);
 Device CurrentDevice();
 void SetCurrentDevice(Device device);
 
-// One allocation from a device's caching allocator, returned to it when the
-// last owner lets go. Tensors and DeviceInts share Buffers.
+// Step capture (framework/capture/) observes the memory operations of one
+// thread: while set, AllocatorFor(device).memory() on this thread returns
+// `observer` (which forwards to the device's own DeviceMemory). Null clears.
+void SetMemoryObserver(Device device, DeviceMemory* observer);
+
+// A private pool of one device's memory (the CPU analogue of a CUDA graph's
+// pool). While a ScopedBufferPool makes it active on a thread, new Buffers
+// of its device come from it and go back to it, never to the caching
+// allocator: the pool's blocks stay reserved for as long as it or any of its
+// Buffers lives. Deterministic: a block is handed the lowest-numbered free
+// block of its size class, so the same sequence of allocations and releases
+// gets the same addresses every time it runs from an all-free pool.
+class BufferPool {
+ public:
+  explicit BufferPool(Device device) : device_(device) {}
+  ~BufferPool();  // returns its blocks to the device's allocator
+  BufferPool(const BufferPool&) = delete;
+  BufferPool& operator=(const BufferPool&) = delete;
+  Device device() const { return device_; }
+  void* Take(size_t rounded);
+  void Give(void* ptr, size_t rounded);
+  // Blocks handed out and not given back; all blocks; their bytes.
+  int64_t in_use() const { return in_use_; }
+  int64_t blocks() const;
+  int64_t bytes() const { return bytes_; }
+  // Whether `ptr` points into one of the pool's blocks.
+  bool Holds(const void* ptr) const;
+
+ private:
+  struct Block {
+    void* ptr;
+    bool free;
+  };
+  Device device_;
+  std::unordered_map<size_t, std::vector<Block>> by_size_;  // in creation order
+  int64_t in_use_ = 0;
+  int64_t bytes_ = 0;
+};
+
+// Makes `pool` the source of new Buffers of its device on this thread for a
+// scope (nested scopes restore the previous one).
+class ScopedBufferPool {
+ public:
+  explicit ScopedBufferPool(std::shared_ptr<BufferPool> pool);
+  ~ScopedBufferPool();
+  ScopedBufferPool(const ScopedBufferPool&) = delete;
+  ScopedBufferPool& operator=(const ScopedBufferPool&) = delete;
+
+ private:
+  std::shared_ptr<BufferPool> previous_;
+};
+
+// One allocation from a device's caching allocator (or from the thread's
+// active BufferPool), returned to it when the last owner lets go. Tensors
+// and DeviceInts share Buffers.
 class Buffer {
  public:
   Buffer(Device device, size_t bytes);
@@ -116,6 +185,7 @@ class Buffer {
   size_t bytes_;
   size_t rounded_;
   void* ptr_;
+  std::shared_ptr<BufferPool> pool_;  // null: the device's allocator
 };
 
 }  // namespace tvlab

@@ -36,6 +36,10 @@ void RecordAuxiliaryOutputs(const TrainLoopResult& trained, RunMetrics* metrics)
 void RecordCost(const RuntimeSpec& runtime, const Model& model, const TrainLoopResult& trained,
                 RunMetrics* metrics) {
   metrics->set_final_train_loss(trained.last_loss);
+  if (!trained.step_capture.empty()) {
+    metrics->set_step_capture(trained.step_capture);
+    metrics->set_captured_steps(static_cast<int32_t>(trained.captured_steps));
+  }
   metrics->set_parameters(model.NumParameters());
   if (const int64_t inactive = model.NumInactiveParameters(); inactive > 0)
     metrics->set_active_parameters(static_cast<double>(model.NumParameters() - inactive));

@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <sstream>
 
 #include "absl/strings/str_format.h"
 #include "framework/autograd/ops.h"
+#include "framework/capture/step_capture.h"
 #include "framework/core/status_macros.h"
 #include "framework/distributed/communicator.h"
 #include "framework/distributed/shard_batch.h"
@@ -38,6 +40,9 @@ std::string EfficiencyText(double tokens_per_sec, const TrainLoopCallbacks& call
     absl::StrAppendFormat(&text, "  MFU %.1f%%", 100.0 * achieved / callbacks.peak_flops_per_second);
   return text;
 }
+
+// The fewest steps a run must have left for train.step_capture to try.
+constexpr int64_t kStepsToCapture = 6;
 
 // What the loop carries from step to step (from the checkpoint on resume).
 struct Totals {
@@ -147,6 +152,51 @@ absl::StatusOr<StepLoss> ForwardBackward(const TrainSpec& train, float base_lr, 
   return StepLoss{loss_sum / accumulation, std::nullopt};
 }
 
+// Why this run's step cannot be captured (train.step_capture), or "".
+std::string CaptureBlocker(const TrainSpec& train, const AuxiliaryTally& tally, const Ranks& ranks,
+                           int64_t steps_left) {
+  if (train.grad_accumulation() > 1) return "train.grad_accumulation > 1 is not captured yet";
+  if (ranks.world > 1) return "data-parallel steps are not captured yet";
+  if (!tally.empty()) return "the model's auxiliary outputs (or train.z_loss) are read on the host every step";
+  if (train.probe_every() > 0) return "train.probe_every reads activations and gradients on the host";
+  if (steps_left < kStepsToCapture)
+    return absl::StrFormat("%d steps to train; capture needs %d (a warm-up, two recordings, a check, a replay)",
+                           steps_left, kStepsToCapture);
+  return "";
+}
+
+// ForwardBackward for a step train.step_capture may record or replay (one
+// micro-batch, one process, no auxiliary outputs): the same forward, loss
+// and backward, with the loss read after Backward (a diverged step's
+// gradients are computed and then discarded).
+absl::StatusOr<StepLoss> CapturableForwardBackward(const TrainSpec& train, float base_lr, uint64_t seed,
+                                                   const Model& model, const Task& task, int64_t step,
+                                                   Totals* totals, StepCapture* capture) {
+  const Batch batch = task.TrainBatch(seed, step, train.batch_size());
+  auto eager = [&]() {
+    const ForwardContext context{true, seed, step};
+    Var logits;  // (b, T', V)
+    {
+      AuxiliaryScope collect(nullptr);
+      logits = model.Forward(batch, context);
+    }
+    const Var flat = Reshape(logits, {batch.batch * logits.dim(1), logits.dim(2)});  // (b * T', V)
+    const Var task_loss = CrossEntropy(flat, batch.targets, kIgnoreTarget, train.label_smoothing());
+    capture->MarkBackward();
+    const auto backward_start = Clock::now();
+    Backward(task_loss);
+    return EagerStep{task_loss.value(), Seconds(backward_start)};
+  };
+  TVLAB_ASSIGN_OR_RETURN(const CapturedStepResult done, capture->Run(step, batch, eager));
+  if (Diverged(done.loss, train.divergence_loss())) {
+    if (train.fail_on_divergence()) return DivergenceError(train, base_lr, done.loss, step);
+    return StepLoss{0, done.loss};
+  }
+  totals->backward_seconds += done.backward_seconds;
+  totals->tokens_seen += batch.batch * batch.length;
+  return StepLoss{done.loss, std::nullopt};
+}
+
 // Where a step stands once its update is applied.
 struct StepDone {
   int64_t step = 0;
@@ -208,8 +258,10 @@ absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainSt
 }
 
 TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done,
-                       const AuxiliaryTally& tally, const TrainingProbes& probes) {
+                       const AuxiliaryTally& tally, const TrainingProbes& probes, const StepCapture& capture) {
   TrainLoopResult result;
+  result.step_capture = capture.summary();
+  result.captured_steps = capture.replayed_steps();
   result.auxiliary_last_interval = tally.LastIntervalMeans();
   result.auxiliary_run = tally.RunMeans();
   result.tokens_seen = totals.tokens_seen;
@@ -245,14 +297,26 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   if (callbacks.reducer != nullptr)
     ranks = Ranks{callbacks.reducer, callbacks.reducer->rank(), callbacks.reducer->world_size()};
   TrainingProbes probes(train, seed, model, task, params, ranks.rank, ranks.world);  // off: no-ops
+  std::ostringstream quiet;
+  const std::string blocker = CaptureBlocker(train, tally, ranks, steps - first_step);
+  if (train.step_capture() == TrainSpec::CAPTURE_REQUIRED && !blocker.empty() && first_step < steps)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "train.step_capture is CAPTURE_REQUIRED, but this run's step cannot be captured: ", blocker,
+        ". Set train.step_capture: CAPTURE_AUTO to train eagerly instead"));
+  // Too few steps is said in metrics.json only; other reasons also here.
+  StepCapture capture(train.step_capture(), blocker, params, steps - first_step >= kStepsToCapture ? progress : quiet);
+  const bool capturable = blocker.empty() && train.step_capture() != TrainSpec::CAPTURE_OFF;
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);
     probes.ProbeForward(step);  // at the weights the step starts from
-    TVLAB_ASSIGN_OR_RETURN(const StepLoss loss, ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals, &tally));
+    TVLAB_ASSIGN_OR_RETURN(
+        const StepLoss loss,
+        capturable ? CapturableForwardBackward(train, optimizer.lr(), seed, model, task, step, &totals, &capture)
+                   : ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals, &tally));
     if (loss.diverged) {
       WarnDiverged(train, optimizer.lr(), *loss.diverged, step, progress);
-      TrainLoopResult result = Result(totals, start, step, tally, probes);
+      TrainLoopResult result = Result(totals, start, step, tally, probes, capture);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
       return result;
@@ -269,7 +333,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks, tally));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  return Result(totals, start, steps, tally, probes);
+  return Result(totals, start, steps, tally, probes, capture);
 }
 
 }  // namespace tvlab

@@ -11,6 +11,7 @@
 // (train.eval_every), checkpoints (train.checkpoint_every and the last step).
 
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -67,6 +68,10 @@ struct TrainLoopResult {
   // the probes took (part of train_seconds).
   std::vector<RunMetrics::Probe> probes;
   double probe_seconds = 0;
+  // train.step_capture's outcome (StepCapture::summary) and the steps
+  // replayed.
+  std::string step_capture;
+  int64_t captured_steps = 0;
   // Set by the caller when training is done (RunExperiment): the live
   // tensors' and the process's high-water marks so far (RunMetrics'
   // train_peak_memory_bytes and train_peak_rss_bytes); 0 = not read.

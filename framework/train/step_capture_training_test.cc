@@ -1,0 +1,157 @@
+// train.step_capture end to end: ten training steps (dropout on, AdamW)
+// give the same loss at every step and the same final weights, byte for
+// byte, eagerly (CAPTURE_OFF) and captured (CAPTURE_REQUIRED: steps 4 to 9
+// replayed), for every family with the plugin kinds' defaults, a decoder
+// with RoPE, SwiGLU, RMSNorm and per-block activation checkpointing, on
+// every host backend and the simulated device (buffers the host cannot
+// read). And a run that cannot capture says why: in metrics.json under
+// CAPTURE_AUTO, as an error under CAPTURE_REQUIRED.
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "framework/backend/backend.h"
+#include "framework/data/load_task.h"
+#include "framework/spec/spec_loader.h"
+#include "framework/train/run_experiment.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+std::string TmpDir() { return std::getenv("TEST_TMPDIR"); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The loss column of train_log.csv (step,loss,...), as written.
+std::vector<std::string> Losses(const std::string& run_dir) {
+  std::istringstream in(ReadFile(run_dir + "/train_log.csv"));
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<std::string> losses;
+  while (std::getline(in, line)) {
+    const size_t start = line.find(',') + 1;
+    losses.push_back(line.substr(start, line.find(',', start) - start));
+  }
+  return losses;
+}
+
+struct Case {
+  const char* name;
+  const char* model;
+  const char* task;
+  const char* train;  // extra train fields
+};
+
+constexpr char kText[] =
+    "plugin: \"text_lm\" options { [type.googleapis.com/tvlab.TextLmOptions] { path: "
+    "\"/usr/share/common-licenses/GPL-3\" context_length: 16 } }";
+constexpr char kFixedReverse[] =
+    "plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] { min_length: 6 max_length: 6 } }";
+constexpr char kSort[] =
+    "plugin: \"sort_digits\" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 8 vocab_size: 10 } }";
+
+const Case kCases[] = {
+    {"encoder_only", "family: ENCODER_ONLY", kSort, ""},
+    {"decoder_only", "family: DECODER_ONLY", kText, ""},
+    {"encoder_decoder", "family: ENCODER_DECODER", kFixedReverse, ""},
+    {"decoder_llama",
+     "family: DECODER_ONLY position { plugin: \"rope\" } ffn { plugin: \"swiglu\" } norm { plugin: \"rmsnorm\" }",
+     kText, "activation_checkpointing: BLOCK"},
+};
+
+// Trains `c` for `steps` steps under `capture`; the run directory, or the
+// error.
+absl::StatusOr<std::string> Train(const Case& c, const std::string& capture, const std::string& backend,
+                                  int steps = 10, const std::string& extra = "") {
+  const std::string spec_path = TmpDir() + "/" + c.name + ".pbtxt";
+  std::ofstream(spec_path) << "name: \"c\"\nmodel { " << c.model
+                           << " d_model: 16 num_layers: 2 num_heads: 2 d_ff: 32 dropout: 0.1 }\ntask { " << c.task
+                           << " }\ntrain { steps: " << steps << " batch_size: 4 log_every: 1 " << c.train << " "
+                           << extra << " optimizer { adamw { lr: 3e-3 } } }\neval { examples: 4 }\n";
+  auto spec = LoadExperiment(spec_path, {"train.step_capture=" + capture, "runtime.backend=" + backend});
+  if (!spec.ok()) return spec.status();
+  const std::string run_dir = TmpDir() + "/" + c.name + "_" + capture + "_" + backend + std::to_string(steps);
+  std::ostringstream progress;
+  auto metrics = RunExperiment(*spec, *LoadTask(*spec).value(), run_dir, progress);
+  if (!metrics.ok()) return metrics.status();
+  if (capture == "CAPTURE_REQUIRED") {
+    EXPECT_EQ(metrics->step_capture().rfind("on from step 4:", 0), 0u) << metrics->step_capture();
+    EXPECT_EQ(metrics->captured_steps(), steps - 4);
+    EXPECT_NE(progress.str().find("step 3's replay matched the eager step bit for bit"), std::string::npos);
+  }
+  return run_dir;
+}
+
+class StepCaptureTraining : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StepCaptureTraining, SameLossesAndWeightsAsEager) {
+  for (const Case& c : kCases) {
+    auto eager = Train(c, "CAPTURE_OFF", GetParam());
+    ASSERT_TRUE(eager.ok()) << c.name << ": " << eager.status();
+    auto captured = Train(c, "CAPTURE_REQUIRED", GetParam());
+    ASSERT_TRUE(captured.ok()) << c.name << ": " << captured.status();
+    const std::vector<std::string> losses = Losses(*eager);
+    ASSERT_EQ(losses.size(), 10u) << c.name;
+    EXPECT_EQ(Losses(*captured), losses) << c.name;
+    const std::string weights = ReadFile(*eager + "/model.safetensors");
+    ASSERT_FALSE(weights.empty()) << c.name;
+    EXPECT_TRUE(ReadFile(*captured + "/model.safetensors") == weights) << c.name;
+  }
+}
+
+// step_capture_training_emulated_test: gpu_cuda's sources on the CUDA
+// emulator (device buffers, its own kernels and streams).
+#ifdef TVLAB_CAPTURE_EMULATED_GPU
+INSTANTIATE_TEST_SUITE_P(Backends, StepCaptureTraining, ::testing::Values("gpu_cuda"),
+                         [](const auto& info) { return info.param; });
+#else
+INSTANTIATE_TEST_SUITE_P(Backends, StepCaptureTraining,
+                         ::testing::Values("cpu_onednn", "reference", "simulated_device"),
+                         [](const auto& info) { return info.param; });
+#endif
+
+// metrics.json's step_capture of a run under CAPTURE_AUTO.
+std::string Summary(const std::string& run_dir) {
+  const std::string json = ReadFile(run_dir + "/metrics.json");
+  const size_t key = json.find("\"step_capture\": \"");
+  if (key == std::string::npos) return "";
+  const size_t start = key + 17;
+  return json.substr(start, json.find('"', start) - start);
+}
+
+#ifndef TVLAB_CAPTURE_EMULATED_GPU
+TEST(StepCaptureRefusal, SaysWhyInMetricsOrAsAnError) {
+  const Case variable{"variable", "family: ENCODER_DECODER",
+                      "plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] { min_length: 2 "
+                      "max_length: 9 } }",
+                      ""};
+  auto run = Train(variable, "CAPTURE_AUTO", "cpu_onednn");
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(Summary(*run).rfind("off: steps 1 and 2 differ at operation", 0), 0u) << Summary(*run);
+  auto required = Train(variable, "CAPTURE_REQUIRED", "cpu_onednn");
+  ASSERT_FALSE(required.ok());
+  EXPECT_NE(required.status().message().find("train.step_capture is CAPTURE_REQUIRED"), std::string::npos);
+
+  auto z_loss = Train(kCases[1], "CAPTURE_AUTO", "cpu_onednn", 10, "z_loss: 1e-4");
+  ASSERT_TRUE(z_loss.ok()) << z_loss.status();
+  EXPECT_EQ(Summary(*z_loss), "off: the model's auxiliary outputs (or train.z_loss) are read on the host every step");
+  auto short_run = Train(kCases[1], "CAPTURE_AUTO", "cpu_onednn", 4);
+  ASSERT_TRUE(short_run.ok()) << short_run.status();
+  EXPECT_EQ(Summary(*short_run).rfind("off: 4 steps to train", 0), 0u) << Summary(*short_run);
+  auto off = Train(kCases[1], "CAPTURE_OFF", "cpu_onednn", 4);
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(Summary(*off), "off: train.step_capture is CAPTURE_OFF");
+}
+#endif
+
+}  // namespace
+}  // namespace tvlab
