@@ -72,7 +72,13 @@ class OnednnBackend : public ReferenceBackend {
 
   dnnl::engine engine_;
   dnnl::stream stream_;
-  std::map<GemmKey, dnnl::matmul> matmuls_;
+  // A shape's primitive with its memory objects and argument map, made
+  // once: a call only points them at its buffers (set_data_handle).
+  struct CachedMatmul {
+    dnnl::matmul primitive;
+    std::unordered_map<int, dnnl::memory> args;  // DNNL_ARG_SRC, _WEIGHTS, _DST (, _BIAS)
+  };
+  std::map<GemmKey, CachedMatmul> matmuls_;
   std::vector<uint16_t> a16_, b16_;  // bf16 GEMM operands; they only grow
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
