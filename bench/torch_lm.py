@@ -63,26 +63,34 @@ def main():
     p.add_argument("--bf16", action="store_true",
                    help="mixed precision: torch.autocast('cpu', bfloat16) around the forward "
                         "(bf16 matmuls, fp32 weights and optimizer), as tvlab's runtime.precision bf16")
+    p.add_argument("--compile", action="store_true",
+                   help="train through torch.compile(model) (Inductor); the warm-up steps, the first "
+                        "of which compiles, are not timed (compile_seconds reports the first)")
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     model = Lm(a)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     data = torch.randint(0, 256, (a.batch, a.context + 1))
+    step_model = torch.compile(model) if a.compile else model
     times = []
     for step in range(a.warmup + a.steps):
         start = time.perf_counter()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
-            logits = model(data[:, :-1])
+            logits = step_model(data[:, :-1])
         loss = F.cross_entropy(logits.float().reshape(-1, 256), data[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if step == 0:
+            first_step_s = time.perf_counter() - start
         if step >= a.warmup:
             times.append(time.perf_counter() - start)
     step_s = statistics.median(times)
     print(json.dumps({
-        "peer": f"torch {torch.__version__} (SDPA{', bf16 autocast' if a.bf16 else ''})",
+        "peer": f"torch {torch.__version__} (SDPA{', bf16 autocast' if a.bf16 else ''}"
+                f"{', compile' if a.compile else ''})",
+        "compile_seconds": first_step_s if a.compile else 0.0,
         "threads": a.threads,
         "step_seconds": step_s,
         "tokens_per_second": a.batch * a.context / step_s,

@@ -41,6 +41,9 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(ReduceSumTo);
   TVLAB_OVERRIDE_KERNEL(Softmax);
   TVLAB_OVERRIDE_KERNEL(SoftmaxBackward);
+  // The softmax above and the loss from its own sum of exponentials (the
+  // reference takes a second pass of double exponentials for the loss).
+  TVLAB_OVERRIDE_KERNEL(CrossEntropy);
   TVLAB_OVERRIDE_KERNEL(Normalize);
   TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
   TVLAB_OVERRIDE_KERNEL(Permute);

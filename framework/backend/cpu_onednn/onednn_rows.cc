@@ -45,6 +45,51 @@ void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols
   }
 }
 
+// Softmax's rows, keeping each row's log-partition max + log(sum): probs
+// are Softmax's to the bit (the same float exponentials and sum), and the
+// loss is the reference's formula with log_z from that float sum (within
+// float rounding of the reference's double sum; PyTorch's is float too).
+void OnednnBackend::CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
+                                 int32_t ignore_index, float label_smoothing, float* loss, float* probs,
+                                 float* mean_loss) {
+#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = logits + r * cols;
+    float* yr = probs + r * cols;
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t c = 0; c < cols; ++c) max = xr[c] > max ? xr[c] : max;
+    if (max == -std::numeric_limits<float>::infinity()) {  // as Softmax: an all-masked row
+      for (int64_t c = 0; c < cols; ++c) yr[c] = 0.0f;
+      loss[r] = targets[r] == ignore_index ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
+    float sum = 0.0f;
+    for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
+    const float inv = 1.0f / sum;
+    for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
+    if (targets[r] == ignore_index) {
+      loss[r] = 0.0f;
+      continue;
+    }
+    const double log_z = max + std::log(static_cast<double>(sum));
+    // Smoothed target: (1 - eps) one-hot + eps / cols uniform (as PyTorch).
+    const double nll = log_z - xr[targets[r]];
+    double mean_nll = 0.0;
+    if (label_smoothing != 0.0f) {
+      for (int64_t c = 0; c < cols; ++c) mean_nll += log_z - xr[c];
+      mean_nll /= cols;
+    }
+    loss[r] = static_cast<float>((1.0 - label_smoothing) * nll + label_smoothing * mean_nll);
+  }
+  int64_t counted = 0;
+  double total = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    counted += targets[r] != ignore_index;
+    total += loss[r];
+  }
+  *mean_loss = static_cast<float>(total / static_cast<float>(std::max<int64_t>(counted, 1)));
+}
+
 void OnednnBackend::SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
                                     int64_t cols) {
   // dx = y * (dy - sum(dy * y)) per row, the dot in double as the reference.
