@@ -30,7 +30,9 @@ mkdir -p "$FUZZ_DIR/crashes" "$FUZZ_DIR/gen"
 
 command -v "$CXX" >/dev/null || { echo "fuzz.sh: $CXX not found (apt-get install clang)" >&2; exit 2; }
 
-libs=$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format protobuf)
+# absl_raw_hash_set and absl_hash: framework/tensor's allocator keeps its
+# live blocks in an absl::flat_hash_map.
+libs=$(pkg-config --libs absl_status absl_statusor absl_strings absl_str_format absl_raw_hash_set absl_hash protobuf)
 cxxflags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -I. -I"$FUZZ_DIR/gen"
           -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
 
