@@ -1,5 +1,8 @@
 #include "framework/tensor/tensor.h"
 
+#include <memory>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -66,6 +69,62 @@ TEST(Tensor, CopiesToAndFromTheHostAreExplicitAndExact) {
   DeviceInts ids = DeviceInts::Upload({4, -1, 7}, Device::kCpu);
   EXPECT_EQ(ids.size(), 3);
   EXPECT_EQ(ids.ToVector(), (std::vector<int32_t>{4, -1, 7}));
+}
+
+}  // namespace
+}  // namespace tvlab
+
+namespace tvlab {
+namespace {
+
+// Step capture's pool: buffers made while it is active come from it and go
+// back to it (never to the allocator), and the same sequence of
+// allocations and releases from an all-free pool gets the same addresses.
+TEST(BufferPool, SameSequenceSameAddressesAndBuffersReturnToThePool) {
+  auto pool = std::make_shared<BufferPool>(Device::kCpu);
+  auto run = [&]() {
+    ScopedBufferPool scope(pool);
+    std::vector<const float*> addresses;
+    Tensor a = Tensor::Empty({100});
+    Tensor b = Tensor::Empty({300});
+    addresses.push_back(a.ptr());
+    addresses.push_back(b.ptr());
+    a = Tensor();                      // freed: the next {100} takes its block
+    Tensor c = Tensor::Empty({100});
+    Tensor d = Tensor::Empty({100});   // a second block of that size
+    addresses.push_back(c.ptr());
+    addresses.push_back(d.ptr());
+    return addresses;
+  };
+  const std::vector<const float*> first = run();
+  EXPECT_EQ(pool->in_use(), 0);
+  EXPECT_EQ(pool->blocks(), 3);
+  EXPECT_EQ(first[2], first[0]);
+  EXPECT_EQ(run(), first);
+  EXPECT_EQ(pool->blocks(), 3);  // nothing new
+  EXPECT_TRUE(pool->Holds(first[1] + 299));
+  Tensor outside = Tensor::Empty({100});  // no scope: the allocator's
+  EXPECT_FALSE(pool->Holds(outside.ptr()));
+}
+
+// The allocator's live blocks: found from any pointer inside one, and
+// StillLive false once released, even when the same address is handed out
+// again (a new generation).
+TEST(CachingAllocator, LiveBlocksHaveGenerations) {
+  CachingAllocator& allocator = AllocatorFor(Device::kCpu);
+  Tensor t = Tensor::Empty({1000});
+  CachingAllocator::LiveBlock block;
+  ASSERT_TRUE(allocator.FindLiveBlock(t.ptr() + 999, &block));
+  EXPECT_EQ(block.begin, static_cast<const void*>(t.ptr()));
+  EXPECT_TRUE(allocator.StillLive(block));
+  const float* address = t.ptr();
+  t = Tensor();
+  EXPECT_FALSE(allocator.StillLive(block));
+  Tensor again = Tensor::Empty({1000});
+  ASSERT_EQ(again.ptr(), address);  // the cache hands the same block back
+  EXPECT_FALSE(allocator.StillLive(block));
+  int on_the_stack = 0;
+  EXPECT_FALSE(allocator.FindLiveBlock(&on_the_stack, &block));
 }
 
 }  // namespace
