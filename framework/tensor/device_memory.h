@@ -125,9 +125,7 @@ void SetMemoryObserver(Device device, DeviceMemory* observer);
 // allocator: the pool's blocks stay reserved for as long as it or any of its
 // Buffers lives. Deterministic: a block is handed the lowest-numbered free
 // block of its size class, so the same sequence of allocations and releases
-// gets the same addresses every time it runs from an all-free pool. Not
-// thread-safe: its buffers are made and released by the one thread that
-// trains (ScopedBufferPool is per thread).
+// gets the same addresses every time it runs from an all-free pool.
 class BufferPool {
  public:
   explicit BufferPool(Device device) : device_(device) {}
