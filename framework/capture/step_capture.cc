@@ -126,7 +126,15 @@ absl::Status StepCapture::KeepOutputs(const Tensor& loss) {
       return absl::FailedPreconditionError(absl::StrCat("the gradient of ", name, " is not the step's own buffer"));
     kept_grads_.push_back(grad);
   }
+  held_ = pool_->in_use();  // the step's other buffers are released by now
   return absl::OkStatus();
+}
+
+absl::Status StepCapture::PoolFree(int64_t step) const {
+  if (pool_->in_use() == held_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "at step %d, %d buffers of an earlier step are still held (the replay would overwrite them)", step,
+      pool_->in_use() - held_));
 }
 
 void StepCapture::AttachGradients() {
@@ -139,6 +147,10 @@ void StepCapture::AttachGradients() {
 absl::StatusOr<CapturedStepResult> StepCapture::Verify(int64_t step, const Batch& batch,
                                                        const std::function<EagerStep()>& eager) {
   if (!capture::SameBatchLayout(recording_, batch)) return FromEager(eager());  // try the next step
+  if (absl::Status free = PoolFree(step); !free.ok()) {
+    TVLAB_RETURN_IF_ERROR(TurnOff(std::string(free.message())));
+    return FromEager(eager());
+  }
   double backward_seconds = 0;
   absl::Status replayed = capture::Replay(recording_, batch, static_cast<uint64_t>(step), CurrentBackend(),
                                           AllocatorFor(CurrentBackend().device()).memory(), &backward_seconds);
@@ -186,6 +198,10 @@ absl::StatusOr<CapturedStepResult> StepCapture::Verify(int64_t step, const Batch
 absl::StatusOr<CapturedStepResult> StepCapture::Replay(int64_t step, const Batch& batch,
                                                        const std::function<EagerStep()>& eager) {
   if (!capture::SameBatchLayout(recording_, batch)) return FromEager(eager());  // another shape: eager
+  if (absl::Status free = PoolFree(step); !free.ok()) {
+    TVLAB_RETURN_IF_ERROR(TurnOff(std::string(free.message())));
+    return FromEager(eager());
+  }
   CapturedStepResult result;
   absl::Status replayed = capture::Replay(recording_, batch, static_cast<uint64_t>(step), CurrentBackend(),
                                           AllocatorFor(CurrentBackend().device()).memory(), &result.backward_seconds);

@@ -75,6 +75,8 @@ class StepCapture {
   absl::StatusOr<CapturedStepResult> Replay(int64_t step, const Batch& batch, const std::function<EagerStep()>& eager);
   absl::Status KeepOutputs(const Tensor& loss);
   void AttachGradients();
+  // OK when no pool buffer but the kept ones is held.
+  absl::Status PoolFree(int64_t step) const;
   // Capture off for the rest of the run (an error under CAPTURE_REQUIRED).
   absl::Status TurnOff(const std::string& why);
 
@@ -89,6 +91,9 @@ class StepCapture {
   capture::StepRecording* active_ = nullptr;  // being recorded
   std::vector<Tensor> kept_grads_;            // per parameter (undefined: none)
   Tensor kept_loss_;
+  // The pool buffers the kept gradients and loss hold: before a replay no
+  // other pool buffer may be held (replay overwrites every one).
+  int64_t held_ = 0;
 };
 
 }  // namespace tvlab
