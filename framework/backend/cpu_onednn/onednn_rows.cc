@@ -24,25 +24,29 @@ using dt = memory::data_type;
 using onednn::kParallelElements;
 using onednn::SingleThreaded;
 
+// One softmax row: y = exp(x - max) / sum, and log_z = max + log(sum) (the
+// sum in float, as y's). oneDNN's softmax returns NaN for all-masked rows;
+// tvlab defines them as 0 (log_z is then -inf). Softmax and CrossEntropy
+// share it, so CrossEntropy's probabilities are Softmax's to the bit.
+double SoftmaxRow(const float* x, float* y, int64_t cols) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < cols; ++c) max = x[c] > max ? x[c] : max;
+  if (max == -std::numeric_limits<float>::infinity()) {
+    for (int64_t c = 0; c < cols; ++c) y[c] = 0.0f;
+    return max;
+  }
+  float sum = 0.0f;
+  for (int64_t c = 0; c < cols; ++c) sum += (y[c] = std::exp(x[c] - max));
+  const float inv = 1.0f / sum;
+  for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
+  return max + std::log(static_cast<double>(sum));
+}
+
 }  // namespace
 
 void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
-  // oneDNN's softmax returns NaN for all-masked rows; tvlab defines them as 0.
 #pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < cols; ++c) max = xr[c] > max ? xr[c] : max;
-    if (max == -std::numeric_limits<float>::infinity()) {
-      for (int64_t c = 0; c < cols; ++c) yr[c] = 0.0f;
-      continue;
-    }
-    float sum = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
-    float inv = 1.0f / sum;
-    for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
-  }
+  for (int64_t r = 0; r < rows; ++r) SoftmaxRow(x + r * cols, y + r * cols, cols);
 }
 
 // Softmax's rows, keeping each row's log-partition max + log(sum): probs
@@ -55,23 +59,15 @@ void OnednnBackend::CrossEntropy(const float* logits, const int32_t* targets, in
 #pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = logits + r * cols;
-    float* yr = probs + r * cols;
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t c = 0; c < cols; ++c) max = xr[c] > max ? xr[c] : max;
-    if (max == -std::numeric_limits<float>::infinity()) {  // as Softmax: an all-masked row
-      for (int64_t c = 0; c < cols; ++c) yr[c] = 0.0f;
-      loss[r] = targets[r] == ignore_index ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-      continue;
-    }
-    float sum = 0.0f;
-    for (int64_t c = 0; c < cols; ++c) sum += (yr[c] = std::exp(xr[c] - max));
-    const float inv = 1.0f / sum;
-    for (int64_t c = 0; c < cols; ++c) yr[c] *= inv;
+    const double log_z = SoftmaxRow(xr, probs + r * cols, cols);
     if (targets[r] == ignore_index) {
       loss[r] = 0.0f;
       continue;
     }
-    const double log_z = max + std::log(static_cast<double>(sum));
+    if (log_z == -std::numeric_limits<double>::infinity()) {  // an all-masked row
+      loss[r] = std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
     // Smoothed target: (1 - eps) one-hot + eps / cols uniform (as PyTorch).
     const double nll = log_z - xr[targets[r]];
     double mean_nll = 0.0;
