@@ -20,11 +20,13 @@
 #              reducer's test built and tested with --config=cuda (nvcc,
 #              NCCL; GPU cases skip without a GPU), less the CUDA
 #              emulator's tests (tag emulated: the main leg has them);
-#              only where /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1
-#              skips it
+#              it shares the plain build's output tree, so the main leg
+#              compiles only gpu_cuda's dependants again; only where
+#              /usr/local/cuda/bin/nvcc exists; TVLAB_SKIP_CUDA=1 skips it
 #   fuzz       tools/fuzz.sh: the safetensors and grid spec corpora, then TVLAB_FUZZ_SECONDS
 #              (default 60) of libFuzzer (one case)
-#   main       bazel test //...
+#   main       bazel test //... (in a full run, less the tests the asan leg
+#              ran: the same assertions, run there under ASan + UBSan)
 #   plugin_copy tools/plugin_copy_check.sh: a plugin folder copied under a
 #              new name into a scratch copy of the tree is registered,
 #              conformance- and parity-tested with no other edit, and a
@@ -87,9 +89,10 @@ count_leg sizes $?
 leg_end sizes
 
 counts=()  # "testlogs_root targets_file sharded_file" per counted bazel leg
-record_leg() {  # config flags..., then the query
+asan_ran=()  # the tests the asan leg ran (the main leg leaves them out)
+record_leg() {  # config flags..., then the query; $TESTLOGS_ROOT overrides the root
   local q="${@: -1}" root tag
-  root=$(bazel info "${@:1:$#-1}" bazel-testlogs 2>/dev/null)
+  root=${TESTLOGS_ROOT:-$(bazel info "${@:1:$#-1}" bazel-testlogs 2>/dev/null)}
   tag=$(echo "$root" | md5sum | cut -c1-8)
   bazel query "$q" 2>/dev/null > "bazel-testlogs-targets-$tag.txt" || true
   bazel query "attr(shard_count, \"^([2-9]|[1-9][0-9]+)\$\", $q)" 2>/dev/null \
@@ -136,6 +139,8 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_ASAN:-0}" != 1 ]; then
   else
     status=1
   fi
+  # The main leg does not run these again (below).
+  mapfile -t asan_ran < <(cat bazel-testlogs-asan-targets.txt bazel-testlogs-asan-emulated.txt)
   rm -f bazel-testlogs-asan-targets.txt bazel-testlogs-asan-emulated.txt
   record_leg --config=asan "$asan_tests"
   leg_end asan
@@ -146,11 +151,19 @@ if [ $full -eq 1 ] && [ "${TVLAB_SKIP_CUDA:-0}" != 1 ] && [ -x /usr/local/cuda/b
   # The CUDA emulator's tests (tag "emulated") do not depend on
   # --config=cuda: the main leg runs them, this one neither builds nor runs them.
   leg_begin
-  bazel test --config=cuda --build_tests_only --test_tag_filters=-emulated \
+  # --config=cuda shares the plain build's output tree (.bazelrc), so the
+  # main leg reuses every object this leg compiles but gpu_cuda's. The two
+  # legs' test logs share it too: this leg's are copied aside before the
+  # main leg overwrites them.
+  bazel test "${disk_cache[@]}" --config=cuda --build_tests_only --test_tag_filters=-emulated \
     "${cuda_targets[@]}"
   [ $? -eq 0 ] || status=1
+  rm -rf bazel-cuda-testlogs && mkdir bazel-cuda-testlogs &&
+    (cd bazel-testlogs && cp -r --parents framework/tensor framework/backend \
+       framework/distributed "$OLDPWD/bazel-cuda-testlogs")
   cuda_tests="tests(${cuda_targets[0]}) + tests(${cuda_targets[1]}) + tests(${cuda_targets[2]})"
-  record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
+  TESTLOGS_ROOT="$PWD/bazel-cuda-testlogs" \
+    record_leg --config=cuda "($cuda_tests) except attr(tags, emulated, $cuda_tests)"
   leg_end cuda
 fi
 if [ $full -eq 1 ]; then
@@ -161,8 +174,20 @@ if [ $full -eq 1 ]; then
 fi
 
 leg_begin
-bazel test "${disk_cache[@]}" "$@"
-[ $? -eq 0 ] || status=1
+if [ ${#asan_ran[@]} -gt 0 ]; then
+  # A full run's main leg leaves out the tests the asan leg ran: the same
+  # assertions, there under ASan and UBSan at -O1 (and -O1 and -O3 give the
+  # same floating-point results: no -ffast-math, no FMA contraction).
+  excluded=()
+  for t in "${asan_ran[@]}"; do excluded+=("-$t"); done
+  echo "main leg: all tests less the ${#asan_ran[@]} the asan leg ran"
+  bazel test "${disk_cache[@]}" ${flags[@]+"${flags[@]}"} -- //... "${excluded[@]}"
+  [ $? -eq 0 ] || status=1
+  query="$query except ($asan_tests)"
+else
+  bazel test "${disk_cache[@]}" "$@"
+  [ $? -eq 0 ] || status=1
+fi
 record_leg ${flags[@]+"${flags[@]}"} "$query"
 leg_end main
 if [ $full -eq 1 ]; then
