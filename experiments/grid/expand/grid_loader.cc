@@ -1,5 +1,6 @@
 #include "experiments/grid/expand/grid_loader.h"
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +23,18 @@
 
 namespace tvlab {
 namespace {
+
+// The run's key; or, where only a run directory under a key an earlier
+// binary gave the same spec exists (run_key.h, OlderRunKeys), that key, so
+// the finished run is found instead of trained again.
+std::string FoundRunKey(const std::string& output_dir, const Experiment& spec) {
+  const std::string key = RunKey(spec);
+  const std::string runs = absl::StrCat(output_dir, "/runs/");
+  if (std::filesystem::exists(runs + key)) return key;
+  for (const std::string& older : OlderRunKeys(spec))
+    if (std::filesystem::exists(runs + older)) return older;
+  return key;
+}
 
 std::string DirOf(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -135,7 +148,7 @@ absl::StatusOr<ExpandedGrid> ExpandGrid(const GridSpec& spec, const std::string&
       GridRun run;
       run.spec = *std::move(resolved);
       run.seed = run.spec.seed();
-      run.key = RunKey(run.spec);
+      run.key = FoundRunKey(grid.output_dir, run.spec);
       run.run_dir = absl::StrCat(grid.output_dir, "/runs/", run.key);
       auto [it, inserted] = label_of_key.emplace(run.key, cell.label);
       if (!inserted) {

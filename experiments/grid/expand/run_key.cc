@@ -34,6 +34,9 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
     TrainSpec* train = spec->mutable_train();
     if (train->divergence_loss() == 0) train->clear_divergence_loss();
     if (!train->fail_on_divergence()) train->clear_fail_on_divergence();
+    // step_capture (added after every committed study's runs): AUTO trains
+    // the same numbers as before it existed.
+    if (train->step_capture() == TrainSpec::CAPTURE_AUTO) train->clear_step_capture();
   }
   if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
   // eval.context_lengths is a list: empty (its default) it is not written.
@@ -109,15 +112,25 @@ void ScheduleInTheOldSpelling(Experiment* spec) {
   r->SetFloat(schedule, d->FindFieldByName("min_lr_ratio"), min_lr_ratio);
 }
 
-}  // namespace
-
-std::string RunKey(const Experiment& resolved) {
+// The text RunKey hashes.
+std::string KeyedText(const Experiment& resolved) {
   Experiment unnamed = resolved;
   unnamed.clear_name();
   ClearLaterFieldsAtDefault(&unnamed);
   OptimizerInTheOldSpelling(&unnamed);
   ScheduleInTheOldSpelling(&unnamed);
-  return Fnv1a64Hex(SpecToText(unnamed));
+  return SpecToText(unnamed);
+}
+
+}  // namespace
+
+std::string RunKey(const Experiment& resolved) { return Fnv1a64Hex(KeyedText(resolved)); }
+
+std::vector<std::string> OlderRunKeys(const Experiment& resolved) {
+  if (!resolved.has_train() || resolved.train().z_loss() != 0) return {};
+  Experiment before_z_loss = resolved;
+  before_z_loss.mutable_train()->clear_z_loss();
+  return {Fnv1a64Hex(KeyedText(before_z_loss))};
 }
 
 }  // namespace tvlab
