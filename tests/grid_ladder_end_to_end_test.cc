@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const char kBase[] = R"pb(name: "tiny_sort"
 model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 d_ff: 32 position { plugin: "sinusoidal" } }
@@ -153,6 +154,9 @@ TEST(GridLadder, FlopsToTargetRecomputedFromTheRunDirectories) {
     const std::string runs_csv = ReadFile(dir + "/out/ladder_runs.csv");
     EXPECT_EQ(std::count(runs_csv.begin(), runs_csv.end(), '\n'), 9);  // header + 8 runs
     EXPECT_THAT(runs_csv, HasSubstr(target == reach_all ? ",reached" : ",not_reached,"));
+    // Run directories relative to the results directory, as results.csv's.
+    EXPECT_THAT(runs_csv, HasSubstr(",runs/"));
+    EXPECT_THAT(runs_csv, Not(HasSubstr(dir + "/out/runs/")));
     EXPECT_TRUE(fs::exists(dir + "/out/ladder.svg"));
     EXPECT_TRUE(fs::exists(dir + "/out/ladder.csv"));
   }

@@ -32,10 +32,11 @@ runtime { threads: 1 }
 
 // Sinusoidal (baseline) against no positions; `tail` adds seeds or
 // seeds_for_power and max_runs.
-std::string Grid(double smallest_effect, const std::string& tail) {
+// `rows` adds ablation rows that no hypothesis names.
+std::string Grid(double smallest_effect, const std::string& tail, const std::string& rows = "") {
   return absl::StrCat(
       "base_spec: \"base.pbtxt\"\n"
-      "ablation { row { name: \"none\" set: \"model.position.plugin=none\" } }\n"
+      "ablation { row { name: \"none\" set: \"model.position.plugin=none\" } ", rows, "}\n"
       "hypothesis { name: \"positions_help\" a: \"variant=baseline\" b: \"variant=none\" direction: A_GREATER "
       "one_sided: true smallest_effect: ", smallest_effect, " test: PAIRED_BY_SEED }\n"
       "output_dir: \"out\"\n", tail);
@@ -68,7 +69,9 @@ TEST_F(GridPower, PilotThenTheSeedsItsVarianceAsksFor) {
   // The pilot alone (same run keys: seeds 0 and 1), planned here.
   Write("pilot.pbtxt", Grid(0.0015, "seeds: [0, 1]\n"));
   const ExpandedGrid pilot = Expand("pilot.pbtxt");
-  auto plan = PlanSeedsForPower(CollectResults(pilot), 2, 0.8, 24);
+  SeedsForPower options;
+  options.set_pilot_seeds(2);
+  auto plan = PlanSeedsForPower(CollectResults(pilot), options, 24);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_GT(plan->seeds_per_cell, 2);  // the pilot alone is not enough: the second stage ran
   EXPECT_THAT(run.output, HasSubstr(absl::StrCat("seeds_for_power: ", plan->seeds_per_cell, " seeds per cell")));
@@ -89,12 +92,48 @@ TEST_F(GridPower, PilotThenTheSeedsItsVarianceAsksFor) {
   EXPECT_THAT(ReadFile(dir_ + "/out/hypotheses.csv"), HasSubstr("\npositions_help,primary,token_accuracy,"));
 }
 
+// cells: HYPOTHESIS_CELLS with max_seeds: the named cells (baseline, none)
+// get the planned seeds, at most 4; 'learned' keeps the pilot's 2.
+TEST_F(GridPower, HypothesisCellsGetThePlannedSeedsAndTheOthersKeepThePilot) {
+  const std::string learned = "row { name: \"learned\" set: \"model.position.plugin=learned\" } ";
+  Write("grid.pbtxt", Grid(0.0015, "seeds_for_power { pilot_seeds: 2 cells: HYPOTHESIS_CELLS max_seeds: 4 }\n"
+                                   "max_runs: 12\n", learned));
+  RunResult run = RunBinary(dir_ + "/grid.pbtxt --jobs 2");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  Write("pilot.pbtxt", Grid(0.0015, "seeds: [0, 1]\n", learned));
+  const ExpandedGrid pilot = Expand("pilot.pbtxt");
+  SeedsForPower options;
+  options.set_pilot_seeds(2);
+  options.set_cells(SeedsForPower::HYPOTHESIS_CELLS);
+  options.set_max_seeds(4);
+  auto plan = PlanSeedsForPower(CollectResults(pilot), options, 12);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_GT(plan->seeds_per_cell, 2);
+  EXPECT_THAT(run.output, HasSubstr(absl::StrCat("seeds_for_power: ", plan->seeds_per_cell,
+                                                 " seeds per cell in the 2 cells the hypotheses name; 2 (the "
+                                                 "pilot's) in the others")));
+  for (int seed = 0; seed <= 4; ++seed) {
+    Write("one.pbtxt", Grid(0.0015, absl::StrCat("seeds: [", seed, "]\n"), learned));
+    const ExpandedGrid one = Expand("one.pbtxt");
+    for (const GridCell& cell : one.cells) {
+      const int seeds = cell.label == "learned" ? 2 : plan->seeds_per_cell;
+      EXPECT_EQ(fs::exists(cell.runs[0].run_dir + "/metrics.json"), seed < seeds) << cell.label << " seed " << seed;
+    }
+  }
+  // --report_only sees the same runs (the same grid, from the same pilot).
+  RunResult report = RunBinary(dir_ + "/grid.pbtxt --report_only");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_THAT(report.output, HasSubstr(absl::StrCat(2 * plan->seeds_per_cell + 2, " runs: seeds_for_power's other "
+                                                    "cells keep the pilot's seeds")));
+}
+
 TEST_F(GridPower, TooSmallAnEffectForMaxRunsIsAnError) {
   Write("grid.pbtxt", Grid(1e-5, "seeds_for_power { pilot_seeds: 2 }\nmax_runs: 10\n"));
   RunResult run = RunBinary(dir_ + "/grid.pbtxt --jobs 2");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("seeds_for_power: hypothesis 'positions_help': smallest_effect 1e-05"));
-  EXPECT_THAT(run.output, HasSubstr("exceed max_runs 10; raise max_runs or declare a larger smallest_effect"));
+  EXPECT_THAT(run.output, HasSubstr("exceed max_runs 10; raise max_runs, declare a larger smallest_effect, or cap "
+                                    "the seeds with max_seeds"));
 }
 
 TEST_F(GridPower, SeedsAndSeedsForPowerExcludeEachOther) {

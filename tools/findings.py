@@ -27,6 +27,12 @@ README's folder's results/ directory:
                               rates whose every seed finished without diverging,
                               a tie to the smaller rate
     log2(x)
+    ladder(variant, rung, column)
+                              a size ladder's ladder.csv: the row of `variant` at
+                              rung `rung` (its depth, or its rung label), column
+                              e.g. target_flops_mean, final_eval_loss_ci_low; an
+                              empty value (a target not reached) is an error
+                              that quotes the row's note
     welch(cell_a, cell_b, metric, column)
                               Welch's two-sided t-test of cell_a's mean minus
                               cell_b's over their finished seeds, computed from
@@ -51,7 +57,9 @@ folder of its own under results/ (its `results_dir: "results/NAME"`); a cell
 (probe and probe_seed's too) or hypothesis written
 "NAME/cell" reads results/NAME/ (when results/NAME/ is a folder), so `mean("lm/gla", "eval_loss")` is cell "gla" of results/lm/;
 "../STUDY/cell" reads the study beside this one (../STUDY/results/), for a
-README that states another study's results. Formatted values use the typographic minus (−), as the
+README that states another study's results, and
+"experiments/studies/STUDY/cell" reads that study's results/ from a README at
+the repository root (the top README's table of studies). Formatted values use the typographic minus (−), as the
 READMEs do.
 
     tools/findings.py --check README.md ...   exit 1 listing every number that
@@ -67,6 +75,7 @@ import re
 import statistics
 import sys
 
+STUDIES = "experiments/studies/"
 MARKER = re.compile(r"(?P<value>[−+\-]?[0-9][0-9,]*(?:\.[0-9]+)?(?:e[−+\-]?[0-9]+)?)"
                     r"<!--=(?P<expr>[^|]*?)\\?\|(?P<spec>[^>]*?)-->")
 
@@ -154,14 +163,18 @@ class Results:
     def sub(self, name):
         """(the Results a name reads, the name within them): "NAME/cell" reads
         results/NAME/ when that is a folder (a study of several grids);
-        "../STUDY/cell" reads the sibling study STUDY's results/."""
-        if name.startswith("../"):
-            study, sep, rest = name[3:].partition("/")
-            folder = os.path.join(os.path.dirname(self.folder), "..", study)
+        "../STUDY/cell" reads the sibling study STUDY's results/, and
+        "experiments/studies/STUDY/cell" that study's from the repository
+        root (the top README)."""
+        if name.startswith("../") or name.startswith(STUDIES):
+            prefix = "../" if name.startswith("../") else STUDIES
+            study, sep, rest = name[len(prefix):].partition("/")
+            up = ".." if prefix == "../" else STUDIES.rstrip("/")
+            folder = os.path.join(os.path.dirname(self.folder), up, study)
             if not (sep and rest and study and os.path.isdir(os.path.join(folder, "results"))):
                 raise ValueError("%r: no study %r beside this one with a results/ folder (%s)" % (
                     name, study, os.path.normpath(os.path.join(folder, "results"))))
-            key = "../" + study
+            key = prefix + study
             if key not in self._subs:
                 self._subs[key] = Results(folder)
             return self._subs[key].sub(rest)
@@ -199,6 +212,17 @@ class Results:
             results, cell = self.sub(cell)
             return results.probe_seed(cell, name, stat, s) if one_seed else results.probe(cell, name, stat)
 
+        def ladder(variant, rung, column):
+            results, name = self.sub(variant)
+            for r in results.table("ladder.csv"):
+                if r["variant"] == name and str(rung) in (r.get("depth"), r.get("rung")):
+                    if column not in r:
+                        raise ValueError("ladder.csv has no column %r; columns: %s" % (column, ", ".join(r)))
+                    if r[column] == "":
+                        raise ValueError("ladder(%r, %r): no %s (%s)" % (variant, rung, column, r["note"] or "empty"))
+                    return float(r[column])
+            raise ValueError("ladder.csv has no variant %r at rung %r" % (variant, rung))
+
         return {
             "mean": lambda c, m: statistics.mean(vals(c, m)),
             "std": lambda c, m: statistics.stdev(vals(c, m)),
@@ -210,8 +234,9 @@ class Results:
                                 if r["state"] == "finished" and not r.get("diverged_at_step") and r.get(m, "") != ""],
             "probe": lambda c, name, stat: probe(c, name, stat),
             "probe_seed": lambda c, name, stat, s: probe(c, name, stat, s, one_seed=True),
-            "welch": welch_test, "holm": holm,
-            "best_lr": self.best_lr, "log2": math.log2,
+            "welch": welch_test, "holm": holm, "ladder": ladder,
+            "best_lr": lambda v, m: (lambda results, name: results.best_lr(name, m))(*self.sub(v)),
+            "log2": math.log2,
             "exp": math.exp, "abs": abs, "min": min, "max": max, "round": round,
         }
 

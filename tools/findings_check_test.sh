@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Every number a committed study README ties to its results
-# (`<!--= expr | format -->`, tools/findings.py) is what those results give.
-# Then the check itself: a copy of the glu_variants README with one number
-# changed must fail, naming the line and both numbers.
+# Every number a committed study README, or the top README's table of
+# studies, ties to its results (`<!--= expr | format -->`, tools/findings.py)
+# is what those results give. Then the check itself: a copy of the
+# glu_variants README with one number changed must fail, naming the line and
+# both numbers, and so must a copy of the top README with one changed.
 set -uo pipefail
-readmes=(experiments/studies/*/README.md)
+readmes=(README.md experiments/studies/*/README.md)
 python3 tools/findings.py --check "${readmes[@]}" || exit 1
 
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
@@ -31,6 +32,26 @@ rc=$?
 want="states ${wrong}, its results give ${stated} (mean(\"geglu\", \"eval_loss\"))"
 if [[ $rc -eq 0 ]] || [[ "$out" != *"$want"* ]]; then
   echo "FAIL: a changed number was not caught (wanted: $want):"
+  echo "$out"
+  exit 1
+fi
+# The top README reads the studies as experiments/studies/STUDY/cell: a
+# copy beside the same experiments/ folder, SwiGLU's mean restated.
+mkdir -p "$TMP/root"
+ln -sfn "$PWD/experiments" "$TMP/root/experiments"
+expr='<!--= mean("experiments/studies/glu_variants/swiglu", "eval_loss")'
+stated=$(grep -o "[0-9.]*${expr}" README.md | head -1 | sed "s#${expr}##")
+if [[ -z "$stated" ]]; then
+  echo "FAIL: README.md no longer states glu_variants' SwiGLU mean eval loss"
+  exit 1
+fi
+wrong=$(python3 -c "print(f'{$stated + 0.010:.3f}')")
+sed "s#${stated}${expr}#${wrong}${expr}#" README.md > "$TMP/root/README.md"
+out=$(python3 tools/findings.py --check "$TMP/root/README.md" 2>&1)
+rc=$?
+want="states ${wrong}, its results give ${stated}"
+if [[ $rc -eq 0 ]] || [[ "$out" != *"$want"* ]]; then
+  echo "FAIL: a changed number in the top README was not caught (wanted: $want):"
   echo "$out"
   exit 1
 fi

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,9 @@ absl::Status ListPilotSeeds(const std::string& path, GridSpec* spec) {
   if (options.pilot_seeds() < 2) return fail(absl::StrCat("pilot_seeds must be >= 2 (got ", options.pilot_seeds(), ")"));
   if (!(options.power() > 0 && options.power() < 1))
     return fail(absl::StrCat("power must be in (0, 1), e.g. 0.8 (got ", options.power(), ")"));
+  if (options.max_seeds() != 0 && options.max_seeds() <= options.pilot_seeds())
+    return fail(absl::StrCat("max_seeds ", options.max_seeds(), " must exceed pilot_seeds ", options.pilot_seeds(),
+                             " (or be 0: as many as max_runs allows)"));
   for (int seed = 0; seed < options.pilot_seeds(); ++seed) spec->add_seeds(seed);
   return absl::OkStatus();
 }
@@ -54,14 +58,34 @@ absl::StatusOr<ExpandedGrid> ExtendForPower(ExpandedGrid pilot, const GridFlags&
     return pilot;
   }
   const SeedsForPower& options = pilot.spec.seeds_for_power();
-  auto plan = PlanSeedsForPower(CollectResults(pilot), options.pilot_seeds(), options.power(), pilot.spec.max_runs());
+  auto plan = PlanSeedsForPower(CollectResults(pilot), options, pilot.spec.max_runs());
   if (!plan.ok()) return absl::Status(plan.status().code(), absl::StrCat(flags.grid_path, ": ", plan.status().message()));
   for (const std::string& line : plan->lines) std::cerr << "seeds_for_power: " << line << "\n";
-  std::cerr << "seeds_for_power: " << plan->seeds_per_cell << " seeds per cell\n";
+  const bool every_cell = options.cells() == SeedsForPower::EVERY_CELL;
+  std::cerr << "seeds_for_power: " << plan->seeds_per_cell << " seeds per cell"
+            << (every_cell ? std::string()
+                           : absl::StrCat(" in the ", plan->grown_cells.size(), " cells the hypotheses name; ",
+                                          options.pilot_seeds(), " (the pilot's) in the others"))
+            << "\n";
   GridSpec spec = pilot.spec;
   spec.clear_seeds();
   for (int seed = 0; seed < plan->seeds_per_cell; ++seed) spec.add_seeds(seed);
-  return ExpandGrid(spec, flags.grid_path, flags.working_dir);
+  if (every_cell) return ExpandGrid(spec, flags.grid_path, flags.working_dir);
+  // Expanded at the planned seeds everywhere (the plan has checked the runs
+  // it keeps against max_runs), then the other cells cut back to the pilot.
+  spec.set_max_runs(std::max<int64_t>(spec.max_runs(), int64_t{plan->seeds_per_cell} * pilot.cells.size()));
+  auto grid = ExpandGrid(spec, flags.grid_path, flags.working_dir);
+  if (!grid.ok()) return grid;
+  grid->spec.set_max_runs(pilot.spec.max_runs());
+  const std::set<int> grown(plan->grown_cells.begin(), plan->grown_cells.end());
+  for (int i = 0; i < static_cast<int>(grid->cells.size()); ++i) {
+    std::vector<GridRun>& runs = grid->cells[i].runs;
+    if (grown.count(i)) continue;
+    runs.erase(std::remove_if(runs.begin(), runs.end(),
+                              [&](const GridRun& run) { return run.seed >= uint64_t(options.pilot_seeds()); }),
+               runs.end());
+  }
+  return grid;
 }
 
 // The grid file, with --output_dir applied, its metrics checked, expanded
@@ -227,9 +251,14 @@ int GridMain(const GridFlags& flags, const std::string& run_binary, FileSystem* 
     std::cerr << "error: " << grid.status().message() << "\n";
     return 2;
   }
-  std::cerr << "grid " << grid->name << ": " << grid->cells.size() << " cells x "
-            << std::max(1, grid->spec.seeds_size()) << " seed(s); run directories under " << grid->output_dir
-            << "/runs\n";
+  size_t runs = 0;
+  for (const GridCell& cell : grid->cells) runs += cell.runs.size();
+  const size_t seeds = std::max(1, grid->spec.seeds_size());
+  std::cerr << "grid " << grid->name << ": " << grid->cells.size() << " cells x " << seeds << " seed(s)"
+            << (runs == seeds * (grid->cells.size() - grid->num_invalid())
+                    ? std::string()
+                    : absl::StrCat(" (", runs, " runs: seeds_for_power's other cells keep the pilot's seeds)"))
+            << "; run directories under " << grid->output_dir << "/runs\n";
   if (!flags.run_key.empty()) return RunOneKey(*grid, flags.run_key, run_binary);
   const std::string invalid = InvalidCellsReport(*grid);
   if (!invalid.empty()) std::cerr << invalid;

@@ -210,6 +210,15 @@ TEST(HypothesisReport, EquivalenceIsTwoOneSidedTests) {
   EXPECT_THAT(HypothesesCsv(results, out), HasSubstr(",paired by seed,A ≈ B (±0.06),TOST,"));
 }
 
+SeedsForPower Options(SeedsForPower::Cells cells = SeedsForPower::EVERY_CELL, int max_seeds = 0) {
+  SeedsForPower options;
+  options.set_pilot_seeds(3);
+  options.set_power(0.8);
+  options.set_cells(cells);
+  options.set_max_seeds(max_seeds);
+  return options;
+}
+
 // Seeds for 80% power from a 3-seed pilot. scipy (nct, as in
 // framework/report/testdata/stats_reference.py) on these values at alpha
 // 0.05 / 2: pooled std 0.015396 -> 13 seeds for Welch at 0.02; std of the
@@ -224,21 +233,78 @@ TEST(SeedsForPower, LargestNeedOverTheHypothesesAndMaxRuns) {
   const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
   for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults pilot = CollectResults(*grid);
-  auto plan = PlanSeedsForPower(pilot, 3, 0.8, 10000);
+  auto plan = PlanSeedsForPower(pilot, Options(), 10000);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->seeds_per_cell, 13);
   ASSERT_EQ(plan->lines.size(), 2u);
   EXPECT_THAT(plan->lines[1], HasSubstr("'paired': smallest_effect 0.02 / pilot std 0.01843"));
   EXPECT_THAT(plan->lines[1], HasSubstr(": 11 seeds per cell"));
   // 3 valid cells x 13 seeds = 39 runs: max_runs 38 is too few.
-  auto too_many = PlanSeedsForPower(pilot, 3, 0.8, 38);
+  auto too_many = PlanSeedsForPower(pilot, Options(), 38);
   ASSERT_FALSE(too_many.ok());
   EXPECT_THAT(std::string(too_many.status().message()),
               HasSubstr("seeds_for_power: hypothesis 'welch': smallest_effect 0.02 / pilot std 0.0154"));
   EXPECT_THAT(std::string(too_many.status().message()),
               HasSubstr("needs more than 12 seeds per cell for 0.8 power, and 3 valid cells x 13 seeds exceed "
-                        "max_runs 38; raise max_runs or declare a larger smallest_effect"));
-  EXPECT_TRUE(PlanSeedsForPower(pilot, 3, 0.8, 39).ok());
+                        "max_runs 38; raise max_runs, declare a larger smallest_effect, or cap the seeds with "
+                        "max_seeds"));
+  EXPECT_TRUE(PlanSeedsForPower(pilot, Options(), 39).ok());
+}
+
+// cells: HYPOTHESIS_CELLS grows the two cells the hypotheses name (none and
+// sinusoidal, cells 0 and 1); 'learned' keeps its 3 pilot runs, which count
+// against max_runs: 2 x 13 + 3 = 29.
+TEST(SeedsForPower, HypothesisCellsGrowOnlyTheCellsTheHypothesesName) {
+  auto grid = Expand(R"pb(
+    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 }
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 test: PAIRED_BY_SEED })pb");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
+  const GridResults pilot = CollectResults(*grid);
+  auto plan = PlanSeedsForPower(pilot, Options(SeedsForPower::HYPOTHESIS_CELLS), 29);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->seeds_per_cell, 13);
+  EXPECT_EQ(plan->grown_cells, (std::vector<int>{0, 1}));
+  EXPECT_EQ(PlanSeedsForPower(pilot, Options(), 10000)->grown_cells, (std::vector<int>{0, 1, 2}));
+  auto too_many = PlanSeedsForPower(pilot, Options(SeedsForPower::HYPOTHESIS_CELLS), 28);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_THAT(std::string(too_many.status().message()),
+              HasSubstr("needs more than 12 seeds per cell for 0.8 power, and 2 hypothesis cells x 13 seeds + 3 "
+                        "pilot runs in the other cells exceed max_runs 28"));
+}
+
+// max_seeds caps a need beyond it (no error): the plan runs max_seeds and
+// says what the hypothesis would need, its power there and its minimum
+// detectable effect (power.h's functions at the pilot's paired std).
+TEST(SeedsForPower, MaxSeedsCapsANeedBeyondItAndSaysWhatItCosts) {
+  auto grid = Expand(R"pb(
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.005 test: PAIRED_BY_SEED })pb");
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
+  const GridResults pilot = CollectResults(*grid);
+  PowerDesign design;
+  design.paired = true;
+  const double sd = 0.018431142042413747, d = 0.005 / sd;
+  const int needed = *SeedsNeeded(d, design);
+  ASSERT_GT(needed, 8);
+  auto plan = PlanSeedsForPower(pilot, Options(SeedsForPower::EVERY_CELL, 8), 10000);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->seeds_per_cell, 8);
+  ASSERT_EQ(plan->lines.size(), 1u);
+  EXPECT_THAT(plan->lines[0],
+              HasSubstr(absl::StrFormat("needs %d seeds per cell, more than max_seeds 8: planned at 8 (power %.2f "
+                                        "at the smallest effect, minimum detectable effect %.4g at 0.8 power)",
+                                        needed, TTestPower(d, 8, design),
+                                        MinimumDetectableEffect(8, design) * sd)));
+  // A cap that max_runs cannot hold (3 cells x 8 > 20) is still the error.
+  EXPECT_FALSE(PlanSeedsForPower(pilot, Options(SeedsForPower::EVERY_CELL, 8), 20).ok());
+  // A need within the cap is planned as it is.
+  EXPECT_EQ(PlanSeedsForPower(pilot, Options(SeedsForPower::EVERY_CELL, needed + 5), 10000)->seeds_per_cell, needed);
 }
 
 TEST(SeedsForPower, SmallerEffectsNeedMoreSeeds) {
@@ -251,14 +317,14 @@ TEST(SeedsForPower, SmallerEffectsNeedMoreSeeds) {
   // A family of one: alpha 0.05 (not 0.025 as above).
   PowerDesign design;
   design.paired = true;
-  auto plan = PlanSeedsForPower(CollectResults(*grid), 3, 0.8, 10000);
+  auto plan = PlanSeedsForPower(CollectResults(*grid), Options(), 10000);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->seeds_per_cell, *SeedsNeeded(0.005 / 0.018431142042413747, design));
   EXPECT_GT(plan->seeds_per_cell, 13);
   // The pilot gives no variance when a cell has no finished seed.
   std::filesystem::remove_all(grid->cells[1].runs[0].run_dir);
   std::filesystem::remove_all(grid->cells[1].runs[1].run_dir);
-  auto untestable = PlanSeedsForPower(CollectResults(*grid), 3, 0.8, 10000);
+  auto untestable = PlanSeedsForPower(CollectResults(*grid), Options(), 10000);
   ASSERT_FALSE(untestable.ok());
   EXPECT_THAT(std::string(untestable.status().message()),
               HasSubstr("hypothesis 'paired' could not be tested on the pilot's seeds (fewer than 2 paired seeds"));

@@ -173,7 +173,7 @@ std::string LadderRunsCsv(const GridResults& results, const std::vector<LadderVa
         } else {
           row.resize(row.size() + 7);
         }
-        row.push_back(CsvField(run.run_dir));
+        row.push_back(CsvField(RelativeTo(run.run_dir, results.grid->results_dir)));
         row.push_back(CsvField(OneLine(run.error)));
         absl::StrAppend(&out, absl::StrJoin(row, ","), "\n");
       }

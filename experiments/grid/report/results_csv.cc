@@ -1,6 +1,5 @@
 #include "experiments/grid/report/results_csv.h"
 
-#include <filesystem>
 #include <optional>
 #include <vector>
 
@@ -10,18 +9,6 @@
 #include "framework/report/stats.h"
 
 namespace tvlab {
-namespace {
-
-// run_dir relative to the results directory: the same wherever the grid's
-// folder and output directory are checked out, as long as they stay put
-// relative to each other.
-std::string RelativeTo(const std::string& path, const std::string& base) {
-  std::error_code ignored;
-  std::string rel = std::filesystem::relative(path, base, ignored).string();
-  return rel.empty() ? path : rel;
-}
-
-}  // namespace
 
 std::string ResultsCsv(const GridResults& results) {
   const ExpandedGrid& grid = *results.grid;

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -60,6 +62,12 @@ std::string FailureSummary(const std::string& error) {
     if (absl::StartsWith(line, "error: ")) return FirstLine(std::string(line.substr(7)));
   }
   return FirstLine(error);
+}
+
+std::string RelativeTo(const std::string& path, const std::string& base) {
+  std::error_code ignored;
+  std::string rel = std::filesystem::relative(path, base, ignored).string();
+  return rel.empty() ? path : rel;
 }
 
 }  // namespace tvlab

@@ -20,6 +20,11 @@ std::string FormatSi(double value);
 
 // Quoted (with "" for ") when it holds a comma, quote or line break.
 std::string CsvField(const std::string& text);
+// A run directory relative to the results directory (a CSV's run_dir
+// column): the same wherever the grid's folder and output directory are
+// checked out, as long as they stay put relative to each other; `path`
+// itself when no relative path exists.
+std::string RelativeTo(const std::string& path, const std::string& base);
 // Lines joined with "; ": a CSV row stays one line so grep and `column` work.
 std::string OneLine(const std::string& text);
 // '|' escaped and line breaks as spaces.
