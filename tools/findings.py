@@ -172,8 +172,9 @@ class Results:
             up = ".." if prefix == "../" else STUDIES.rstrip("/")
             folder = os.path.join(os.path.dirname(self.folder), up, study)
             if not (sep and rest and study and os.path.isdir(os.path.join(folder, "results"))):
-                raise ValueError("%r: no study %r beside this one with a results/ folder (%s)" % (
-                    name, study, os.path.normpath(os.path.join(folder, "results"))))
+                where = "beside this one" if prefix == "../" else "under " + STUDIES.rstrip("/")
+                raise ValueError("%r: no study %r %s with a results/ folder (%s)" % (
+                    name, study, where, os.path.normpath(os.path.join(folder, "results"))))
             key = prefix + study
             if key not in self._subs:
                 self._subs[key] = Results(folder)

@@ -3,7 +3,8 @@
 # ladder.csv as the grid report writes it (a depth dial; a rung whose target
 # was not reached), and on one of explicit rungs in a study's sub-folder:
 # the values, then the errors (no such variant or rung, an unknown column, an
-# empty value quoting the row's note).
+# empty value quoting the row's note), and a study named from the repository
+# root (experiments/studies/STUDY/...) that does not exist.
 set -uo pipefail
 FINDINGS=tools/findings.py
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
@@ -44,4 +45,7 @@ expect_error 'ladder("ffn=relu", 1, "target_flops_mean")' \
 expect_error 'ladder("ffn=gelu", 2, "parameters")' "ladder.csv has no variant 'ffn=gelu' at rung 2"
 expect_error 'ladder("ffn=relu", 3, "parameters")' "ladder.csv has no variant 'ffn=relu' at rung 3"
 expect_error 'ladder("ffn=relu", 2, "flops")' "ladder.csv has no column 'flops'"
+# From the repository root a study is "experiments/studies/STUDY/...".
+expect_error 'mean("experiments/studies/missing/x", "eval_loss")' \
+  "'experiments/studies/missing/x': no study 'missing' under experiments/studies with a results/ folder"
 echo "PASS: ladder() values and errors"
