@@ -9,50 +9,43 @@ readmes=(README.md experiments/studies/*/README.md)
 python3 tools/findings.py --check "${readmes[@]}" || exit 1
 
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
+
+# expect_caught README COPY EXPR: COPY is README with the number before EXPR
+# (a marker's opening, `<!--= mean(...)`) restated 0.010 higher; the check
+# must fail on COPY, naming both numbers and the expression.
+expect_caught() {
+  local readme=$1 copy=$2 expr=$3 stated wrong out rc want
+  stated=$(grep -o "[0-9.]*${expr}" "$readme" | head -1 | sed "s#${expr}##")
+  if [[ -z "$stated" ]]; then
+    echo "FAIL: $readme no longer states ${expr#<!--= }"
+    exit 1
+  fi
+  wrong=$(python3 -c "print(f'{$stated + 0.010:.3f}')")
+  sed "s#${stated}${expr}#${wrong}${expr}#" "$readme" > "$copy"
+  if cmp -s "$readme" "$copy"; then
+    echo "FAIL: the test's edit of $readme (${stated} -> ${wrong}) did not apply"
+    exit 1
+  fi
+  out=$(python3 tools/findings.py --check "$copy" 2>&1)
+  rc=$?
+  want="states ${wrong}, its results give ${stated} (${expr#<!--= }"
+  if [[ $rc -eq 0 ]] || [[ "$out" != *"$want"* ]]; then
+    echo "FAIL: a changed number in $readme was not caught (wanted: $want):"
+    echo "$out"
+    exit 1
+  fi
+}
+
+# A study README: a copy beside a copy of its results, GEGLU's mean eval
+# loss (generated, so it is what the results give) restated.
 mkdir -p "$TMP/glu/results"
 cp experiments/studies/glu_variants/results/*.csv "$TMP/glu/results/"
-# GEGLU's mean eval loss as the README states it (generated, so it is what
-# the results give), restated 0.010 higher.
-expr='<!--= mean("geglu", "eval_loss")'
-stated=$(grep -o "[0-9.]*${expr}" experiments/studies/glu_variants/README.md \
-  | head -1 | sed "s/${expr}//")
-if [[ -z "$stated" ]]; then
-  echo "FAIL: glu_variants/README.md no longer states GEGLU's mean eval loss"
-  exit 1
-fi
-wrong=$(python3 -c "print(f'{$stated + 0.010:.3f}')")
-sed "s/${stated}${expr}/${wrong}${expr}/" \
-  experiments/studies/glu_variants/README.md > "$TMP/glu/README.md"
-if cmp -s experiments/studies/glu_variants/README.md "$TMP/glu/README.md"; then
-  echo "FAIL: the test's edit (${stated} -> ${wrong}) did not apply"
-  exit 1
-fi
-out=$(python3 tools/findings.py --check "$TMP/glu/README.md" 2>&1)
-rc=$?
-want="states ${wrong}, its results give ${stated} (mean(\"geglu\", \"eval_loss\"))"
-if [[ $rc -eq 0 ]] || [[ "$out" != *"$want"* ]]; then
-  echo "FAIL: a changed number was not caught (wanted: $want):"
-  echo "$out"
-  exit 1
-fi
+expect_caught experiments/studies/glu_variants/README.md "$TMP/glu/README.md" \
+  '<!--= mean("geglu", "eval_loss")'
 # The top README reads the studies as experiments/studies/STUDY/cell: a
 # copy beside the same experiments/ folder, SwiGLU's mean restated.
 mkdir -p "$TMP/root"
 ln -sfn "$PWD/experiments" "$TMP/root/experiments"
-expr='<!--= mean("experiments/studies/glu_variants/swiglu", "eval_loss")'
-stated=$(grep -o "[0-9.]*${expr}" README.md | head -1 | sed "s#${expr}##")
-if [[ -z "$stated" ]]; then
-  echo "FAIL: README.md no longer states glu_variants' SwiGLU mean eval loss"
-  exit 1
-fi
-wrong=$(python3 -c "print(f'{$stated + 0.010:.3f}')")
-sed "s#${stated}${expr}#${wrong}${expr}#" README.md > "$TMP/root/README.md"
-out=$(python3 tools/findings.py --check "$TMP/root/README.md" 2>&1)
-rc=$?
-want="states ${wrong}, its results give ${stated}"
-if [[ $rc -eq 0 ]] || [[ "$out" != *"$want"* ]]; then
-  echo "FAIL: a changed number in the top README was not caught (wanted: $want):"
-  echo "$out"
-  exit 1
-fi
+expect_caught README.md "$TMP/root/README.md" \
+  '<!--= mean("experiments/studies/glu_variants/swiglu", "eval_loss")'
 echo "PASS: ${#readmes[@]} READMEs match their results; a changed number fails the check"

@@ -7,6 +7,7 @@
 # root (experiments/studies/STUDY/...) that does not exist.
 set -uo pipefail
 FINDINGS=tools/findings.py
+source tools/findings_test_lib.sh
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
 study="$TMP/ladder_study"
 rm -rf "$study"
@@ -32,20 +33,12 @@ out=$(python3 "$FINDINGS" --check "$study/README.md" 2>&1)
 if [[ $? -ne 0 ]] || [[ "$out" != *"findings: 3 number(s) in 1 README(s) match their results"* ]]; then
   echo "FAIL: the hand-computed numbers do not match:"; echo "$out"; exit 1
 fi
-expect_error() {  # expression, part of the message
-  printf '1<!--= %s | .0f -->\n' "$1" > "$study/bad.md"
-  local got
-  got=$(python3 "$FINDINGS" --check "$study/bad.md" 2>&1)
-  if [[ $? -eq 0 ]] || [[ "$got" != *"$2"* ]]; then
-    echo "FAIL: $1 should fail with '$2':"; echo "$got"; exit 1
-  fi
-}
-expect_error 'ladder("ffn=relu", 1, "target_flops_mean")' \
+expect_error "$study" 'ladder("ffn=relu", 1, "target_flops_mean")' \
   "ladder('ffn=relu', 1): no target_flops_mean (target not reached by 3 of 3 seed(s): no mean)"
-expect_error 'ladder("ffn=gelu", 2, "parameters")' "ladder.csv has no variant 'ffn=gelu' at rung 2"
-expect_error 'ladder("ffn=relu", 3, "parameters")' "ladder.csv has no variant 'ffn=relu' at rung 3"
-expect_error 'ladder("ffn=relu", 2, "flops")' "ladder.csv has no column 'flops'"
+expect_error "$study" 'ladder("ffn=gelu", 2, "parameters")' "ladder.csv has no variant 'ffn=gelu' at rung 2"
+expect_error "$study" 'ladder("ffn=relu", 3, "parameters")' "ladder.csv has no variant 'ffn=relu' at rung 3"
+expect_error "$study" 'ladder("ffn=relu", 2, "flops")' "ladder.csv has no column 'flops'"
 # From the repository root a study is "experiments/studies/STUDY/...".
-expect_error 'mean("experiments/studies/missing/x", "eval_loss")' \
+expect_error "$study" 'mean("experiments/studies/missing/x", "eval_loss")' \
   "'experiments/studies/missing/x': no study 'missing' under experiments/studies with a results/ folder"
 echo "PASS: ladder() values and errors"

@@ -6,6 +6,7 @@
 # probe, statistic, cell or seed, no probes.csv, and a number that differs.
 set -uo pipefail
 FINDINGS=tools/findings.py
+source tools/findings_test_lib.sh
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
 study="$TMP/study"
 rm -rf "$study"
@@ -47,22 +48,14 @@ if [[ $? -ne 0 ]] || [[ "$out" != *"findings: 8 number(s) in 1 README(s) match t
 fi
 
 # Each must fail with a message naming what is wrong.
-expect_error() {  # expression, part of the message
-  printf '1<!--= %s | .0f -->\n' "$1" > "$study/bad.md"
-  local got
-  got=$(python3 "$FINDINGS" --check "$study/bad.md" 2>&1)
-  if [[ $? -eq 0 ]] || [[ "$got" != *"$2"* ]]; then
-    echo "FAIL: $1 should fail with '$2':"; echo "$got"; exit 1
-  fi
-}
-expect_error 'probe("placement=pre_ln", "grad_norm/decoder.layers.9", "first")' \
+expect_error "$study" 'probe("placement=pre_ln", "grad_norm/decoder.layers.9", "first")' \
   "cell 'placement=pre_ln' has no probe 'grad_norm/decoder.layers.9'; its probes: grad_norm/decoder.layers.0, logits/max"
-expect_error 'probe("placement=pre_ln", "logits/max", "median")' \
+expect_error "$study" 'probe("placement=pre_ln", "logits/max", "median")' \
   "probe statistic 'median' is not one of first, last, max, mean, first_step, last_step, count"
-expect_error 'probe("placement=none", "logits/max", "max")' "no cell 'placement=none' in"
-expect_error 'probe_seed("placement=pre_ln", "logits/max", "max", 2)' \
+expect_error "$study" 'probe("placement=none", "logits/max", "max")' "no cell 'placement=none' in"
+expect_error "$study" 'probe_seed("placement=pre_ln", "logits/max", "max", 2)' \
   "cell 'placement=pre_ln' has no seed 2 with probe 'logits/max' max"
-expect_error 'probe("lr/lr=1e-3", "logits/max", "max")' "no cell 'lr=1e-3' in"
+expect_error "$study" 'probe("lr/lr=1e-3", "logits/max", "max")' "no cell 'lr=1e-3' in"
 
 # A changed number is caught, and only that one.
 sed -i 's/is 2\.00<!--=/is 2.10<!--=/' "$study/README.md"
@@ -71,5 +64,5 @@ if [[ $? -eq 0 ]] || [[ "$out" != *'states 2.10, its results give 2.00'* ]] || [
   echo "FAIL: a changed number was not caught:"; echo "$out"; exit 1
 fi
 rm "$study/results/lr/probes.csv"
-expect_error 'probe("lr/lr=1e-2", "logits/max", "max")' "results/lr/probes.csv does not exist"
+expect_error "$study" 'probe("lr/lr=1e-2", "logits/max", "max")' "results/lr/probes.csv does not exist"
 echo "PASS: probe() and probe_seed() give the hand-computed values; errors name what is wrong"

@@ -6,6 +6,7 @@
 # the errors.
 set -uo pipefail
 FINDINGS=tools/findings.py
+source tools/findings_test_lib.sh
 TMP=${TEST_TMPDIR:-$(mktemp -d)}
 root="$TMP/welch_studies"
 rm -rf "$root"
@@ -91,18 +92,10 @@ if checked < 20:
 print("welch() and holm() agree with %d significance.csv rows" % checked)
 PY
 
-expect_error() {  # expression, part of the message
-  printf '1<!--= %s | .0f -->\n' "$1" > "$root/mine/bad.md"
-  local got
-  got=$(python3 "$FINDINGS" --check "$root/mine/bad.md" 2>&1)
-  if [[ $? -eq 0 ]] || [[ "$got" != *"$2"* ]]; then
-    echo "FAIL: $1 should fail with '$2':"; echo "$got"; exit 1
-  fi
-}
-expect_error 'welch("a", "d", "eval_loss", "p")' \
+expect_error "$root/mine" 'welch("a", "d", "eval_loss", "p")' \
   "welch('a', 'd'): each cell needs 2 or more finished seeds (2, 1)"
-expect_error 'welch("a", "b", "eval_loss", "ci_low")' "welch column 'ci_low' is not one of delta, t, df, p"
-expect_error 'holm(0.2, [0.01, 0.04])' "holm: 0.2 is not in the family"
-expect_error 'mean("../missing/x", "eval_loss")' "'../missing/x': no study 'missing' beside this one with a results/ folder"
-expect_error 'mean("../other/y", "eval_loss")' "no cell 'y' in"
+expect_error "$root/mine" 'welch("a", "b", "eval_loss", "ci_low")' "welch column 'ci_low' is not one of delta, t, df, p"
+expect_error "$root/mine" 'holm(0.2, [0.01, 0.04])' "holm: 0.2 is not in the family"
+expect_error "$root/mine" 'mean("../missing/x", "eval_loss")' "'../missing/x': no study 'missing' beside this one with a results/ folder"
+expect_error "$root/mine" 'mean("../other/y", "eval_loss")' "no cell 'y' in"
 echo "PASS: welch(), holm(), the table separator \\| and ../STUDY/ give the closed-form values, agree with significance.csv; errors name what is wrong"

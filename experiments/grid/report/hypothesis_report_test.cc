@@ -113,10 +113,29 @@ void Finish(const GridRun& run, double eval_loss) {
   Write(run.run_dir + "/metrics.json", absl::StrFormat("{\"token_accuracy\": 0.5, \"eval_loss\": %.17g}", eval_loss));
 }
 
+// A 3-seed pilot of the position grid with `hypotheses`: cells 0 (none)
+// and 1 (sinusoidal) finished with glu_variants' swiglu (A) and relu (B)
+// eval losses, 'learned' not run.
+const double kPilotA[] = {2.29006435, 2.30824492, 2.3100131};
+const double kPilotB[] = {2.3249855, 2.31484604, 2.35120957};
+
+absl::StatusOr<ExpandedGrid> Pilot(const std::string& hypotheses) {
+  auto grid = Expand(hypotheses);
+  if (!grid.ok()) return grid;
+  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], kPilotA[s]), Finish(grid->cells[1].runs[s], kPilotB[s]);
+  return grid;
+}
+
+const char kWelchAndPaired[] = R"pb(
+    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 }
+    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
+                 smallest_effect: 0.02 test: PAIRED_BY_SEED })pb";
+
 // The per-seed eval_loss of glu_variants' swiglu (A) and relu (B) cells;
 // scipy's numbers for them are in framework/report/testdata/stats_reference.inc.
 TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
-  auto grid = Expand(R"pb(
+  auto grid = Pilot(R"pb(
     hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
                  smallest_effect: 0.02 family: "f" }
     hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
@@ -128,8 +147,6 @@ TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
     hypothesis { name: "untested" a: "position=none" b: "position=learned" direction: EITHER
                  smallest_effect: 0.02 family: "h" alpha: 0.3 })pb");
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults results = CollectResults(*grid);
   const std::vector<HypothesisOutcome> out = TestHypotheses(results);
   ASSERT_EQ(out.size(), 5u);
@@ -148,7 +165,7 @@ TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
   EXPECT_EQ(out[3].verdict, "opposite sign");
   EXPECT_EQ(out[4].verdict, "untested");
   EXPECT_EQ(out[4].family_size, 2);
-  EXPECT_NEAR(out[0].delta, (a[0] + a[1] + a[2] - b[0] - b[1] - b[2]) / 3, 1e-12);
+  EXPECT_NEAR(out[0].delta, (kPilotA[0] + kPilotA[1] + kPilotA[2] - kPilotB[0] - kPilotB[1] - kPilotB[2]) / 3, 1e-12);
   EXPECT_NEAR(out[1].effect_size, out[1].delta / out[1].sd, 1e-12);
   // Power at alpha / m = 0.025, from the grid's own std.
   PowerDesign design;
@@ -176,7 +193,7 @@ TEST(HypothesisReport, TestsAsDeclaredWithHolmPerFamily) {
 // 0.42038907681521975. The paired differences' 90% CI: [-0.05864513636406113,
 // 0.0034993096973945995].
 TEST(HypothesisReport, EquivalenceIsTwoOneSidedTests) {
-  auto grid = Expand(R"pb(
+  auto grid = Pilot(R"pb(
     hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
                  smallest_effect: 0.06 family: "p" test: PAIRED_BY_SEED }
     hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
@@ -184,8 +201,6 @@ TEST(HypothesisReport, EquivalenceIsTwoOneSidedTests) {
     hypothesis { name: "narrow" a: "position=none" b: "position=sinusoidal" direction: EQUIVALENT
                  smallest_effect: 0.03 family: "n" test: PAIRED_BY_SEED })pb");
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults results = CollectResults(*grid);
   const std::vector<HypothesisOutcome> out = TestHypotheses(results);
   ASSERT_EQ(out.size(), 3u);
@@ -224,14 +239,8 @@ SeedsForPower Options(SeedsForPower::Cells cells = SeedsForPower::EVERY_CELL, in
 // 0.05 / 2: pooled std 0.015396 -> 13 seeds for Welch at 0.02; std of the
 // paired differences 0.018431 -> 11 seeds paired at 0.02, 132 at 0.005.
 TEST(SeedsForPower, LargestNeedOverTheHypothesesAndMaxRuns) {
-  auto grid = Expand(R"pb(
-    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
-                 smallest_effect: 0.02 }
-    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
-                 smallest_effect: 0.02 test: PAIRED_BY_SEED })pb");
+  auto grid = Pilot(kWelchAndPaired);
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults pilot = CollectResults(*grid);
   auto plan = PlanSeedsForPower(pilot, Options(), 10000);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -255,14 +264,8 @@ TEST(SeedsForPower, LargestNeedOverTheHypothesesAndMaxRuns) {
 // sinusoidal, cells 0 and 1); 'learned' keeps its 3 pilot runs, which count
 // against max_runs: 2 x 13 + 3 = 29.
 TEST(SeedsForPower, HypothesisCellsGrowOnlyTheCellsTheHypothesesName) {
-  auto grid = Expand(R"pb(
-    hypothesis { name: "welch" a: "position=none" b: "position=sinusoidal" direction: A_LESS
-                 smallest_effect: 0.02 }
-    hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
-                 smallest_effect: 0.02 test: PAIRED_BY_SEED })pb");
+  auto grid = Pilot(kWelchAndPaired);
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults pilot = CollectResults(*grid);
   auto plan = PlanSeedsForPower(pilot, Options(SeedsForPower::HYPOTHESIS_CELLS), 29);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -280,12 +283,10 @@ TEST(SeedsForPower, HypothesisCellsGrowOnlyTheCellsTheHypothesesName) {
 // says what the hypothesis would need, its power there and its minimum
 // detectable effect (power.h's functions at the pilot's paired std).
 TEST(SeedsForPower, MaxSeedsCapsANeedBeyondItAndSaysWhatItCosts) {
-  auto grid = Expand(R"pb(
+  auto grid = Pilot(R"pb(
     hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
                  smallest_effect: 0.005 test: PAIRED_BY_SEED })pb");
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   const GridResults pilot = CollectResults(*grid);
   PowerDesign design;
   design.paired = true;
@@ -308,12 +309,10 @@ TEST(SeedsForPower, MaxSeedsCapsANeedBeyondItAndSaysWhatItCosts) {
 }
 
 TEST(SeedsForPower, SmallerEffectsNeedMoreSeeds) {
-  auto grid = Expand(R"pb(
+  auto grid = Pilot(R"pb(
     hypothesis { name: "paired" a: "position=none" b: "position=sinusoidal" direction: A_LESS
                  smallest_effect: 0.005 test: PAIRED_BY_SEED })pb");
   ASSERT_TRUE(grid.ok()) << grid.status();
-  const double a[] = {2.29006435, 2.30824492, 2.3100131}, b[] = {2.3249855, 2.31484604, 2.35120957};
-  for (int s = 0; s < 3; ++s) Finish(grid->cells[0].runs[s], a[s]), Finish(grid->cells[1].runs[s], b[s]);
   // A family of one: alpha 0.05 (not 0.025 as above).
   PowerDesign design;
   design.paired = true;
