@@ -1,5 +1,7 @@
 #include "framework/core/rng.h"
 
+#include <immintrin.h>
+
 #include <cmath>
 
 #include "framework/core/check.h"
@@ -68,12 +70,15 @@ constexpr int kLanes = 8;  // blocks computed side by side
 // vectors are the exact 32 x 32 -> 64-bit products (pmuludq / vpmuludq).
 typedef uint64_t Lanes __attribute__((vector_size(64)));
 
+}  // namespace
+
+namespace rng_internal {
+
 // Philox4x32-10 of blocks [block, block + kLanes) of a stream whose counter
 // words 1..3 are (block >> 32) ^ purpose_word, step_lo, step_hi: out gets
 // their 4 * kLanes words in order, the same as Philox4x32 block by block.
-// Cloned for AVX-512 and AVX2 and chosen at load time (the default clone,
-// SSE2, runs anywhere).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void PhiloxLanes(
+// Portable (SSE2): the kernel for CPUs without AVX2.
+void PhiloxLanesPortable(
     uint64_t block, uint32_t purpose_word, uint32_t step_lo, uint32_t step_hi, uint32_t key0, uint32_t key1,
     uint32_t* out) {
   const Lanes low = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu,
@@ -103,6 +108,72 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void PhiloxLanes(
   }
 }
 
+// PhiloxLanes with AVX2 intrinsics: each 32 x 32 -> 64-bit product is one
+// vpmuludq (GCC's vector extension above computes the full 64 x 64 product,
+// three of them and shifts, because AVX2 has no 64-bit lane multiply). The
+// lanes hold 64 bits of which only the low 32 are ever read (vpmuludq and
+// the final store read those), so no mask is applied between rounds. Same
+// words as Philox4x32, block by block (rng_test.cc).
+__attribute__((target("avx2"))) void PhiloxLanesAvx2(uint64_t block, uint32_t purpose_word, uint32_t step_lo,
+                                                     uint32_t step_hi, uint32_t key0, uint32_t key1,
+                                                     uint32_t* out) {
+  const __m256i mul0 = _mm256_set1_epi64x(kMul0), mul1 = _mm256_set1_epi64x(kMul1);
+  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFll);
+  constexpr int kHalves = kLanes / 4;  // four blocks per 256-bit vector
+  // Both halves in one round loop: their chains of multiplies interleave.
+  __m256i x0[kHalves], x1[kHalves], x2[kHalves], x3[kHalves];
+  for (int h = 0; h < kHalves; ++h) {
+    const uint64_t b = block + 4 * h;
+    x0[h] = _mm256_setr_epi64x(static_cast<uint32_t>(b), static_cast<uint32_t>(b + 1),
+                               static_cast<uint32_t>(b + 2), static_cast<uint32_t>(b + 3));
+    x1[h] = _mm256_setr_epi64x(static_cast<uint32_t>(b >> 32) ^ purpose_word,
+                               static_cast<uint32_t>((b + 1) >> 32) ^ purpose_word,
+                               static_cast<uint32_t>((b + 2) >> 32) ^ purpose_word,
+                               static_cast<uint32_t>((b + 3) >> 32) ^ purpose_word);
+    x2[h] = _mm256_set1_epi64x(step_lo);
+    x3[h] = _mm256_set1_epi64x(step_hi);
+  }
+  uint32_t k0 = key0, k1 = key1;
+  for (int round = 0; round < 10; ++round) {
+    const __m256i key0v = _mm256_set1_epi64x(k0), key1v = _mm256_set1_epi64x(k1);
+    for (int h = 0; h < kHalves; ++h) {
+      const __m256i p0 = _mm256_mul_epu32(x0[h], mul0), p1 = _mm256_mul_epu32(x2[h], mul1);
+      x0[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), x1[h]), key0v);
+      x2[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), x3[h]), key1v);
+      x1[h] = p1;
+      x3[h] = p0;
+    }
+    k0 += kWeyl0;
+    k1 += kWeyl1;
+  }
+  for (int h = 0; h < kHalves; ++h) {
+    // Lane l's words x0..x3 to out[4 l .. 4 l + 3]: pair them into 64-bit
+    // halves, interleave, and put lanes 0-1 and 2-3 in order.
+    const __m256i x01 = _mm256_or_si256(_mm256_and_si256(x0[h], low), _mm256_slli_epi64(x1[h], 32));
+    const __m256i x23 = _mm256_or_si256(_mm256_and_si256(x2[h], low), _mm256_slli_epi64(x3[h], 32));
+    const __m256i even = _mm256_unpacklo_epi64(x01, x23), odd = _mm256_unpackhi_epi64(x01, x23);
+    __m256i* dst = reinterpret_cast<__m256i*>(out + 16 * h);
+    _mm256_storeu_si256(dst, _mm256_permute2x128_si256(even, odd, 0x20));
+    _mm256_storeu_si256(dst + 1, _mm256_permute2x128_si256(even, odd, 0x31));
+  }
+}
+
+bool CpuHasAvx2() {
+  __builtin_cpu_init();  // this may run from a static initialiser, before libgcc's own
+  return __builtin_cpu_supports("avx2");
+}
+
+}  // namespace rng_internal
+
+namespace {
+
+using PhiloxLanesFn = void (*)(uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t*);
+
+// The AVX2 kernel where the CPU has AVX2, else the portable one.
+PhiloxLanesFn ChoosePhiloxLanes() {
+  return rng_internal::CpuHasAvx2() ? rng_internal::PhiloxLanesAvx2 : rng_internal::PhiloxLanesPortable;
+}
+
 }  // namespace
 
 void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
@@ -114,8 +185,9 @@ void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
     const std::array<uint32_t, 4> words = Block(index >> 2);
     for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
   }
+  static const PhiloxLanesFn philox_lanes = ChoosePhiloxLanes();
   while (n - i >= 4 * kLanes) {
-    PhiloxLanes((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32),
+    philox_lanes((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32),
                 key_[0], key_[1], out + i);
     i += 4 * kLanes;
   }
@@ -170,6 +242,22 @@ uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const {
   return static_cast<uint32_t>((static_cast<uint64_t>(Word(index)) * n) >> 32);
 }
 
+namespace {
+
+// out[2 j], out[2 j + 1] = the factors of the low and high halves of
+// words[j], for j < pairs. Indexed (no pointer walk) so that GCC vectorises
+// it; cloned for AVX2 (integer compares and selects: the same values).
+__attribute__((target_clones("avx2", "default"))) void FactorPairs(const uint32_t* words, int64_t pairs,
+                                                                   uint32_t threshold, float keep_scale,
+                                                                   float* out) {
+  for (int64_t j = 0; j < pairs; ++j) {
+    out[2 * j] = (words[j] & 0xFFFFu) < threshold ? 0.0f : keep_scale;
+    out[2 * j + 1] = (words[j] >> 16) < threshold ? 0.0f : keep_scale;
+  }
+}
+
+}  // namespace
+
 void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n, float* out,
                     std::vector<uint32_t>& words) {
   if (n <= 0) return;
@@ -185,10 +273,10 @@ void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n,
   if (first & 1) {
     out[i++] = (*w++ >> 16) < threshold ? 0.0f : keep_scale;
   }
-  for (; i + 1 < n; i += 2, ++w) {
-    out[i] = (*w & 0xFFFFu) < threshold ? 0.0f : keep_scale;
-    out[i + 1] = (*w >> 16) < threshold ? 0.0f : keep_scale;
-  }
+  const int64_t pairs = (n - i) / 2;
+  FactorPairs(w, pairs, threshold, keep_scale, out + i);
+  i += 2 * pairs;
+  w += pairs;
   if (i < n) out[i] = (*w & 0xFFFFu) < threshold ? 0.0f : keep_scale;
 }
 

@@ -32,8 +32,31 @@ TEST(RngStream, DrawDependsOnlyOnKeyAndIndex) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(block[i], b.Word(3 + i)) << i;
 }
 
-// Words computes whole runs of blocks side by side (PhiloxLanes, cloned per
-// instruction set); each word must still be Philox4x32's block by block
+// Both kernels of Words (the portable one and, where the CPU has AVX2, the
+// AVX2 one) against Philox4x32 block by block, at block numbers whose 8
+// blocks cross a multiple of 2^32 (the counter's high word changes inside).
+TEST(RngStream, BothPhiloxKernelsAreTheBlockDefinition) {
+  using Kernel = void (*)(uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t*);
+  std::vector<Kernel> kernels = {rng_internal::PhiloxLanesPortable};
+  if (rng_internal::CpuHasAvx2()) kernels.push_back(rng_internal::PhiloxLanesAvx2);
+  const uint32_t purpose_word = 5u << 24, step_lo = 0x89abcdefu, step_hi = 3, key0 = 0xdeadbeefu, key1 = 17;
+  for (Kernel kernel : kernels) {
+    for (uint64_t block : {uint64_t{0}, uint64_t{8}, (uint64_t{1} << 32) - 3, (uint64_t{7} << 32) + 1}) {
+      uint32_t out[32];
+      kernel(block, purpose_word, step_lo, step_hi, key0, key1, out);
+      for (int l = 0; l < 8; ++l) {
+        const uint64_t b = block + l;
+        const std::array<uint32_t, 4> want = Philox4x32(
+            {static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32) ^ purpose_word, step_lo, step_hi}, {key0, key1});
+        for (int w = 0; w < 4; ++w) ASSERT_EQ(out[4 * l + w], want[w]) << "block " << b << " word " << w;
+      }
+    }
+  }
+  EXPECT_EQ(kernels.size(), rng_internal::CpuHasAvx2() ? 2u : 1u);
+}
+
+// Words computes whole runs of blocks side by side (the kernels above);
+// each word must still be Philox4x32's block by block
 // (Word), at every alignment and length around a run, at large block
 // numbers (the counter's high word) and after SkipWords.
 TEST(RngStream, BatchedWordsMatchWordByWord) {

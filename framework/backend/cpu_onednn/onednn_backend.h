@@ -47,6 +47,8 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(Normalize);
   TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
   TVLAB_OVERRIDE_KERNEL(Permute);
+  // The reference's Philox mask in L1-sized chunks (onednn_elementwise.cc).
+  TVLAB_OVERRIDE_KERNEL(DropoutMask);
   TVLAB_OVERRIDE_KERNEL(AdamW);
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
   TVLAB_OVERRIDE_KERNEL(SgdMany);

@@ -1,7 +1,8 @@
 // cpu_onednn's elementwise kernels: Unary and its backward on oneDNN's
 // eltwise primitives (cached per op and size), Binary and ReduceSumTo as
 // threaded loops for the broadcasts training meets (a trailing block
-// repeated), the reference's loops otherwise.
+// repeated), the reference's loops otherwise; DropoutMask in cache-sized
+// chunks.
 
 #include <omp.h>
 
@@ -9,6 +10,7 @@
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/rng.h"
 
 namespace tvlab {
 namespace {
@@ -167,6 +169,26 @@ void OnednnBackend::ReduceSumTo(const float* x, const Shape& x_shape, float* out
     for (int64_t j = j0; j < j1; ++j) out[j] = 0.0f;
     for (int64_t i = 0; i < n; i += block)
       for (int64_t j = j0; j < j1; ++j) out[j] += x[i + j];
+  }
+}
+
+// The reference's mask (DropoutFactors), a chunk of kDropoutChunk elements
+// at a time: each chunk's random words stay in L1 instead of a buffer of
+// n / 2 words allocated and zeroed per call, and chunks split over threads
+// for large masks. Chunks start at even elements (whole words), so every
+// element is the same bits as the reference's.
+void OnednnBackend::DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) {
+  constexpr int64_t kDropoutChunk = 2048;
+  const int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
+#pragma omp parallel if (n >= onednn::kParallelOptimizerElements)
+  {
+    std::vector<uint32_t> words;  // host: one chunk's random words
+    words.reserve(kDropoutChunk / 2);
+#pragma omp for schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t first = c * kDropoutChunk;
+      DropoutFactors(stream, p, first, std::min(kDropoutChunk, n - first), mask + first, words);
+    }
   }
 }
 

@@ -1,12 +1,14 @@
 // cpu_onednn's GEMMs: one cached oneDNN matmul primitive per shape, with
 // the bias of GemmBias as the primitive's own argument and bf16 operands
-// rounded into reused scratch buffers.
+// rounded into reused scratch buffers; batches of tiny fp32 products run
+// small_gemm.h's loop instead.
 
 #include <unordered_map>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/backend/cpu_onednn/small_gemm.h"
 #include "framework/backend/precision.h"
 #include "framework/core/check.h"
 
@@ -77,6 +79,8 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
   TVLAB_CHECK(OnednnPrecisionSupport(d.precision).supported)
       << "cpu_onednn Gemm called with precision " << PrecisionName(d.precision)
       << " (validation should have refused it)";
+  // Tiny batched products: a plain loop each (small_gemm.h).
+  if (bias == nullptr && onednn::IsSmallBatchedGemm(d)) return onednn::SmallBatchedGemm(d, a, b, c);
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
   const bool bf16 = d.precision == Precision::kBf16;
   const dt in_type = bf16 ? dt::bf16 : dt::f32;

@@ -137,6 +137,18 @@ TEST_F(OnednnLargeKernels, PermuteHeadSplit) {
   ExpectClose(got, want, 0.0f, "permute");
 }
 
+// Chunked (2048 elements) and, past 2^16 elements, threaded: the same bits
+// as the reference's one pass, at odd lengths that end mid-word.
+TEST_F(OnednnLargeKernels, DropoutMaskIsTheReferenceMaskBitForBit) {
+  const RngStream stream(5, RngPurpose::kDropout, 12);
+  for (int64_t n : {int64_t{5 * 2048 + 1001}, int64_t{(1 << 17) + 3}}) {
+    std::vector<float> got(n, -1.0f), want(n, -2.0f);
+    be_->DropoutMask(stream, 0.1f, got.data(), n);
+    ref_->DropoutMask(stream, 0.1f, want.data(), n);
+    ExpectClose(got, want, 0.0f, "dropout mask n=" + std::to_string(n));
+  }
+}
+
 TEST_F(OnednnLargeKernels, AdamWMatchesReference) {
   const int64_t n = 256 * 1024;  // a d 256 x d_ff 1024 weight
   auto p = Random(n, 13), g = Random(n, 14);

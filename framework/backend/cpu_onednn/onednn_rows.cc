@@ -28,6 +28,8 @@ using onednn::SingleThreaded;
 // sum in float, as y's). oneDNN's softmax returns NaN for all-masked rows;
 // tvlab defines them as 0 (log_z is then -inf). Softmax and CrossEntropy
 // share it, so CrossEntropy's probabilities are Softmax's to the bit.
+// Softmax alone passes kLogZ false and skips the logarithm (the same y).
+template <bool kLogZ = true>
 double SoftmaxRow(const float* x, float* y, int64_t cols) {
   float max = -std::numeric_limits<float>::infinity();
   for (int64_t c = 0; c < cols; ++c) max = x[c] > max ? x[c] : max;
@@ -39,14 +41,14 @@ double SoftmaxRow(const float* x, float* y, int64_t cols) {
   for (int64_t c = 0; c < cols; ++c) sum += (y[c] = std::exp(x[c] - max));
   const float inv = 1.0f / sum;
   for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
-  return max + std::log(static_cast<double>(sum));
+  return kLogZ ? max + std::log(static_cast<double>(sum)) : 0.0;
 }
 
 }  // namespace
 
 void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
 #pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) SoftmaxRow(x + r * cols, y + r * cols, cols);
+  for (int64_t r = 0; r < rows; ++r) SoftmaxRow</*kLogZ=*/false>(x + r * cols, y + r * cols, cols);
 }
 
 // Softmax's rows, keeping each row's log-partition max + log(sum): probs
@@ -207,16 +209,33 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   Shape out_shape(rank - 1);
   for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
   const int64_t rows = NumElements(out_shape);
-  // Each output row's source offset from its own index, so rows can be
-  // split over threads.
-#pragma omp parallel for if (rows * row >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t src = 0, rest = r;
-    for (int d = rank - 2; d >= 0; --d) {
-      src += (rest % out_shape[d]) * in_strides[perm[d]];
+  const int outer = rank - 1;
+  // Each thread's rows [first, last): the first row's index from its
+  // number, then an odometer over out_shape (no division per row).
+#pragma omp parallel if (rows * row >= kParallelElements)
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t first = rows * t / threads, last = rows * (t + 1) / threads;
+    std::vector<int64_t> index(outer);
+    int64_t src = 0, rest = first;
+    for (int d = outer - 1; d >= 0; --d) {
+      index[d] = rest % out_shape[d];
       rest /= out_shape[d];
+      src += index[d] * in_strides[perm[d]];
     }
-    std::copy(x + src, x + src + row, y + r * row);
+    for (int64_t r = first; r < last; ++r) {
+      // A plain loop, not std::copy: rows are often 16-64 floats (a head),
+      // where memmove's call costs as much as the copy.
+      const float* from = x + src;
+      float* to = y + r * row;
+      for (int64_t j = 0; j < row; ++j) to[j] = from[j];
+      for (int d = outer - 1; d >= 0; --d) {  // next row: carry like an odometer
+        src += in_strides[perm[d]];
+        if (++index[d] < out_shape[d]) break;
+        src -= index[d] * in_strides[perm[d]];
+        index[d] = 0;
+      }
+    }
   }
 }
 

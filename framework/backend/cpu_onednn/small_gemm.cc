@@ -1,0 +1,125 @@
+// SmallBatchedGemm: one plain loop nest per product (small_gemm.h).
+
+#include "framework/backend/cpu_onednn/small_gemm.h"
+
+#include "framework/backend/cpu_onednn/parallel.h"
+
+namespace tvlab {
+namespace onednn {
+namespace {
+
+// Eight floats; GCC lowers arithmetic on it to one AVX register in the
+// AVX2 clone and two SSE registers in the default one, element by element
+// either way.
+typedef float V8 __attribute__((vector_size(32)));
+// The same at any float's alignment: rows of B read where B lies.
+typedef float V8Unaligned __attribute__((vector_size(32), aligned(4)));
+
+// R rows of one product into acc: acc[r][v] lanes = sum over p in order of
+// op(a)(r, p) * bt[p][8v + lane], with bt (k, 8 * NV) and op(a)(r, p) at
+// a[r * a_row + p * a_col]. NV and R are compile-time so that the R x NV
+// sums stay in registers and the R rows' chains of adds interleave.
+template <int NV, int R>
+inline __attribute__((always_inline)) void Rows(int64_t k, const float* a, int64_t a_row, int64_t a_col,
+                                                const float* bt, V8 (&acc)[R][NV]) {
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = V8{};
+  for (int64_t p = 0; p < k; ++p) {
+    const V8Unaligned* brow = reinterpret_cast<const V8Unaligned*>(bt + p * 8 * NV);
+    for (int r = 0; r < R; ++r) {
+      const float x = a[r * a_row + p * a_col];
+      const V8 xs = {x, x, x, x, x, x, x, x};
+      for (int v = 0; v < NV; ++v) acc[r][v] += xs * brow[v];
+    }
+  }
+}
+
+// Row `row` of c (row stride n) = alpha * sums + beta * c (beta 0: c not read).
+inline __attribute__((always_inline)) void StoreRow(const float* sums, int64_t n, float alpha, float beta, float* c) {
+  if (beta == 0.0f) {
+    for (int64_t j = 0; j < n; ++j) c[j] = alpha * sums[j];
+  } else {
+    for (int64_t j = 0; j < n; ++j) c[j] = alpha * sums[j] + beta * c[j];
+  }
+}
+
+// c (m, n) = alpha * op(a) @ bt + beta * c for bt (k, 8 * NV) with
+// 8 * NV >= n columns (those past n are ignored), R rows at a time.
+template <int NV>
+inline __attribute__((always_inline)) void Product(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row,
+                                                   int64_t a_col, const float* bt, float alpha, float beta,
+                                                   float* c) {
+  constexpr int R = NV <= 2 ? 4 : 2;
+  int64_t i = 0;
+  for (; i + R <= m; i += R) {
+    V8 acc[R][NV];
+    Rows<NV, R>(k, a + i * a_row, a_row, a_col, bt, acc);
+    for (int r = 0; r < R; ++r) StoreRow(reinterpret_cast<const float*>(acc[r]), n, alpha, beta, c + (i + r) * n);
+  }
+  for (; i < m; ++i) {
+    V8 acc[1][NV];
+    Rows<NV, 1>(k, a + i * a_row, a_row, a_col, bt, acc);
+    StoreRow(reinterpret_cast<const float*>(acc[0]), n, alpha, beta, c + i * n);
+  }
+}
+
+// One product with op(B) as bt (k, width) for width 8, 16, 32 or 64 (the
+// smallest >= n). Cloned for AVX2 without FMA: the same multiplies and adds
+// as the SSE2 default clone, so the same bits on every machine.
+__attribute__((target_clones("avx2", "default"))) void OneProduct(
+    int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* bt,
+    int64_t width, float alpha, float beta, float* c) {
+  switch (width) {
+    case 8: return Product<1>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
+    case 16: return Product<2>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
+    case 32: return Product<4>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
+    default: return Product<8>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
+  }
+}
+
+// The columns of bt: n rounded up to 8, 16, 32 or 64.
+int64_t Width(int64_t n) { return n <= 8 ? 8 : n <= 16 ? 16 : n <= 32 ? 32 : 64; }
+
+// bt (k, width) = op(B) zero-padded past column n, for B stored (k, n), or
+// (n, k) when trans_b.
+void PackB(const float* b, int64_t n, int64_t k, bool trans_b, int64_t width, float* bt) {
+  if (trans_b) {  // read B's rows (contiguous), write bt's columns
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) bt[p * width + j] = b[j * k + p];
+  } else {
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) bt[p * width + j] = b[p * n + j];
+  }
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = n; j < width; ++j) bt[p * width + j] = 0.0f;
+}
+
+}  // namespace
+
+bool IsSmallBatchedGemm(const GemmDesc& d) {
+  return d.precision == Precision::kFp32 && d.batch > 1 && d.m <= kSmallGemmMaxDim &&
+         d.n <= kSmallGemmMaxDim && d.k <= kSmallGemmMaxDim && d.m * d.n * d.k <= kSmallGemmMaxMacs;
+}
+
+void SmallBatchedGemm(const GemmDesc& d, const float* a, const float* b, float* c) {
+  const int64_t a_row = d.trans_a ? 1 : d.k, a_col = d.trans_a ? d.m : 1;
+  const int64_t stride_c = d.stride_c == 0 ? d.m * d.n : d.stride_c;  // as the oneDNN path reads it
+  const bool parallel = d.batch * d.m * d.n * d.k >= kParallelGemmMacs;
+#pragma omp parallel if (parallel)
+  {
+    alignas(32) float bt[kSmallGemmMaxDim * kSmallGemmMaxDim];  // (k, width): op(B), padded
+    const int64_t width = Width(d.n);
+    // B stored (k, n) with n a width already is op(B) as the loop reads it.
+    const bool in_place = !d.trans_b && d.n == width;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < d.batch; ++i) {
+      const float* bi = b + i * d.stride_b;
+      if (!in_place) PackB(bi, d.n, d.k, d.trans_b, width, bt);
+      OneProduct(d.m, d.n, d.k, a + i * d.stride_a, a_row, a_col, in_place ? bi : bt, width, d.alpha, d.beta,
+                 c + i * stride_c);
+    }
+  }
+}
+
+}  // namespace onednn
+}  // namespace tvlab
