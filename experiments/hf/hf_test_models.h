@@ -41,7 +41,7 @@ inline std::map<std::string, Tensor> Weights(bool gpt2) {
   w[l + "ffn.w_1.weight"] = Tensor::Zeros({2, 4});
   w[l + "ffn.w_2.weight"] = Tensor::Zeros({4, 2});
   if (!gpt2) w[l + "ffn.w_3.weight"] = Tensor::Zeros({2, 4});
-  for (const std::string n : {l + "attention_residual.norm", l + "ffn_residual.norm", std::string("decoder.final_norm")})
+  for (const std::string& n : {l + "attention_residual.norm", l + "ffn_residual.norm", std::string("decoder.final_norm")})
     w[n + ".weight"] = Tensor::Full({4}, 1.0f);
   if (gpt2) w["position.weight"] = Tensor::Zeros({8, 4});
   return w;

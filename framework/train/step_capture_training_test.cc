@@ -119,6 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, StepCaptureTraining,
                          [](const auto& info) { return info.param; });
 #endif
 
+#ifndef TVLAB_CAPTURE_EMULATED_GPU
 // metrics.json's step_capture of a run under CAPTURE_AUTO.
 std::string Summary(const std::string& run_dir) {
   const std::string json = ReadFile(run_dir + "/metrics.json");
@@ -128,7 +129,6 @@ std::string Summary(const std::string& run_dir) {
   return json.substr(start, json.find('"', start) - start);
 }
 
-#ifndef TVLAB_CAPTURE_EMULATED_GPU
 TEST(StepCaptureRefusal, SaysWhyInMetricsOrAsAnError) {
   const Case variable{"variable", "family: ENCODER_DECODER",
                       "plugin: \"reverse\" options { [type.googleapis.com/tvlab.ReverseOptions] { min_length: 2 "

@@ -34,7 +34,7 @@ inline __attribute__((always_inline)) void Rows(int64_t k, const float* a, int64
   }
 }
 
-// Row `row` of c (row stride n) = alpha * sums + beta * c (beta 0: c not read).
+// One row of c = alpha * sums + beta * c (beta 0: c is not read).
 inline __attribute__((always_inline)) void StoreRow(const float* sums, int64_t n, float alpha, float beta, float* c) {
   if (beta == 0.0f) {
     for (int64_t j = 0; j < n; ++j) c[j] = alpha * sums[j];
