@@ -67,7 +67,7 @@ namespace {
 constexpr int kLanes = 8;  // blocks computed side by side
 
 // Eight 32-bit words, one per 64-bit lane: the lane products of two such
-// vectors are the exact 32 x 32 -> 64-bit products (pmuludq / vpmuludq).
+// vectors are the exact 32 x 32 -> 64-bit products.
 typedef uint64_t Lanes __attribute__((vector_size(64)));
 
 }  // namespace
@@ -91,7 +91,7 @@ void PhiloxLanesPortable(
   Lanes x2 = low & step_lo, x3 = low & step_hi;
   uint64_t k0 = key0, k1 = key1;
   for (int round = 0; round < 10; ++round) {
-    const Lanes p0 = (x0 & low) * kMul0;  // 32 x 32 bits: exact (and one pmuludq)
+    const Lanes p0 = (x0 & low) * kMul0;  // 32 x 32 bits: exact
     const Lanes p1 = (x2 & low) * kMul1;
     x0 = (p1 >> 32) ^ x1 ^ k0;
     x2 = (p0 >> 32) ^ x3 ^ k1;
@@ -108,9 +108,9 @@ void PhiloxLanesPortable(
   }
 }
 
-// PhiloxLanes with AVX2 intrinsics: each 32 x 32 -> 64-bit product is one
-// vpmuludq (GCC's vector extension above computes the full 64 x 64 product,
-// three of them and shifts, because AVX2 has no 64-bit lane multiply). The
+// PhiloxLanesPortable with AVX2 intrinsics: each 32 x 32 -> 64-bit product
+// is one vpmuludq (GCC compiles the vector code above to a full 64 x 64
+// product, three vpmuludq and shifts, as AVX2 has no 64-bit lane multiply). The
 // lanes hold 64 bits of which only the low 32 are ever read (vpmuludq and
 // the final store read those), so no mask is applied between rounds. Same
 // words as Philox4x32, block by block (rng_test.cc).

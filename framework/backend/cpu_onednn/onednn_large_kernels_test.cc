@@ -135,6 +135,10 @@ TEST_F(OnednnLargeKernels, PermuteHeadSplit) {
   be_->Permute(x.data(), shape, {0, 2, 1, 3}, got.data());
   ref_->Permute(x.data(), shape, {0, 2, 1, 3}, want.data());
   ExpectClose(got, want, 0.0f, "permute");
+  // An empty dimension: nothing to copy, and no division by it.
+  float untouched = 7.0f;
+  be_->Permute(x.data(), {2, 0, 8, 32}, {0, 2, 1, 3}, &untouched);
+  EXPECT_EQ(untouched, 7.0f);
 }
 
 // Chunked (2048 elements) and, past 2^16 elements, threaded: the same bits

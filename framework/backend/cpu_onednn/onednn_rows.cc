@@ -209,6 +209,7 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   Shape out_shape(rank - 1);
   for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
   const int64_t rows = NumElements(out_shape);
+  if (rows == 0) return;  // an empty dimension (and nothing to divide by below)
   const int outer = rank - 1;
   // Each thread's rows [first, last): the first row's index from its
   // number, then an odometer over out_shape (no division per row).
