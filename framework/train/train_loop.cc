@@ -197,6 +197,12 @@ absl::StatusOr<StepLoss> CapturableForwardBackward(const TrainSpec& train, float
   return StepLoss{done.loss, std::nullopt};
 }
 
+// Whether step `step` runs the periodic evaluation (train.eval_every, and
+// the last step when it is set).
+bool PeriodicEvalDue(const TrainSpec& train, int64_t step) {
+  return train.eval_every() > 0 && ((step + 1) % train.eval_every() == 0 || step == train.steps() - 1);
+}
+
 // Where a step stands once its update is applied.
 struct StepDone {
   int64_t step = 0;
@@ -204,17 +210,22 @@ struct StepDone {
   double grad_norm = 0;
 };
 
-// The log row and progress line of a step when one is due (every
-// train.log_every steps, the last, and with each periodic evaluation, which
-// runs here).
+// Whether step `step` writes a log row: every train.log_every steps, the
+// last, one with probe values, and each periodic evaluation's.
+bool WritesLogRow(const TrainSpec& train, int64_t step, const TrainingProbes& probes) {
+  const bool last = step == train.steps() - 1;
+  const bool log = step % train.log_every() == 0 || last || probes.HasValues();
+  return log || PeriodicEvalDue(train, step);
+}
+
+// The log row and progress line of a step when one is due (WritesLogRow;
+// the periodic evaluation runs here).
 absl::Status LogStep(const TrainSpec& train, const StepDone& done, const Totals& totals, Clock::time_point start,
                      std::ostream& progress, const TrainLoopCallbacks& callbacks, AuxiliaryTally* tally,
                      TrainingProbes* probes) {
   const int64_t step = done.step, steps = train.steps();
-  const bool last = step == steps - 1;
-  const bool log = step % train.log_every() == 0 || last || probes->HasValues();
-  const bool eval = train.eval_every() > 0 && ((step + 1) % train.eval_every() == 0 || last);
-  if (!log && !eval) return absl::OkStatus();
+  if (!WritesLogRow(train, step, *probes)) return absl::OkStatus();
+  const bool eval = PeriodicEvalDue(train, step);
   TrainLogRow row;
   row.step = step;
   row.loss = totals.last_loss;
@@ -326,7 +337,10 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     if (probes.Due(step)) probes.ProbeGradients();  // before clipping
     StepDone done;
     done.step = step;
-    done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
+    // The norm (a pass over every gradient and a device-to-host copy) only
+    // where it clips or is logged; unlogged steps without clipping skip it.
+    if (train.clip_grad_norm() > 0 || WritesLogRow(train, step, probes))
+      done.grad_norm = ClipGradNorm(params, train.clip_grad_norm());
     done.lr = schedule->Rate(optimizer.lr(), step, steps);
     optimizer.Step(done.lr);
     TVLAB_RETURN_IF_ERROR(LogStep(train, done, totals, start, progress, callbacks, &tally, &probes));
