@@ -11,18 +11,15 @@
 // auxiliary outputs.
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
 #include "framework/autograd/ops.h"
-#include "framework/data/load_task.h"
 #include "framework/interfaces/ffn.h"
 #include "framework/nn/layers.h"
-#include "framework/spec/spec_loader.h"
-#include "framework/train/run_experiment.h"
+#include "framework/train/train_in_tmpdir.h"
 #include "gtest/gtest.h"
 #include "plugins/ffn/relu/relu.pb.h"
 
@@ -62,36 +59,22 @@ TVLAB_REGISTER_FFN("probe_10", ProbeFfn<10>, ReluFfnOptions);
 
 std::string TmpDir() { return std::getenv("TEST_TMPDIR"); }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Trains a tiny sort model with FFN `ffn`; returns the run directory.
 std::string Train(const std::string& ffn) {
-  const std::string path = TmpDir() + "/" + ffn + ".pbtxt", run_dir = TmpDir() + "/" + ffn;
-  std::ofstream(path) << R"(name: "probe"
+  return TrainInTmpDir(ffn, std::string(R"(name: "probe"
 seed: 0
 model { family: ENCODER_ONLY d_model: 16 num_layers: 2 num_heads: 2 dropout: 0
-        position { plugin: "sinusoidal" } ffn { plugin: ")" << ffn << R"(" } }
+        position { plugin: "sinusoidal" } ffn { plugin: ")") + ffn + R"(" } }
 task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 vocab_size: 10 } } }
 train { steps: 40 batch_size: 16 optimizer { adamw { lr: 1e-2 } } log_every: 10 checkpoint_every: 20 }
 eval { examples: 50 seed: 42 }
 runtime { backend: "reference" threads: 1 }
-)";
-  auto spec = LoadExperiment(path, {});
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  std::ostringstream sink;
-  auto run = RunExperiment(*spec, *LoadTask(*spec).value(), run_dir, sink);
-  EXPECT_TRUE(run.ok()) << run.status();
-  return run_dir;
+)");
 }
 
 std::vector<std::vector<std::string>> LogRows(const std::string& run_dir) {
   std::vector<std::vector<std::string>> rows;
-  std::istringstream in(ReadFile(run_dir + "/train_log.csv"));
+  std::istringstream in(ReadWholeFile(run_dir + "/train_log.csv"));
   for (std::string line; std::getline(in, line);) rows.push_back(absl::StrSplit(line, ','));
   return rows;
 }
@@ -109,18 +92,18 @@ TEST(AuxiliaryTraining, LossesJoinTheGradientAndOutputsReachTheRunDirectory) {
   EXPECT_EQ(on[1][1], off[1][1]) << "step 0: the same weights, and the logged loss is the task's alone";
   for (size_t c : {8u, 10u})
     EXPECT_LT(std::stod(on.back()[c]), std::stod(off.back()[c])) << on[0][c] << " not pushed down";
-  const std::string metrics = ReadFile(TmpDir() + "/probe_10/metrics.json");
+  const std::string metrics = ReadWholeFile(TmpDir() + "/probe_10/metrics.json");
   EXPECT_NE(metrics.find("\"name\": \"encoder.layers.1.ffn.output_square\""), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\"kind\": \"loss\""), std::string::npos);
   EXPECT_NE(metrics.find("\"kind\": \"statistic\""), std::string::npos);
   EXPECT_NE(metrics.find("\"last_interval_mean\""), std::string::npos);
-  const std::string state = ReadFile(TmpDir() + "/probe_10/checkpoints/step_0000020/state.json");
+  const std::string state = ReadWholeFile(TmpDir() + "/probe_10/checkpoints/step_0000020/state.json");
   EXPECT_NE(state.find("\"interval_count\""), std::string::npos) << state;
 }
 
 TEST(AuxiliaryTraining, CoefficientZeroTrainsLikeNoAuxiliaryOutputs) {
   const std::string plain = Train("probe_plain"), zero = Train("probe_0");
-  EXPECT_EQ(ReadFile(plain + "/model.safetensors"), ReadFile(zero + "/model.safetensors"));
+  EXPECT_EQ(ReadWholeFile(plain + "/model.safetensors"), ReadWholeFile(zero + "/model.safetensors"));
   const auto plain_rows = LogRows(plain), zero_rows = LogRows(zero);
   ASSERT_EQ(plain_rows.size(), zero_rows.size());
   for (size_t r = 1; r < plain_rows.size(); ++r) EXPECT_EQ(plain_rows[r][1], zero_rows[r][1]) << "row " << r;

@@ -4,17 +4,13 @@
 // evaluations', the last), the norm a run logging every step logs there,
 // to the printed digit, and train the same losses.
 
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "framework/data/load_task.h"
-#include "framework/spec/spec_loader.h"
-#include "framework/train/run_experiment.h"
+#include "framework/train/train_in_tmpdir.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -23,23 +19,15 @@ namespace {
 // Trains a tiny sort model for 12 steps with `train_extra` inside train { };
 // returns train_log.csv's rows by step: "loss,lr,grad_norm".
 std::map<int, std::string> TrainAndLog(const std::string& name, const std::string& train_extra) {
-  const std::string dir = std::getenv("TEST_TMPDIR");
-  const std::string path = dir + "/" + name + ".pbtxt", run_dir = dir + "/" + name;
-  std::ofstream(path) << R"(name: "grad_norm"
+  const std::string run_dir = TrainInTmpDir(name, R"(name: "grad_norm"
 seed: 3
 model { family: ENCODER_ONLY d_model: 16 num_layers: 1 num_heads: 2 dropout: 0.1 }
 task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 vocab_size: 10 } } }
-train { steps: 12 batch_size: 8 optimizer { adamw { lr: 1e-2 } } )"
-                      << train_extra << R"( }
+train { steps: 12 batch_size: 8 optimizer { adamw { lr: 1e-2 } } )" + train_extra + R"( }
 eval { examples: 20 seed: 42 }
 runtime { backend: "reference" threads: 1 }
-)";
-  auto spec = LoadExperiment(path, {});
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  std::ostringstream sink;
-  auto run = RunExperiment(*spec, *LoadTask(*spec).value(), run_dir, sink);
-  EXPECT_TRUE(run.ok()) << run.status();
-  std::ifstream log(run_dir + "/train_log.csv");
+)");
+  std::istringstream log(ReadWholeFile(run_dir + "/train_log.csv"));
   std::string line;
   std::getline(log, line);  // header: step,loss,lr,grad_norm,...
   std::map<int, std::string> rows;

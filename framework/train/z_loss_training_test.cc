@@ -11,50 +11,30 @@
 //     step's lse^2 ends far below the plain run's.
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_split.h"
-#include "framework/data/load_task.h"
-#include "framework/spec/spec_loader.h"
-#include "framework/train/run_experiment.h"
+#include "framework/train/train_in_tmpdir.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
 namespace {
 
-std::string TmpDir() { return std::getenv("TEST_TMPDIR"); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Trains the tiny sort model with `train_extra` inside train { }; returns
 // the run directory.
 std::string Train(const std::string& name, const std::string& train_extra) {
-  const std::string path = TmpDir() + "/" + name + ".pbtxt", run_dir = TmpDir() + "/" + name;
-  std::ofstream(path) << R"(name: "z_loss"
+  return TrainInTmpDir(name, R"(name: "z_loss"
 seed: 1
 model { family: ENCODER_ONLY d_model: 16 num_layers: 2 num_heads: 2 dropout: 0 }
 task { plugin: "sort_digits" options { [type.googleapis.com/tvlab.SortDigitsOptions] { length: 6 vocab_size: 10 } } }
-train { steps: 30 batch_size: 16 optimizer { adamw { lr: 1e-2 } } log_every: 10 probe_every: 1000 )"
-                      << train_extra << R"( }
+train { steps: 30 batch_size: 16 optimizer { adamw { lr: 1e-2 } } log_every: 10 probe_every: 1000 )" +
+                                train_extra + R"( }
 eval { examples: 50 seed: 42 }
 runtime { backend: "reference" threads: 1 }
-)";
-  auto spec = LoadExperiment(path, {});
-  EXPECT_TRUE(spec.ok()) << spec.status();
-  std::ostringstream sink;
-  auto run = RunExperiment(*spec, *LoadTask(*spec).value(), run_dir, sink);
-  EXPECT_TRUE(run.ok()) << run.status();
-  return run_dir;
+)");
 }
 
 struct Log {
@@ -70,7 +50,7 @@ struct Log {
 
 Log ReadLog(const std::string& run_dir) {
   Log log;
-  std::istringstream in(ReadFile(run_dir + "/train_log.csv"));
+  std::istringstream in(ReadWholeFile(run_dir + "/train_log.csv"));
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> cells = absl::StrSplit(line, ',');
     if (log.header.empty()) {
@@ -84,14 +64,14 @@ Log ReadLog(const std::string& run_dir) {
 
 TEST(ZLossTraining, ZeroTrainsBitForBitLikeNoField) {
   const std::string plain = Train("plain", ""), zero = Train("zero", "z_loss: 0");
-  EXPECT_EQ(ReadFile(plain + "/model.safetensors"), ReadFile(zero + "/model.safetensors"));
+  EXPECT_EQ(ReadWholeFile(plain + "/model.safetensors"), ReadWholeFile(zero + "/model.safetensors"));
   const Log a = ReadLog(plain), b = ReadLog(zero);
   EXPECT_EQ(a.header, b.header);
   for (const std::string& column : a.header) EXPECT_NE(column, "z_loss");
   ASSERT_EQ(a.rows.size(), b.rows.size());
   ASSERT_EQ(a.rows.size(), 4u);  // steps 0, 10, 20, 29
   for (size_t r = 0; r < a.rows.size(); ++r) EXPECT_EQ(a.rows[r][1], b.rows[r][1]) << "row " << r;
-  EXPECT_EQ(ReadFile(plain + "/metrics.json").find("\"z_loss\""), std::string::npos);
+  EXPECT_EQ(ReadWholeFile(plain + "/metrics.json").find("\"z_loss\""), std::string::npos);
 }
 
 TEST(ZLossTraining, OnLogsTheLseSquaredMeanAndPushesItDown) {
@@ -124,7 +104,7 @@ TEST(ZLossTraining, OnLogsTheLseSquaredMeanAndPushesItDown) {
   EXPECT_LT(last_on, 0.5 * last_off) << "z_loss did not pull log Z towards 0";
   std::cout << "lse^2 at step 0: " << z0 << "; at the last step: " << last_on << " with z_loss 0.05, " << last_off
             << " without\n";
-  const std::string metrics = ReadFile(on + "/metrics.json");
+  const std::string metrics = ReadWholeFile(on + "/metrics.json");
   EXPECT_NE(metrics.find("\"name\": \"z_loss\""), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("\"coefficient\": 0.05"), std::string::npos) << metrics;
 }
