@@ -135,6 +135,16 @@ TEST_F(OnednnLargeKernels, PermuteHeadSplit) {
   be_->Permute(x.data(), shape, {0, 2, 1, 3}, got.data());
   ref_->Permute(x.data(), shape, {0, 2, 1, 3}, want.data());
   ExpectClose(got, want, 0.0f, "permute");
+  // Other ranks take the odometer loop: rank 3 at 2^20 elements (threaded)
+  // and rank 5.
+  for (const auto& [other, other_perm] : std::vector<std::pair<Shape, std::vector<int>>>{
+           {{256, 16, 256}, {1, 0, 2}}, {{4, 5, 6, 7, 8}, {0, 3, 1, 2, 4}}}) {
+    const auto v = Random(NumElements(other), 21);
+    std::vector<float> got_other(v.size()), want_other(v.size());
+    be_->Permute(v.data(), other, other_perm, got_other.data());
+    ref_->Permute(v.data(), other, other_perm, want_other.data());
+    ExpectClose(got_other, want_other, 0.0f, "permute rank " + std::to_string(other.size()));
+  }
   // An empty dimension: nothing to copy, and no division by it.
   float untouched = 7.0f;
   be_->Permute(x.data(), {2, 0, 8, 32}, {0, 2, 1, 3}, &untouched);

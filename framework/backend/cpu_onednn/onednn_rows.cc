@@ -210,6 +210,20 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   for (int i = 0; i < rank - 1; ++i) out_shape[i] = shape[perm[i]];
   const int64_t rows = NumElements(out_shape);
   if (rows == 0) return;  // an empty dimension (and nothing to divide by below)
+  if (rank == 4) {  // attention's head split and merge, (B, T, H, hs) <-> (B, H, T, hs): three loops
+    const int64_t s0 = in_strides[perm[0]], s1 = in_strides[perm[1]], s2 = in_strides[perm[2]];
+    const int64_t n0 = out_shape[0], n1 = out_shape[1], n2 = out_shape[2];
+#pragma omp parallel for if (rows * row >= kParallelElements) schedule(static)
+    for (int64_t i0 = 0; i0 < n0; ++i0) {
+      for (int64_t i1 = 0; i1 < n1; ++i1) {
+        const float* from = x + i0 * s0 + i1 * s1;
+        float* to = y + (i0 * n1 + i1) * n2 * row;
+        for (int64_t i2 = 0; i2 < n2; ++i2, from += s2, to += row)
+          for (int64_t j = 0; j < row; ++j) to[j] = from[j];
+      }
+    }
+    return;
+  }
   const int outer = rank - 1;
   // Each thread's rows [first, last): the first row's index from its
   // number, then an odometer over out_shape (no division per row).
