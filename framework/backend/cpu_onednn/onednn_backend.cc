@@ -5,6 +5,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
 #include "framework/backend/cpu_onednn/tiled_attention.h"
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/describe_backend.h"
 
 namespace tvlab {
@@ -15,13 +16,15 @@ namespace {
 // AMX run it natively). Read from the instruction sets oneDNN will use (the
 // CPU's, or fewer under DNNL_MAX_CPU_ISA), which needs no engine;
 // onednn_precision_test.cc checks it against creating the primitive.
-bool OnednnRunsBf16Matmul() {
+bool OnednnRunsBf16Matmul() { return onednn::OnednnHasAvx512Core(); }
+
+}  // namespace
+
+bool onednn::OnednnHasAvx512Core() {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
   const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
   return (isa & avx512_core) == avx512_core;  // the ISA values are sets of feature bits
 }
-
-}  // namespace
 
 PrecisionSupport OnednnPrecisionSupport(Precision precision) {
   switch (precision) {
@@ -37,7 +40,8 @@ PrecisionSupport OnednnPrecisionSupport(Precision precision) {
   return {false, ""};
 }
 
-OnednnBackend::OnednnBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+OnednnBackend::OnednnBackend()
+    : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), avx512_core_(onednn::OnednnHasAvx512Core()) {}
 
 void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                                    const float* v, float* out, float* lse) {

@@ -72,6 +72,10 @@ class OnednnBackend : public ReferenceBackend {
                              int64_t, float, float, int, bool>;  // ..., precision, has bias
   // One matmul primitive per shape (cached); bias (n) or null.
   void Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
+  // Matmul of `d` (A transposed) after copying A into rows (a_rows_):
+  // transposed_gemm.h says which products and why.
+  void MatmulTransposingAFirst(const GemmDesc& d, const float* a, const float* b,
+                               const float* bias, float* c);
   using EltwiseKey = std::tuple<int, int64_t>;
   using NormKey = std::tuple<int64_t, int64_t, float, bool, bool>;
 
@@ -85,6 +89,9 @@ class OnednnBackend : public ReferenceBackend {
   };
   std::map<GemmKey, CachedMatmul> matmuls_;
   std::vector<uint16_t> a16_, b16_;  // bf16 GEMM operands; they only grow
+  bool avx512_core_;                 // oneDNN's instruction sets include AVX512_CORE
+  std::vector<float> a_rows_;        // A copied into rows (m, k); only grows
+  std::map<std::pair<int64_t, int64_t>, dnnl::reorder> transposes_;  // per (m, k)
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
   std::map<NormKey, dnnl::layer_normalization_forward> norms_;

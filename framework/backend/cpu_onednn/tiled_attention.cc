@@ -37,10 +37,22 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 // exp(x) to ~2 ulp (Cephes' expf polynomial) written so that the compiler
 // vectorises the loops that call it; x <= -87 gives exactly 0 (so -inf, a
 // hidden key, contributes nothing). The row loops below are compiled for
-// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time);
-// their reductions are `omp simd` so that they vectorise without
-// -ffast-math (the sums' order changes, as any vectorised sum's does).
+// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time).
+// Their clamps and selects vectorise because the library builds with
+// -fno-trapping-math (BUILD.bazel); without it GCC left the AVX2 clone of
+// ExpShiftedSum scalar, 11.5% of the GPT bench's step (bench/README.md).
 #define TVLAB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// Row sums run in kSumLanes partial sums (element j into lane j % 16, each
+// lane in order of j), then the leftover elements in order, then the lanes
+// in order: one AVX-512 vector, two AVX2 or four SSE vectors compute the
+// same sums, so every clone gives the same bits.
+constexpr int kSumLanes = 16;
+
+float AddLanes(const float* lanes, float tail) {
+  for (int l = 0; l < kSumLanes; ++l) tail += lanes[l];
+  return tail;
+}
 
 inline float ExpApprox(float x) {
   const float clamped = std::min(std::max(x, -87.0f), 88.0f);
@@ -62,14 +74,22 @@ inline float ExpApprox(float x) {
 
 // row[j] = exp(row[j] - shift) for j < n; returns their sum.
 TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) {
+  float lanes[kSumLanes] = {};
+  int64_t j = 0;
+  for (; j + kSumLanes <= n; j += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) {
+      const float e = ExpApprox(row[j + l] - shift);
+      row[j + l] = e;
+      lanes[l] += e;
+    }
+  }
+  float tail = 0.0f;
+  for (; j < n; ++j) {
     const float e = ExpApprox(row[j] - shift);
     row[j] = e;
-    sum += e;
+    tail += e;
   }
-  return sum;
+  return AddLanes(lanes, tail);
 }
 
 TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
@@ -102,10 +122,14 @@ TVLAB_VECTOR_CLONES void MultiplyRows(float* a, const float* b, int64_t n) {
 }
 
 TVLAB_VECTOR_CLONES float DotRow(const float* a, const float* b, int64_t n) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) sum += a[j] * b[j];
-  return sum;
+  float lanes[kSumLanes] = {};
+  int64_t j = 0;
+  for (; j + kSumLanes <= n; j += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) lanes[l] += a[j + l] * b[j + l];
+  }
+  float tail = 0.0f;
+  for (; j < n; ++j) tail += a[j] * b[j];
+  return AddLanes(lanes, tail);
 }
 
 // ds[j] = p[j] * (keep[j] * dp[j] - big_d) * scale (keep null: 1), in dp.

@@ -50,8 +50,11 @@ TEST(GeluFfn, WidthDefaultsToFourTimesTheModel) {
   ModelDims dims = SmallDims();
   dims.d_ff = 0;
   auto ffn = MakeFfn("gelu", dims);
-  for (auto& [name, var] : ffn->NamedParameters())
-    if (name == "w_1.weight") EXPECT_EQ(var.shape(), (Shape{32, 8}));
+  for (auto& [name, var] : ffn->NamedParameters()) {
+    if (name == "w_1.weight") {
+      EXPECT_EQ(var.shape(), (Shape{32, 8}));
+    }
+  }
   EXPECT_EQ(ffn->NumParameters(), 2 * 8 * 32 + 32 + 8);
 }
 

@@ -1,0 +1,85 @@
+// transposed_gemm.h: which products cpu_onednn multiplies after copying A
+// into rows, and that those products equal the reference GEMM's and, where
+// this CPU takes the route, the backend's own product of A given in rows,
+// bit for bit (the copy is exact).
+
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/reference/reference_backend.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+std::vector<float> Random(int64_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f;
+  }
+  return v;
+}
+
+// One product (m, k) @ (k, n), A stored transposed (k, m) when trans_a.
+GemmDesc Desc(int64_t m, int64_t n, int64_t k, bool trans_a) {
+  GemmDesc d;
+  d.m = m, d.n = n, d.k = k, d.trans_a = trans_a;
+  return d;
+}
+
+TEST(TransposesAFirst, OnlyWideAndNarrowWeightGradientsWithoutAvx512) {
+  const bool kAvx2 = false, kAvx512 = true;
+  EXPECT_TRUE(onednn::TransposesAFirst(Desc(1024, 256, 4096, true), kAvx2));  // GPT bench's d_ff x d
+  EXPECT_TRUE(onednn::TransposesAFirst(Desc(4096, 128, 2048, true), kAvx2));
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 256, 4096, true), kAvx512));  // not measured there
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 256, 4096, false), kAvx2));   // A already in rows
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(768, 256, 4096, true), kAvx2));     // too few rows
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 384, 4096, true), kAvx2));    // too wide
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 64, 4096, true), kAvx2));     // too narrow
+  GemmDesc batched = Desc(1024, 256, 64, true);
+  batched.batch = 2, batched.stride_a = batched.stride_c = 1024 * 256;
+  EXPECT_FALSE(onednn::TransposesAFirst(batched, kAvx2));
+  GemmDesc bf16 = Desc(1024, 256, 64, true);
+  bf16.precision = Precision::kBf16;
+  EXPECT_FALSE(onednn::TransposesAFirst(bf16, kAvx2));
+}
+
+// Plain, scaled and accumulating products (alpha, beta) of a routed shape.
+// k is 512 because up to k 256 oneDNN's transposed and row kernels happen
+// to sum in the same order, and the bitwise check could not tell the routes
+// apart (with the route switched off this test fails at k 512).
+TEST(TransposesAFirst, TheBackendsProductIsTheReferencesAndThatOfARows) {
+  OnednnBackend backend;
+  ReferenceBackend reference;
+  const bool routed = !onednn::OnednnHasAvx512Core();
+  for (const auto& [alpha, beta] : {std::pair<float, float>{1.0f, 0.0f}, {0.5f, 1.0f}}) {
+    GemmDesc d = Desc(1024, 192, 512, true);
+    d.alpha = alpha, d.beta = beta;
+    ASSERT_EQ(routed, onednn::TransposesAFirst(d, onednn::OnednnHasAvx512Core()));
+    const auto a_t = Random(d.k * d.m, 1), b = Random(d.k * d.n, 2), c0 = Random(d.m * d.n, 3);
+    std::vector<float> a_rows(d.m * d.k);  // A (m, k) from a_t (k, m)
+    for (int64_t p = 0; p < d.k; ++p)
+      for (int64_t i = 0; i < d.m; ++i) a_rows[i * d.k + p] = a_t[p * d.m + i];
+    std::vector<float> got = c0, want = c0, from_rows = c0;
+    backend.Gemm(d, a_t.data(), b.data(), got.data());
+    reference.Gemm(d, a_t.data(), b.data(), want.data());
+    GemmDesc in_rows = d;
+    in_rows.trans_a = false;
+    backend.Gemm(in_rows, a_rows.data(), b.data(), from_rows.data());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::fabs(want[i]))) << "element " << i;
+    }
+    if (routed) {
+      EXPECT_EQ(0, std::memcmp(got.data(), from_rows.data(), got.size() * sizeof(float)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tvlab
