@@ -1,0 +1,122 @@
+// The fused attention kernel's row loops (tiled_attention_rows.h).
+
+#include "framework/backend/cpu_onednn/tiled_attention_rows.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace tvlab {
+namespace tiled_rows {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// exp(x) to ~2 ulp (Cephes' expf polynomial) written so that the compiler
+// vectorises the loops that call it; x <= -87 gives exactly 0 (so -inf, a
+// hidden key, contributes nothing). The row loops below are compiled for
+// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time).
+// Their clamps and selects vectorise because the library builds with
+// -fno-trapping-math (BUILD.bazel); without it GCC left the AVX2 clone of
+// ExpShiftedSum scalar, 11.5% of the GPT bench's step (bench/README.md).
+#define TVLAB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// Row sums run in kSumLanes partial sums (element j into lane j % 16, each
+// lane in order of j), then the leftover elements in order, then the lanes
+// in order: one AVX-512 vector, two AVX2 or four SSE vectors compute the
+// same sums, so every clone gives the same bits.
+constexpr int kSumLanes = 16;
+
+float AddLanes(const float* lanes, float tail) {
+  for (int l = 0; l < kSumLanes; ++l) tail += lanes[l];
+  return tail;
+}
+
+inline float ExpApprox(float x) {
+  const float clamped = std::min(std::max(x, -87.0f), 88.0f);
+  const float t = clamped * 1.44269504088896341f;
+  const float n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return x < -87.0f ? 0.0f : p * scale;
+}
+
+}  // namespace
+
+TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
+  float lanes[kSumLanes] = {};
+  int64_t j = 0;
+  for (; j + kSumLanes <= n; j += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) {
+      const float e = ExpApprox(row[j + l] - shift);
+      row[j + l] = e;
+      lanes[l] += e;
+    }
+  }
+  float tail = 0.0f;
+  for (; j < n; ++j) {
+    const float e = ExpApprox(row[j] - shift);
+    row[j] = e;
+    tail += e;
+  }
+  return AddLanes(lanes, tail);
+}
+
+TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
+  // 16 running maxima (one vector): an elementwise select vectorises where
+  // a scalar max reduction does not.
+  float lanes[16];
+  std::fill(lanes, lanes + 16, kNegInf);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    for (int l = 0; l < 16; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
+  float m = kNegInf;
+  for (; j < n; ++j) m = std::max(m, row[j]);
+  for (float lane : lanes) m = std::max(m, lane);
+  return m;
+}
+
+TVLAB_VECTOR_CLONES void SubtractDistanceBias(float* row, int64_t n, float slope, int64_t offset) {
+  for (int64_t j = 0; j < n; ++j)
+    row[j] -= slope * static_cast<float>(offset > j ? offset - j : j - offset);
+}
+
+TVLAB_VECTOR_CLONES void ScaleRow(float* row, int64_t n, float s) {
+  for (int64_t j = 0; j < n; ++j) row[j] *= s;
+}
+
+TVLAB_VECTOR_CLONES void MultiplyRows(float* a, const float* b, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) a[j] *= b[j];
+}
+
+TVLAB_VECTOR_CLONES float DotRow(const float* a, const float* b, int64_t n) {
+  float lanes[kSumLanes] = {};
+  int64_t j = 0;
+  for (; j + kSumLanes <= n; j += kSumLanes) {
+    for (int l = 0; l < kSumLanes; ++l) lanes[l] += a[j + l] * b[j + l];
+  }
+  float tail = 0.0f;
+  for (; j < n; ++j) tail += a[j] * b[j];
+  return AddLanes(lanes, tail);
+}
+
+TVLAB_VECTOR_CLONES void LogitGradient(const float* p, const float* keep, float* dp, int64_t n,
+                                       float big_d, float scale) {
+  if (keep == nullptr) {
+    for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - big_d) * scale;
+  } else {
+    for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (keep[j] * dp[j] - big_d) * scale;
+  }
+}
+
+}  // namespace tiled_rows
+}  // namespace tvlab

@@ -1,0 +1,44 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_TILED_ATTENTION_ROWS_H_
+#define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_TILED_ATTENTION_ROWS_H_
+
+// The row loops of the tiled fused attention kernel (tiled_attention.cc):
+// the softmax's max, exponentials and sums, rescaling, dropout factors and
+// the backward's row dots and logit gradients. Each is compiled for
+// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time),
+// and the clones give the same bits: sums run in 16 partial sums in a fixed
+// order, and no clone contracts multiplies and adds into FMAs.
+
+#include <cstdint>
+
+namespace tvlab {
+namespace tiled_rows {
+
+// row[j] = exp(row[j] - shift) for j < n (a polynomial exp to ~2 ulp;
+// exactly 0 from -87 down, so a hidden key's -inf contributes nothing);
+// returns their sum.
+float ExpShiftedSum(float* row, int64_t n, float shift);
+
+// The largest of row[0, n) (-inf for n 0).
+float RowMax(const float* row, int64_t n);
+
+// row[j] -= slope * |offset - j| for j < n (ALiBi; offset = query position
+// minus the first key's position).
+void SubtractDistanceBias(float* row, int64_t n, float slope, int64_t offset);
+
+// row[j] *= s for j < n.
+void ScaleRow(float* row, int64_t n, float s);
+
+// a[j] *= b[j] for j < n.
+void MultiplyRows(float* a, const float* b, int64_t n);
+
+// The sum of a[j] * b[j] over j < n.
+float DotRow(const float* a, const float* b, int64_t n);
+
+// ds[j] = p[j] * (keep[j] * dp[j] - big_d) * scale (keep null: 1), in dp.
+void LogitGradient(const float* p, const float* keep, float* dp, int64_t n, float big_d,
+                   float scale);
+
+}  // namespace tiled_rows
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_TILED_ATTENTION_ROWS_H_
