@@ -301,7 +301,9 @@ TEST(SizeLimits, EveryConfigStillValidates) {
     std::shared_ptr<const Task> task;
     auto spec = LoadExperiment(path, {}, &task);
     EXPECT_TRUE(spec.ok()) << path << ": " << spec.status();
-    if (spec.ok()) EXPECT_TRUE(CheckSizeLimits(*spec, SizesOf(*task)).ok()) << path;
+    if (spec.ok()) {
+      EXPECT_TRUE(CheckSizeLimits(*spec, SizesOf(*task)).ok()) << path;
+    }
   }
 }
 

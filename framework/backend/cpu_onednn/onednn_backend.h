@@ -72,10 +72,13 @@ class OnednnBackend : public ReferenceBackend {
                              int64_t, float, float, int, bool>;  // ..., precision, has bias
   // One matmul primitive per shape (cached); bias (n) or null.
   void Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
-  // Matmul of `d` (A transposed) after copying A into rows (a_rows_):
-  // transposed_gemm.h says which products and why.
+  // The routes of transposed_gemm.h (which products, and why): Matmul of
+  // `d` after copying A into rows (a_rows_), or of its swapped product
+  // into c_columns_, copied back into c by rows.
   void MatmulTransposingAFirst(const GemmDesc& d, const float* a, const float* b,
                                const float* bias, float* c);
+  void MatmulSwappingOperands(const GemmDesc& d, const float* a, const float* b, float* c);
+  void CopyColumnsToRows(int64_t rows, int64_t cols, const float* src, float* dst);
   using EltwiseKey = std::tuple<int, int64_t>;
   using NormKey = std::tuple<int64_t, int64_t, float, bool, bool>;
 
@@ -91,7 +94,8 @@ class OnednnBackend : public ReferenceBackend {
   std::vector<uint16_t> a16_, b16_;  // bf16 GEMM operands; they only grow
   bool avx512_core_;                 // oneDNN's instruction sets include AVX512_CORE
   std::vector<float> a_rows_;        // A copied into rows (m, k); only grows
-  std::map<std::pair<int64_t, int64_t>, dnnl::reorder> transposes_;  // per (m, k)
+  std::vector<float> c_columns_;     // a swapped product's C^T (n, m); only grows
+  std::map<std::pair<int64_t, int64_t>, dnnl::reorder> transposes_;  // per (rows, cols)
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
   std::map<NormKey, dnnl::layer_normalization_forward> norms_;

@@ -2,7 +2,7 @@
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
 // small_gemm.h's loop instead, and the A-transposed products that
-// transposed_gemm.h names copy A into rows first.
+// transposed_gemm.h names take its routes (transposed_gemm.cc).
 
 #include <unordered_map>
 #include <vector>
@@ -84,6 +84,7 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
   // Tiny batched products: a plain loop each (small_gemm.h).
   if (bias == nullptr && onednn::IsSmallBatchedGemm(d)) return onednn::SmallBatchedGemm(d, a, b, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
+  if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
   const bool bf16 = d.precision == Precision::kBf16;
   const dt in_type = bf16 ? dt::bf16 : dt::f32;
@@ -135,33 +136,6 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
   if (bias) args.at(DNNL_ARG_BIAS).set_data_handle(const_cast<float*>(bias));
   it->second.primitive.execute(stream_, args);
   stream_.wait();
-}
-
-bool onednn::TransposesAFirst(const GemmDesc& d, bool cpu_has_avx512_core) {
-  return !cpu_has_avx512_core && d.trans_a && d.batch == 1 && d.precision == Precision::kFp32 &&
-         d.m >= kTransposeFirstMinRows && d.n >= kTransposeFirstMinCols &&
-         d.n <= kTransposeFirstMaxCols;
-}
-
-void OnednnBackend::MatmulTransposingAFirst(const GemmDesc& d, const float* a, const float* b,
-                                            const float* bias, float* c) {
-  // a holds A^T as (k, m) rows; a_rows_ gets A as (m, k) rows.
-  const memory::desc transposed({d.m, d.k}, dt::f32, memory::dims{1, d.m});
-  const memory::desc rows({d.m, d.k}, dt::f32, memory::dims{d.k, 1});
-  if (static_cast<int64_t>(a_rows_.size()) < d.m * d.k) a_rows_.resize(d.m * d.k);
-  auto it = transposes_.find({d.m, d.k});
-  if (it == transposes_.end()) {
-    it = transposes_
-             .emplace(std::make_pair(d.m, d.k),
-                      dnnl::reorder(dnnl::reorder::primitive_desc(engine_, transposed, engine_, rows)))
-             .first;
-  }
-  memory from(transposed, engine_, const_cast<float*>(a)), to(rows, engine_, a_rows_.data());
-  it->second.execute(stream_, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
-  stream_.wait();
-  GemmDesc in_rows = d;
-  in_rows.trans_a = false;
-  Matmul(in_rows, a_rows_.data(), b, bias, c);
 }
 
 }  // namespace tvlab

@@ -1,7 +1,8 @@
 // transposed_gemm.h: which products cpu_onednn multiplies after copying A
-// into rows, and that those products equal the reference GEMM's and, where
-// this CPU takes the route, the backend's own product of A given in rows,
-// bit for bit (the copy is exact).
+// into rows or as their swapped transpose, and that those products equal
+// the reference GEMM's and, where this CPU takes the route, bit for bit the
+// backend's own product of A given in rows or of the swapped operands (the
+// copies are exact).
 
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 
@@ -77,6 +78,50 @@ TEST(TransposesAFirst, TheBackendsProductIsTheReferencesAndThatOfARows) {
     }
     if (routed) {
       EXPECT_EQ(0, std::memcmp(got.data(), from_rows.data(), got.size() * sizeof(float)));
+    }
+  }
+}
+
+TEST(SwapsOperands, OnlyFewRowsManyColumnsWithoutBetaOrAvx512) {
+  const bool kAvx2 = false, kAvx512 = true;
+  EXPECT_TRUE(onednn::SwapsOperands(Desc(256, 1024, 4096, true), kAvx2));  // GPT bench's d x d_ff
+  EXPECT_TRUE(onednn::SwapsOperands(Desc(128, 4096, 512, true), kAvx2));
+  EXPECT_FALSE(onednn::SwapsOperands(Desc(256, 1024, 4096, true), kAvx512));
+  EXPECT_FALSE(onednn::SwapsOperands(Desc(256, 1024, 4096, false), kAvx2));  // A in rows
+  EXPECT_FALSE(onednn::SwapsOperands(Desc(256, 256, 4096, true), kAvx2));    // swapped: too few rows
+  EXPECT_FALSE(onednn::SwapsOperands(Desc(512, 1024, 4096, true), kAvx2));   // too many rows
+  GemmDesc trans_b = Desc(256, 1024, 4096, true);
+  trans_b.trans_b = true;
+  EXPECT_FALSE(onednn::SwapsOperands(trans_b, kAvx2));
+  GemmDesc accumulating = Desc(256, 1024, 4096, true);
+  accumulating.beta = 1.0f;  // C^T's copy back would have to add C
+  EXPECT_FALSE(onednn::SwapsOperands(accumulating, kAvx2));
+}
+
+// The swapped route against the reference and, where this CPU takes it,
+// bit for bit against the swapped product computed and transposed here.
+TEST(SwapsOperands, TheBackendsProductIsTheReferencesAndTheSwappedProductTransposed) {
+  OnednnBackend backend;
+  ReferenceBackend reference;
+  const bool routed = !onednn::OnednnHasAvx512Core();
+  for (float alpha : {1.0f, 0.5f}) {
+    GemmDesc d = Desc(192, 1024, 512, true);
+    d.alpha = alpha;
+    ASSERT_EQ(routed, onednn::SwapsOperands(d, onednn::OnednnHasAvx512Core()));
+    const auto a_t = Random(d.k * d.m, 4), b = Random(d.k * d.n, 5);
+    std::vector<float> got(d.m * d.n), want(got.size()), swapped(got.size());
+    backend.Gemm(d, a_t.data(), b.data(), got.data());
+    reference.Gemm(d, a_t.data(), b.data(), want.data());
+    backend.Gemm(onednn::SwappedProduct(d), b.data(), a_t.data(), swapped.data());  // (n, m)
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-4f * (1.0f + std::fabs(want[i]))) << "element " << i;
+    }
+    if (routed) {
+      for (int64_t i = 0; i < d.m; ++i) {
+        for (int64_t j = 0; j < d.n; ++j) {
+          ASSERT_EQ(got[i * d.n + j], swapped[j * d.m + i]) << i << ", " << j;
+        }
+      }
     }
   }
 }
