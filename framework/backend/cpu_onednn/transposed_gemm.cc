@@ -13,7 +13,7 @@ using dt = memory::data_type;
 
 bool onednn::TransposesAFirst(const GemmDesc& d, bool cpu_has_avx512_core) {
   return !cpu_has_avx512_core && d.trans_a && d.batch == 1 && d.precision == Precision::kFp32 &&
-         d.m >= kTransposeFirstMinRows && d.n >= kTransposeFirstMinCols &&
+         d.k > 0 && d.m >= kTransposeFirstMinRows && d.n >= kTransposeFirstMinCols &&
          d.n <= kTransposeFirstMaxCols;
 }
 

@@ -36,7 +36,7 @@ constexpr int64_t kTransposeFirstMinCols = 128;
 constexpr int64_t kTransposeFirstMaxCols = 256;
 
 // Whether cpu_onednn copies A into rows before multiplying: `d` is one fp32
-// product with A transposed and m, n within the limits above, on a CPU
+// product with A transposed, k > 0 and m, n within the limits above, on a CPU
 // whose instruction sets (as oneDNN uses them) lack AVX512_CORE.
 bool TransposesAFirst(const GemmDesc& d, bool cpu_has_avx512_core);
 

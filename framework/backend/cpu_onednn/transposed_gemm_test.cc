@@ -43,6 +43,7 @@ TEST(TransposesAFirst, OnlyWideAndNarrowWeightGradientsWithoutAvx512) {
   EXPECT_FALSE(onednn::TransposesAFirst(Desc(768, 256, 4096, true), kAvx2));     // too few rows
   EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 384, 4096, true), kAvx2));    // too wide
   EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 64, 4096, true), kAvx2));     // too narrow
+  EXPECT_FALSE(onednn::TransposesAFirst(Desc(1024, 256, 0, true), kAvx2));       // nothing to sum
   GemmDesc batched = Desc(1024, 256, 64, true);
   batched.batch = 2, batched.stride_a = batched.stride_c = 1024 * 256;
   EXPECT_FALSE(onednn::TransposesAFirst(batched, kAvx2));
