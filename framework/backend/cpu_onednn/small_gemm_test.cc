@@ -15,20 +15,13 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/reference/reference_backend.h"
+#include "framework/backend/cpu_onednn/test_values.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f;
-  }
-  return v;
-}
+using onednn_testing::Values;
 
 GemmDesc Desc(int64_t batch, int64_t m, int64_t n, int64_t k, bool ta, bool tb) {
   GemmDesc d;
@@ -73,9 +66,9 @@ TEST(SmallBatchedGemm, MatchesTheReferenceAndItsOwnOrderBitForBit) {
               if (shared == 2) d.stride_b = 0;
               d.alpha = shared == 0 ? 1.0f : 0.375f;
               d.beta = shared == 2 ? 0.5f : 0.0f;
-              const auto a = Random(d.batch * m * k, 1), b = Random(d.batch * k * n, 2);
+              const auto a = Values(d.batch * m * k, 1), b = Values(d.batch * k * n, 2);
               // beta 0 must not read c: NaN there would show.
-              std::vector<float> c0 = d.beta == 0.0f ? std::vector<float>(d.batch * m * n, NAN) : Random(d.batch * m * n, 3);
+              std::vector<float> c0 = d.beta == 0.0f ? std::vector<float>(d.batch * m * n, NAN) : Values(d.batch * m * n, 3);
               std::vector<float> got = c0, want = c0;
               onednn::SmallBatchedGemm(d, a.data(), b.data(), got.data());
               ref.Gemm(d, a.data(), b.data(), want.data());
@@ -96,7 +89,7 @@ TEST(SmallBatchedGemm, WidestShapesAndTwoThreadsGiveTheSameBits) {
   GemmDesc d = Desc(1024, 1, 64, 64, false, true);
   ASSERT_TRUE(onednn::IsSmallBatchedGemm(d));
   ASSERT_GE(d.batch * d.m * d.n * d.k, onednn::kParallelGemmMacs) << "the batch no longer reaches the threaded path";
-  const auto a = Random(d.batch * d.m * d.k, 4), b = Random(d.batch * d.k * d.n, 5);
+  const auto a = Values(d.batch * d.m * d.k, 4), b = Values(d.batch * d.k * d.n, 5);
   std::vector<float> one(d.batch * d.m * d.n), two(one.size());
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
@@ -126,7 +119,7 @@ TEST(SmallBatchedGemm, TheOnednnBackendRoutesSmallBatchesToIt) {
   OnednnBackend backend;
   for (const GemmDesc& d : {Desc(64, 8, 8, 16, false, true), Desc(64, 8, 16, 8, true, false)}) {
     ASSERT_TRUE(onednn::IsSmallBatchedGemm(d));
-    const auto a = Random(d.batch * d.m * d.k, 6), b = Random(d.batch * d.k * d.n, 7);
+    const auto a = Values(d.batch * d.m * d.k, 6), b = Values(d.batch * d.k * d.n, 7);
     std::vector<float> via_backend(d.batch * d.m * d.n), direct(via_backend.size());
     backend.Gemm(d, a.data(), b.data(), via_backend.data());
     onednn::SmallBatchedGemm(d, a.data(), b.data(), direct.data());

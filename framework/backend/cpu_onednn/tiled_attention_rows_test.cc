@@ -12,20 +12,13 @@
 #include <limits>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/test_values.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f;
-  }
-  return v;
-}
+using onednn_testing::Values;
 
 // The promised order, each product and sum rounded to float (volatile).
 float LaneOrderedSum(const std::vector<float>& a, const std::vector<float>* b) {
@@ -46,7 +39,7 @@ float LaneOrderedSum(const std::vector<float>& a, const std::vector<float>* b) {
 
 TEST(TiledAttentionRows, DotRowSumsInTheLaneOrder) {
   for (int64_t n : {0, 1, 15, 16, 17, 64, 100, 256}) {
-    const auto a = Random(n, 1), b = Random(n, 2);
+    const auto a = Values(n, 1), b = Values(n, 2);
     const float got = tiled_rows::DotRow(a.data(), b.data(), n);
     const float want = LaneOrderedSum(a, &b);
     EXPECT_EQ(0, std::memcmp(&got, &want, sizeof(float))) << "n " << n << ": " << got << " vs " << want;
@@ -55,7 +48,7 @@ TEST(TiledAttentionRows, DotRowSumsInTheLaneOrder) {
 
 TEST(TiledAttentionRows, ExpShiftedSumWritesExpsAndSumsThemInTheLaneOrder) {
   for (int64_t n : {1, 15, 16, 33, 128, 255}) {
-    auto row = Random(n, 3);
+    auto row = Values(n, 3);
     row[0] = -std::numeric_limits<float>::infinity();  // a hidden key: exactly 0
     const auto scores = row;
     const float shift = 0.75f;

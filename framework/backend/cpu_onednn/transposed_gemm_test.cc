@@ -12,20 +12,13 @@
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/reference/reference_backend.h"
+#include "framework/backend/cpu_onednn/test_values.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
 namespace {
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (float& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / 16777216.0f * 2.0f - 1.0f;
-  }
-  return v;
-}
+using onednn_testing::Values;
 
 // One product (m, k) @ (k, n), A stored transposed (k, m) when trans_a.
 GemmDesc Desc(int64_t m, int64_t n, int64_t k, bool trans_a) {
@@ -64,7 +57,7 @@ TEST(TransposesAFirst, TheBackendsProductIsTheReferencesAndThatOfARows) {
     GemmDesc d = Desc(1024, 192, 512, true);
     d.alpha = alpha, d.beta = beta;
     ASSERT_EQ(routed, onednn::TransposesAFirst(d, onednn::OnednnHasAvx512Core()));
-    const auto a_t = Random(d.k * d.m, 1), b = Random(d.k * d.n, 2), c0 = Random(d.m * d.n, 3);
+    const auto a_t = Values(d.k * d.m, 1), b = Values(d.k * d.n, 2), c0 = Values(d.m * d.n, 3);
     std::vector<float> a_rows(d.m * d.k);  // A (m, k) from a_t (k, m)
     for (int64_t p = 0; p < d.k; ++p)
       for (int64_t i = 0; i < d.m; ++i) a_rows[i * d.k + p] = a_t[p * d.m + i];
@@ -109,7 +102,7 @@ TEST(SwapsOperands, TheBackendsProductIsTheReferencesAndTheSwappedProductTranspo
     GemmDesc d = Desc(192, 1024, 512, true);
     d.alpha = alpha;
     ASSERT_EQ(routed, onednn::SwapsOperands(d, onednn::OnednnHasAvx512Core()));
-    const auto a_t = Random(d.k * d.m, 4), b = Random(d.k * d.n, 5);
+    const auto a_t = Values(d.k * d.m, 4), b = Values(d.k * d.n, 5);
     std::vector<float> got(d.m * d.n), want(got.size()), swapped(got.size());
     backend.Gemm(d, a_t.data(), b.data(), got.data());
     reference.Gemm(d, a_t.data(), b.data(), want.data());
