@@ -12,7 +12,8 @@
 namespace tvlab {
 
 std::string TrainInTmpDir(const std::string& name, const std::string& spec_text) {
-  const std::string dir = std::getenv("TEST_TMPDIR");
+  const char* tmp = std::getenv("TEST_TMPDIR");  // set by bazel test
+  const std::string dir = tmp != nullptr ? tmp : "/tmp";
   const std::string path = dir + "/" + name + ".pbtxt", run_dir = dir + "/" + name;
   std::ofstream(path) << spec_text;
   auto spec = LoadExperiment(path, {});
