@@ -158,6 +158,57 @@ __attribute__((target("avx2"))) void PhiloxLanesAvx2(uint64_t block, uint32_t pu
   }
 }
 
+// The same with AVX-512: eight blocks per 512-bit vector, two vectors (16
+// blocks, 64 words) per call with their chains interleaved. Lane l of a
+// vector holds block l's word in its low 32 bits, as in the AVX2 kernel.
+__attribute__((target("avx512f"))) void PhiloxLanesAvx512(uint64_t block, uint32_t purpose_word,
+                                                         uint32_t step_lo, uint32_t step_hi, uint32_t key0,
+                                                         uint32_t key1, uint32_t* out) {
+  const __m512i mul0 = _mm512_set1_epi64(kMul0), mul1 = _mm512_set1_epi64(kMul1);
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFFll);
+  constexpr int kHalves = kAvx512Blocks / 8;  // eight blocks per 512-bit vector
+  const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  __m512i x0[kHalves], x1[kHalves], x2[kHalves], x3[kHalves];
+  for (int h = 0; h < kHalves; ++h) {
+    // Block numbers b + l as 64-bit lanes: the low word to x0, the high
+    // word ^ purpose to x1 (the sum carries across 2^32 like the scalar one).
+    const __m512i b = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(block + 8 * h)), lane);
+    x0[h] = _mm512_and_si512(b, low);
+    x1[h] = _mm512_xor_si512(_mm512_srli_epi64(b, 32), _mm512_set1_epi64(purpose_word));
+    x2[h] = _mm512_set1_epi64(step_lo);
+    x3[h] = _mm512_set1_epi64(step_hi);
+  }
+  uint32_t k0 = key0, k1 = key1;
+  for (int round = 0; round < 10; ++round) {
+    const __m512i key0v = _mm512_set1_epi64(k0), key1v = _mm512_set1_epi64(k1);
+    for (int h = 0; h < kHalves; ++h) {
+      const __m512i p0 = _mm512_mul_epu32(x0[h], mul0), p1 = _mm512_mul_epu32(x2[h], mul1);
+      x0[h] = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p1, 32), x1[h]), key0v);
+      x2[h] = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64(p0, 32), x3[h]), key1v);
+      x1[h] = p1;
+      x3[h] = p0;
+    }
+    k0 += kWeyl0;
+    k1 += kWeyl1;
+  }
+  // unpacklo/hi work per 128-bit lane: even holds blocks 0, 2, 4, 6 (four
+  // words each), odd blocks 1, 3, 5, 7; two permutes put them in order.
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  for (int h = 0; h < kHalves; ++h) {
+    const __m512i x01 = _mm512_or_si512(_mm512_and_si512(x0[h], low), _mm512_slli_epi64(x1[h], 32));
+    const __m512i x23 = _mm512_or_si512(_mm512_and_si512(x2[h], low), _mm512_slli_epi64(x3[h], 32));
+    const __m512i even = _mm512_unpacklo_epi64(x01, x23), odd = _mm512_unpackhi_epi64(x01, x23);
+    _mm512_storeu_si512(out + 32 * h, _mm512_permutex2var_epi64(even, first, odd));
+    _mm512_storeu_si512(out + 32 * h + 16, _mm512_permutex2var_epi64(even, second, odd));
+  }
+}
+
+bool CpuHasAvx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+
 bool CpuHasAvx2() {
   __builtin_cpu_init();  // this may run from a static initialiser, before libgcc's own
   return __builtin_cpu_supports("avx2");
@@ -169,9 +220,18 @@ namespace {
 
 using PhiloxLanesFn = void (*)(uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t*);
 
-// The AVX2 kernel where the CPU has AVX2, else the portable one.
-PhiloxLanesFn ChoosePhiloxLanes() {
-  return rng_internal::CpuHasAvx2() ? rng_internal::PhiloxLanesAvx2 : rng_internal::PhiloxLanesPortable;
+// A kernel and the blocks it computes per call.
+struct PhiloxLanes {
+  PhiloxLanesFn kernel;
+  uint64_t blocks;
+};
+
+// The AVX-512 kernel where the CPU has AVX-512F, else the AVX2 one where it
+// has AVX2, else the portable one.
+PhiloxLanes ChoosePhiloxLanes() {
+  if (rng_internal::CpuHasAvx512()) return {rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks};
+  if (rng_internal::CpuHasAvx2()) return {rng_internal::PhiloxLanesAvx2, kLanes};
+  return {rng_internal::PhiloxLanesPortable, kLanes};
 }
 
 }  // namespace
@@ -185,11 +245,11 @@ void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
     const std::array<uint32_t, 4> words = Block(index >> 2);
     for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
   }
-  static const PhiloxLanesFn philox_lanes = ChoosePhiloxLanes();
-  while (n - i >= 4 * kLanes) {
-    philox_lanes((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32),
-                key_[0], key_[1], out + i);
-    i += 4 * kLanes;
+  static const PhiloxLanes philox_lanes = ChoosePhiloxLanes();
+  while (n - i >= 4 * philox_lanes.blocks) {
+    philox_lanes.kernel((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_),
+                        static_cast<uint32_t>(step_ >> 32), key_[0], key_[1], out + i);
+    i += 4 * philox_lanes.blocks;
   }
   while (i < n) {
     const uint64_t index = first + i;
@@ -246,8 +306,9 @@ namespace {
 
 // out[2 j], out[2 j + 1] = the factors of the low and high halves of
 // words[j], for j < pairs. Indexed (no pointer walk) so that GCC vectorises
-// it; cloned for AVX2 (integer compares and selects: the same values).
-__attribute__((target_clones("avx2", "default"))) void FactorPairs(const uint32_t* words, int64_t pairs,
+// it; cloned for AVX-512 and AVX2 (integer compares and selects: the same
+// values).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void FactorPairs(const uint32_t* words, int64_t pairs,
                                                                    uint32_t threshold, float keep_scale,
                                                                    float* out) {
   for (int64_t j = 0; j < pairs; ++j) {

@@ -32,27 +32,36 @@ TEST(RngStream, DrawDependsOnlyOnKeyAndIndex) {
   for (int i = 0; i < 10; ++i) EXPECT_EQ(block[i], b.Word(3 + i)) << i;
 }
 
-// Both kernels of Words (the portable one and, where the CPU has AVX2, the
-// AVX2 one) against Philox4x32 block by block, at block numbers whose 8
-// blocks cross a multiple of 2^32 (the counter's high word changes inside).
-TEST(RngStream, BothPhiloxKernelsAreTheBlockDefinition) {
+// Every kernel of Words the CPU can run (the portable one, the AVX2 one,
+// the AVX-512 one) against Philox4x32 block by block, at block numbers
+// whose run of blocks crosses a multiple of 2^32 (the counter's high word
+// changes inside).
+TEST(RngStream, EveryPhiloxKernelIsTheBlockDefinition) {
   using Kernel = void (*)(uint64_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t*);
-  std::vector<Kernel> kernels = {rng_internal::PhiloxLanesPortable};
-  if (rng_internal::CpuHasAvx2()) kernels.push_back(rng_internal::PhiloxLanesAvx2);
+  struct Run {
+    Kernel kernel;
+    int blocks;
+  };
+  std::vector<Run> kernels = {{rng_internal::PhiloxLanesPortable, 8}};
+  if (rng_internal::CpuHasAvx2()) kernels.push_back({rng_internal::PhiloxLanesAvx2, 8});
+  if (rng_internal::CpuHasAvx512()) kernels.push_back({rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks});
   const uint32_t purpose_word = 5u << 24, step_lo = 0x89abcdefu, step_hi = 3, key0 = 0xdeadbeefu, key1 = 17;
-  for (Kernel kernel : kernels) {
-    for (uint64_t block : {uint64_t{0}, uint64_t{8}, (uint64_t{1} << 32) - 3, (uint64_t{7} << 32) + 1}) {
-      uint32_t out[32];
-      kernel(block, purpose_word, step_lo, step_hi, key0, key1, out);
-      for (int l = 0; l < 8; ++l) {
+  for (const Run& run : kernels) {
+    for (uint64_t block : {uint64_t{0}, uint64_t{8}, (uint64_t{1} << 32) - 3, (uint64_t{1} << 32) - 11,
+                           (uint64_t{7} << 32) + 1}) {
+      std::vector<uint32_t> out(4 * run.blocks + 1, 0xA5A5A5A5u);  // one word past the run: untouched
+      run.kernel(block, purpose_word, step_lo, step_hi, key0, key1, out.data());
+      for (int l = 0; l < run.blocks; ++l) {
         const uint64_t b = block + l;
         const std::array<uint32_t, 4> want = Philox4x32(
             {static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32) ^ purpose_word, step_lo, step_hi}, {key0, key1});
-        for (int w = 0; w < 4; ++w) ASSERT_EQ(out[4 * l + w], want[w]) << "block " << b << " word " << w;
+        for (int w = 0; w < 4; ++w)
+          ASSERT_EQ(out[4 * l + w], want[w]) << run.blocks << " lanes, block " << b << " word " << w;
       }
+      EXPECT_EQ(out[4 * run.blocks], 0xA5A5A5A5u);
     }
   }
-  EXPECT_EQ(kernels.size(), rng_internal::CpuHasAvx2() ? 2u : 1u);
+  EXPECT_EQ(kernels.size(), 1u + rng_internal::CpuHasAvx2() + rng_internal::CpuHasAvx512());
 }
 
 // Words computes whole runs of blocks side by side (the kernels above);

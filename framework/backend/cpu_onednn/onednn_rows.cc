@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/exp_shifted.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 
@@ -37,8 +38,9 @@ double SoftmaxRow(const float* x, float* y, int64_t cols) {
     for (int64_t c = 0; c < cols; ++c) y[c] = 0.0f;
     return max;
   }
+  onednn::ExpShifted(x, max, y, cols);  // y[c] = std::exp(x[c] - max), eight at a time
   float sum = 0.0f;
-  for (int64_t c = 0; c < cols; ++c) sum += (y[c] = std::exp(x[c] - max));
+  for (int64_t c = 0; c < cols; ++c) sum += y[c];
   const float inv = 1.0f / sum;
   for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
   return kLogZ ? max + std::log(static_cast<double>(sum)) : 0.0;
@@ -140,6 +142,77 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
 }
 
+namespace {
+
+typedef float F8 __attribute__((vector_size(32)));
+typedef double D8 __attribute__((vector_size(64)));
+
+// Row sums of NormalizeBackward (g = dy * gamma, xhat = (x - mean) * rstd):
+// *sum_g = sum of g and *sum_gx = sum of g * xhat, in double, in a fixed
+// order: eight lanes (lane l takes the columns l, l + 8, ... below cols
+// rounded down to 8, in order), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)),
+// then the remaining columns in order. Every clone of NormalizeRows computes
+// the same lane operations, so every machine the same bits.
+inline __attribute__((always_inline)) void RowSums(const float* x, const float* dy, const float* gamma, float mu,
+                                                   float rs, int64_t cols, double* sum_g, double* sum_gx) {
+  const F8 mu8 = F8{} + mu, rs8 = F8{} + rs;
+  D8 acc_g = {}, acc_gx = {};
+  int64_t c = 0;
+  for (; c + 8 <= cols; c += 8) {
+    F8 x8, dy8, gamma8 = F8{} + 1.0f;
+    __builtin_memcpy(&x8, x + c, sizeof x8);
+    __builtin_memcpy(&dy8, dy + c, sizeof dy8);
+    if (gamma) __builtin_memcpy(&gamma8, gamma + c, sizeof gamma8);
+    const D8 g = __builtin_convertvector(dy8 * gamma8, D8);
+    acc_g += g;
+    acc_gx += g * __builtin_convertvector((x8 - mu8) * rs8, D8);  // exact: 24 x 24 bits
+  }
+  double g_total = ((acc_g[0] + acc_g[1]) + (acc_g[2] + acc_g[3])) + ((acc_g[4] + acc_g[5]) + (acc_g[6] + acc_g[7]));
+  double gx_total =
+      ((acc_gx[0] + acc_gx[1]) + (acc_gx[2] + acc_gx[3])) + ((acc_gx[4] + acc_gx[5]) + (acc_gx[6] + acc_gx[7]));
+  for (; c < cols; ++c) {
+    const float g = dy[c] * (gamma ? gamma[c] : 1.0f);
+    g_total += g;
+    gx_total += static_cast<double>(g) * ((x[c] - mu) * rs);
+  }
+  *sum_g = g_total;
+  *sum_gx = gx_total;
+}
+
+// NormalizeBackward's rows [first, last): dx, and dgamma and dbeta added into
+// this thread's partial rows pg and pb (either may be null). Cloned for
+// AVX-512 and AVX2; the elementwise passes round the same at any width.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
+    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, float* dx, float* pg,
+    float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
+  for (int64_t r = first; r < last; ++r) {
+    const float* xr = x + r * cols;
+    const float* dyr = dy + r * cols;
+    float* dxr = dx + r * cols;
+    const float mu = mean[r], rs = rstd[r];
+    double sum_g, sum_gx;
+    RowSums(xr, dyr, gamma, mu, rs, cols, &sum_g, &sum_gx);
+    if (pg) {
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) pg[c] += dyr[c] * ((xr[c] - mu) * rs);
+    }
+    if (pb) {
+#pragma omp simd
+      for (int64_t c = 0; c < cols; ++c) pb[c] += dyr[c];
+    }
+    const float mg = subtract_mean ? static_cast<float>(sum_g / cols) : 0.0f;
+    const float mgx = static_cast<float>(sum_gx / cols);
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) {
+      const float xhat = (xr[c] - mu) * rs;
+      const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+      dxr[c] = rs * (g - mg - xhat * mgx);
+    }
+  }
+}
+
+}  // namespace
+
 void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
                                       const float* rstd, const float* dy, float* dx,
                                       float* dgamma, float* dbeta, int64_t rows, int64_t cols,
@@ -154,40 +227,14 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
   std::vector<float> partial_b(dbeta ? threads * cols : 0, 0.0f);
 #pragma omp parallel num_threads(threads)
   {
-    const int t = omp_get_thread_num();
-    float* pg = dgamma ? partial_g.data() + t * cols : nullptr;
-    float* pb = dbeta ? partial_b.data() + t * cols : nullptr;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* xr = x + r * cols;
-      const float* dyr = dy + r * cols;
-      float* dxr = dx + r * cols;
-      const float mu = mean[r], rs = rstd[r];
-      double mean_g = 0.0, mean_gx = 0.0;
-#pragma omp simd reduction(+ : mean_g, mean_gx)
-      for (int64_t c = 0; c < cols; ++c) {
-        const float xhat = (xr[c] - mu) * rs;
-        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-        mean_g += g;
-        mean_gx += static_cast<double>(g) * xhat;
-      }
-      if (pg) {
-#pragma omp simd
-        for (int64_t c = 0; c < cols; ++c) pg[c] += dyr[c] * ((xr[c] - mu) * rs);
-      }
-      if (pb) {
-#pragma omp simd
-        for (int64_t c = 0; c < cols; ++c) pb[c] += dyr[c];
-      }
-      const float mg = subtract_mean ? static_cast<float>(mean_g / cols) : 0.0f;
-      const float mgx = static_cast<float>(mean_gx / cols);
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) {
-        const float xhat = (xr[c] - mu) * rs;
-        const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-        dxr[c] = rs * (g - mg - xhat * mgx);
-      }
-    }
+    // Thread t's rows as `omp for schedule(static)` split them (the first
+    // rows % team threads one more), so each partial sums the same rows.
+    const int t = omp_get_thread_num(), team = omp_get_num_threads();
+    const int64_t share = rows / team, extra = rows % team;
+    const int64_t first = t * share + std::min<int64_t>(t, extra);
+    NormalizeRows(x, gamma, mean, rstd, dy, dx, dgamma ? partial_g.data() + t * cols : nullptr,
+                  dbeta ? partial_b.data() + t * cols : nullptr, first, first + share + (t < extra), cols,
+                  subtract_mean);
   }
   for (int t = 0; t < threads; ++t) {
     for (int64_t c = 0; c < cols; ++c) {
@@ -196,6 +243,35 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
     }
   }
 }
+
+namespace {
+
+// A rank-4 permute that keeps the last dimension: y's rows (i0, i1, i2) of
+// `row` floats from x at i0 * s0 + i1 * s1 + i2 * s2.
+struct PermuteRows4 {
+  const float* x;
+  float* y;
+  int64_t s0, s1, s2, n1, n2, row;
+};
+
+// The rows of PermuteRows4 under i0; kRow > 0 is `row` known at compile time
+// (a fixed-size copy, no loop), 0 any row.
+template <int kRow>
+void CopyRows4(const PermuteRows4& p, int64_t i0) {
+  for (int64_t i1 = 0; i1 < p.n1; ++i1) {
+    const float* from = p.x + i0 * p.s0 + i1 * p.s1;
+    float* to = p.y + (i0 * p.n1 + i1) * p.n2 * p.row;
+    for (int64_t i2 = 0; i2 < p.n2; ++i2, from += p.s2, to += p.row) {
+      if (kRow > 0) {
+        __builtin_memcpy(to, from, kRow * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < p.row; ++j) to[j] = from[j];
+      }
+    }
+  }
+}
+
+}  // namespace
 
 void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vector<int>& perm,
                             float* y) {
@@ -211,15 +287,16 @@ void OnednnBackend::Permute(const float* x, const Shape& shape, const std::vecto
   const int64_t rows = NumElements(out_shape);
   if (rows == 0) return;  // an empty dimension (and nothing to divide by below)
   if (rank == 4) {  // attention's head split and merge, (B, T, H, hs) <-> (B, H, T, hs): three loops
-    const int64_t s0 = in_strides[perm[0]], s1 = in_strides[perm[1]], s2 = in_strides[perm[2]];
-    const int64_t n0 = out_shape[0], n1 = out_shape[1], n2 = out_shape[2];
+    const PermuteRows4 rows4{x, y, in_strides[perm[0]], in_strides[perm[1]], in_strides[perm[2]],
+                             out_shape[1], out_shape[2], row};
+    const int64_t n0 = out_shape[0];
 #pragma omp parallel for if (rows * row >= kParallelElements) schedule(static)
     for (int64_t i0 = 0; i0 < n0; ++i0) {
-      for (int64_t i1 = 0; i1 < n1; ++i1) {
-        const float* from = x + i0 * s0 + i1 * s1;
-        float* to = y + (i0 * n1 + i1) * n2 * row;
-        for (int64_t i2 = 0; i2 < n2; ++i2, from += s2, to += row)
-          for (int64_t j = 0; j < row; ++j) to[j] = from[j];
+      switch (row) {  // head sizes: the row copy unrolled at compile time
+        case 16: CopyRows4<16>(rows4, i0); break;
+        case 32: CopyRows4<32>(rows4, i0); break;
+        case 64: CopyRows4<64>(rows4, i0); break;
+        default: CopyRows4<0>(rows4, i0); break;
       }
     }
     return;

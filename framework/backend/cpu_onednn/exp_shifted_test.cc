@@ -1,0 +1,85 @@
+// ExpShifted (exp_shifted.h) is std::exp(x - shift) to the bit: on a sweep
+// of float bit patterns that covers every exponent and many mantissas of
+// each (about 17 million inputs), at three shifts, at every offset of the
+// eight-lane chunks, and with glibc's special cases (overflow, underflow,
+// infinities, NaN) mixed into a chunk.
+
+#include "framework/backend/cpu_onednn/exp_shifted.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Every 2^32 / count-th bit pattern from `start` (both signs, every exponent).
+std::vector<float> Sweep(uint32_t start, int64_t count) {
+  std::vector<float> x(count);
+  const uint64_t step = (uint64_t{1} << 32) / count;
+  for (int64_t i = 0; i < count; ++i) x[i] = FromBits(static_cast<uint32_t>(start + i * step));
+  return x;
+}
+
+void ExpectSameAsStdExp(const std::vector<float>& x, float shift) {
+  std::vector<float> y(x.size());
+  onednn::ExpShifted(x.data(), shift, y.data(), static_cast<int64_t>(x.size()));
+  int64_t checked = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = std::exp(x[i] - shift);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(y[i])) << "x " << x[i] << " shift " << shift;
+    } else {
+      ASSERT_EQ(Bits(y[i]), Bits(want)) << "x " << x[i] << " (bits " << Bits(x[i]) << ") shift " << shift
+                                        << ": " << y[i] << " against std::exp's " << want;
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, static_cast<int64_t>(x.size()));
+}
+
+TEST(ExpShifted, IsStdExpBitForBitOverEveryExponent) {
+  for (uint32_t start : {0u, 12345u}) {
+    const std::vector<float> x = Sweep(start, int64_t{1} << 23);
+    ExpectSameAsStdExp(x, 0.0f);
+  }
+  // The softmax case: x - max over a dense range of small negative values.
+  std::vector<float> dense;
+  for (float v = -90.0f; v < 1.0f; v += 1.0f / 4096) dense.push_back(v);
+  ExpectSameAsStdExp(dense, 0.0f);
+  ExpectSameAsStdExp(dense, 0.75f);
+  ExpectSameAsStdExp(dense, -3.5f);
+}
+
+TEST(ExpShifted, SpecialCasesInsideAChunkAndEveryTailLength) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> specials = {-inf, inf, std::numeric_limits<float>::quiet_NaN(), 88.8f, -104.0f,
+                                       -87.9f, 0.0f, -0.0f, 1e-30f, -88.0f, 88.0f, 88.72f};
+  for (size_t offset = 0; offset < 8; ++offset) {
+    for (size_t length = offset; length <= 24; ++length) {
+      std::vector<float> x(length);
+      for (size_t i = 0; i < length; ++i) x[i] = 0.1f * static_cast<float>(i) - 1.0f;
+      for (size_t i = offset; i < length; i += 5) x[i] = specials[(i + length) % specials.size()];
+      ExpectSameAsStdExp(x, 0.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tvlab

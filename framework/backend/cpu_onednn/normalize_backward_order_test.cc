@@ -1,0 +1,118 @@
+// OnednnBackend::NormalizeBackward sums each row's g and g * xhat in the
+// fixed order onednn_rows.cc promises (eight lanes, then the lanes in pairs,
+// then the tail), so every clone and machine gives the same bits: dx, dgamma
+// and dbeta against that order written out in scalar code, bit for bit, on
+// rows of values from 2^-20 to 2^40 that cancel in pairs, where another
+// order of the double sums moves mean(g) and so dx.
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/core/rng.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+// A float of random sign with an exponent from -20 to 40.
+float Wide(const RngStream& rng, int64_t i) {
+  const float mantissa = 1.0f + rng.Uniform(3 * i);
+  const int exponent = static_cast<int>(rng.UniformInt(3 * i + 1, 61)) - 20;
+  return std::ldexp(rng.Uniform(3 * i + 2) < 0.5f ? -mantissa : mantissa, exponent);
+}
+
+// Rows whose sums cancel: column cols - 1 - c mirrors column c (x and gamma
+// equal, dy negated), so g and g * xhat cancel in pairs, except column 1
+// (and the middle one of an odd row), whose dy is near 1. The double sums
+// then keep or lose that remainder's low bits by their order, which the
+// float mean(g) and mean(g * xhat), and so dx, show.
+struct Rows {
+  std::vector<float> x, dy, gamma;
+};
+Rows Cancelling(int64_t rows, int64_t cols, uint64_t salt) {
+  const RngStream rng(5, RngPurpose::kInit, salt);
+  Rows data{std::vector<float>(rows * cols), std::vector<float>(rows * cols), std::vector<float>(cols)};
+  for (int64_t c = 0; c < cols; ++c) data.gamma[c] = c < cols - 1 - c ? Wide(rng, c) : data.gamma[cols - 1 - c];
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c, mirror = r * cols + cols - 1 - c;
+      const bool first_half = c < cols - 1 - c;
+      data.x[i] = first_half ? Wide(rng, 1000 + i) : data.x[mirror];
+      data.dy[i] = first_half ? Wide(rng, 100000 + i) : (c == cols - 1 - c ? 0.5f : -data.dy[mirror]);
+    }
+    if (cols > 2) data.dy[r * cols + 1] = 1.0f + 0.125f * static_cast<float>(r);
+  }
+  return data;
+}
+
+// The promised order for one row: lane l sums columns l, l + 8, ... below
+// cols rounded down to 8; lanes added ((0+1)+(2+3))+((4+5)+(6+7)); then the
+// tail in order.
+double SumInOrder(const std::vector<double>& terms) {
+  const int64_t cols = static_cast<int64_t>(terms.size()), whole = cols / 8 * 8;
+  double lane[8] = {};
+  for (int64_t c = 0; c < whole; ++c) lane[c % 8] += terms[c];
+  double total = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  for (int64_t c = whole; c < cols; ++c) total += terms[c];
+  return total;
+}
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+TEST(NormalizeBackwardOrder, RowSumsInThePromisedOrderBitForBit) {
+  OnednnBackend backend;
+  const int64_t rows = 7;
+  for (int64_t cols : {3, 8, 13, 64, 67}) {
+    for (bool with_gamma : {true, false}) {
+      for (bool subtract_mean : {true, false}) {
+        const Rows data = Cancelling(rows, cols, static_cast<uint64_t>(cols));
+        const std::vector<float>& x = data.x;
+        const std::vector<float>& dy = data.dy;
+        const float* gamma = with_gamma ? data.gamma.data() : nullptr;
+        std::vector<float> mean(rows), rstd(rows);
+        for (int64_t r = 0; r < rows; ++r) mean[r] = 0.25f * r, rstd[r] = 1.0f / (1.0f + r);
+        std::vector<float> dx(rows * cols), dgamma(cols, 0.5f), dbeta(cols, -0.5f);
+        backend.NormalizeBackward(x.data(), gamma, mean.data(), rstd.data(), dy.data(), dx.data(), dgamma.data(),
+                                  dbeta.data(), rows, cols, subtract_mean);
+        std::vector<float> want_dgamma(cols, 0.0f), want_dbeta(cols, 0.0f);
+        for (int64_t r = 0; r < rows; ++r) {
+          const float* xr = x.data() + r * cols;
+          const float* dyr = dy.data() + r * cols;
+          const float mu = mean[r], rs = rstd[r];
+          std::vector<double> g_terms(cols), gx_terms(cols);
+          for (int64_t c = 0; c < cols; ++c) {
+            const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+            g_terms[c] = g;
+            gx_terms[c] = static_cast<double>(g) * ((xr[c] - mu) * rs);
+            want_dgamma[c] += dyr[c] * ((xr[c] - mu) * rs);
+            want_dbeta[c] += dyr[c];
+          }
+          const float mg = subtract_mean ? static_cast<float>(SumInOrder(g_terms) / cols) : 0.0f;
+          const float mgx = static_cast<float>(SumInOrder(gx_terms) / cols);
+          for (int64_t c = 0; c < cols; ++c) {
+            const float xhat = (xr[c] - mu) * rs;
+            const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+            const float want = rs * (g - mg - xhat * mgx);
+            ASSERT_EQ(Bits(dx[r * cols + c]), Bits(want))
+                << "cols " << cols << " gamma " << with_gamma << " subtract_mean " << subtract_mean << " row " << r
+                << " col " << c << ": " << dx[r * cols + c] << " against " << want;
+          }
+        }
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(Bits(dgamma[c]), Bits(0.5f + want_dgamma[c])) << "dgamma col " << c;
+          ASSERT_EQ(Bits(dbeta[c]), Bits(-0.5f + want_dbeta[c])) << "dbeta col " << c;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tvlab
