@@ -98,7 +98,14 @@ class OnednnBackend : public ReferenceBackend {
   std::map<std::pair<int64_t, int64_t>, dnnl::reorder> transposes_;  // per (rows, cols)
   std::map<EltwiseKey, dnnl::eltwise_forward> eltwise_;
   std::map<EltwiseKey, dnnl::eltwise_backward> eltwise_backward_;
-  std::map<NormKey, dnnl::layer_normalization_forward> norms_;
+  // A LayerNorm shape's primitive with its argument map, made once (as
+  // CachedMatmul); its variance output goes to `variance`.
+  struct CachedNorm {
+    dnnl::layer_normalization_forward primitive;
+    std::unordered_map<int, dnnl::memory> args;  // SRC, DST, MEAN, VARIANCE (, SCALE, SHIFT)
+    std::vector<float> variance;                 // (rows)
+  };
+  std::map<NormKey, CachedNorm> norms_;
 };
 
 // fp32; bf16 where oneDNN can create a bf16 matmul on this CPU (natively

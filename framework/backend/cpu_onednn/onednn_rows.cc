@@ -117,27 +117,35 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   }
   SingleThreaded small(rows * cols < kParallelElements);
   NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
-  memory::desc data_md({rows, cols}, dt::f32, tag::ab);
-  memory::desc stat_md({rows}, dt::f32, tag::a);
-  memory::desc param_md({cols}, dt::f32, tag::a);
   auto it = norms_.find(key);
   if (it == norms_.end()) {
+    memory::desc data_md({rows, cols}, dt::f32, tag::ab);
+    memory::desc stat_md({rows}, dt::f32, tag::a);
+    memory::desc param_md({cols}, dt::f32, tag::a);
     auto flags = dnnl::normalization_flags::none;
     if (gamma) flags |= dnnl::normalization_flags::use_scale;
     if (beta) flags |= dnnl::normalization_flags::use_shift;
     dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_training, data_md,
                                                  stat_md, eps, flags);
-    it = norms_.emplace(key, dnnl::layer_normalization_forward({desc, engine_})).first;
+    CachedNorm cached{dnnl::layer_normalization_forward({desc, engine_}),
+                      {{DNNL_ARG_SRC, memory(data_md, engine_, nullptr)},
+                       {DNNL_ARG_DST, memory(data_md, engine_, nullptr)},
+                       {DNNL_ARG_MEAN, memory(stat_md, engine_, nullptr)},
+                       {DNNL_ARG_VARIANCE, memory(stat_md, engine_, nullptr)}},
+                      std::vector<float>(rows)};
+    if (gamma) cached.args.emplace(DNNL_ARG_SCALE, memory(param_md, engine_, nullptr));
+    if (beta) cached.args.emplace(DNNL_ARG_SHIFT, memory(param_md, engine_, nullptr));
+    it = norms_.emplace(key, std::move(cached)).first;
   }
-  std::vector<float> variance(rows);
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, memory(data_md, engine_, const_cast<float*>(x))},
-      {DNNL_ARG_DST, memory(data_md, engine_, y)},
-      {DNNL_ARG_MEAN, memory(stat_md, engine_, mean)},
-      {DNNL_ARG_VARIANCE, memory(stat_md, engine_, variance.data())}};
-  if (gamma) args.emplace(DNNL_ARG_SCALE, memory(param_md, engine_, const_cast<float*>(gamma)));
-  if (beta) args.emplace(DNNL_ARG_SHIFT, memory(param_md, engine_, const_cast<float*>(beta)));
-  it->second.execute(stream_, args);
+  CachedNorm& norm = it->second;
+  std::vector<float>& variance = norm.variance;
+  norm.args.at(DNNL_ARG_SRC).set_data_handle(const_cast<float*>(x));
+  norm.args.at(DNNL_ARG_DST).set_data_handle(y);
+  norm.args.at(DNNL_ARG_MEAN).set_data_handle(mean);
+  norm.args.at(DNNL_ARG_VARIANCE).set_data_handle(variance.data());
+  if (gamma) norm.args.at(DNNL_ARG_SCALE).set_data_handle(const_cast<float*>(gamma));
+  if (beta) norm.args.at(DNNL_ARG_SHIFT).set_data_handle(const_cast<float*>(beta));
+  norm.primitive.execute(stream_, norm.args);
   stream_.wait();
   for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
 }
