@@ -1,4 +1,5 @@
-// ExpShifted: glibc's expf (__expf_fma) eight lanes at a time (exp_shifted.h).
+// ExpShifted: glibc's expf (__expf_fma) eight or four lanes at a time
+// (exp_shifted.h).
 
 #include "framework/backend/cpu_onednn/exp_shifted.h"
 
@@ -63,29 +64,75 @@ __attribute__((target("avx512f"))) inline bool EightExps(const float* x, __m256 
   return true;
 }
 
+// Four exponentials as EightExps, in AVX2 registers.
+__attribute__((target("avx2,fma"))) inline bool FourExps(const float* x, __m128 shift, float* y) {
+  const __m128 xf = _mm_sub_ps(_mm_loadu_ps(x), shift);
+  const __m128i abstop = _mm_and_si128(_mm_srli_epi32(_mm_castps_si128(xf), 20), _mm_set1_epi32(0x7ff));
+  if (_mm_movemask_epi8(_mm_cmpgt_epi32(abstop, _mm_set1_epi32(kSpecialTop - 1))) != 0) return false;
+  const __m256d xd = _mm256_cvtps_pd(xf);
+  const __m256d invln2 = _mm256_set1_pd(kInvLn2Scaled), shifter = _mm256_set1_pd(kShift);
+  const __m256d kd_shifted = _mm256_fmadd_pd(invln2, xd, shifter);
+  const __m256i ki = _mm256_castpd_si256(kd_shifted);
+  const __m256d kd = _mm256_sub_pd(kd_shifted, shifter);
+  const __m256d r = _mm256_fmsub_pd(invln2, xd, kd);
+  const __m256i index = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
+  const __m256i t = _mm256_add_epi64(
+      _mm256_i64gather_epi64(reinterpret_cast<const long long*>(kTable), index, 8), _mm256_slli_epi64(ki, 47));
+  const __m256d s = _mm256_castsi256_pd(t);
+  const __m256d z = _mm256_fmadd_pd(r, _mm256_set1_pd(kC0), _mm256_set1_pd(kC1));
+  const __m256d r2 = _mm256_mul_pd(r, r);
+  __m256d p = _mm256_fmadd_pd(r, _mm256_set1_pd(kC2), _mm256_set1_pd(1.0));
+  p = _mm256_fmadd_pd(z, r2, p);
+  _mm_storeu_ps(y, _mm256_cvtpd_ps(_mm256_mul_pd(p, s)));
+  return true;
+}
+
+#pragma GCC diagnostic pop
+
+void ExpShiftedScalar(const float* x, float shift, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
+}
+
+}  // namespace
+
+namespace exp_shifted_internal {
+
 __attribute__((target("avx512f"))) void ExpShiftedAvx512(const float* x, float shift, float* y, int64_t n) {
   const __m256 shift8 = _mm256_set1_ps(shift);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    if (EightExps(x + i, shift8, y + i)) continue;
-    for (int64_t j = i; j < i + 8; ++j) y[j] = std::exp(x[j] - shift);
+    if (!EightExps(x + i, shift8, y + i)) ExpShiftedScalar(x + i, shift, y + i, 8);
   }
-  for (; i < n; ++i) y[i] = std::exp(x[i] - shift);
+  ExpShiftedScalar(x + i, shift, y + i, n - i);
 }
 
-#pragma GCC diagnostic pop
+__attribute__((target("avx2,fma"))) void ExpShiftedAvx2(const float* x, float shift, float* y, int64_t n) {
+  const __m128 shift4 = _mm_set1_ps(shift);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    if (!FourExps(x + i, shift4, y + i)) ExpShiftedScalar(x + i, shift, y + i, 4);
+  }
+  ExpShiftedScalar(x + i, shift, y + i, n - i);
+}
 
 bool CpuHasAvx512f() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f");
 }
 
-}  // namespace
+bool CpuHasAvx2Fma() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+}  // namespace exp_shifted_internal
 
 void ExpShifted(const float* x, float shift, float* y, int64_t n) {
-  static const bool avx512f = CpuHasAvx512f();
-  if (avx512f) return ExpShiftedAvx512(x, shift, y, n);
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
+  using Kernel = void (*)(const float*, float, float*, int64_t);
+  static const Kernel kernel = exp_shifted_internal::CpuHasAvx512f()   ? exp_shifted_internal::ExpShiftedAvx512
+                               : exp_shifted_internal::CpuHasAvx2Fma() ? exp_shifted_internal::ExpShiftedAvx2
+                                                                       : ExpShiftedScalar;
+  kernel(x, shift, y, n);
 }
 
 }  // namespace onednn

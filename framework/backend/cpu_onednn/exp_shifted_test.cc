@@ -1,7 +1,8 @@
-// ExpShifted (exp_shifted.h) is std::exp(x - shift) to the bit: on a sweep
+// ExpShifted (exp_shifted.h) and each of its vector kernels this CPU can run
+// are std::exp(x - shift) to the bit: on a sweep
 // of float bit patterns that covers every exponent and many mantissas of
 // each (about 17 million inputs), at three shifts, at every offset of the
-// eight-lane chunks, and with glibc's special cases (overflow, underflow,
+// four- and eight-lane chunks, and with glibc's special cases (overflow, underflow,
 // infinities, NaN) mixed into a chunk.
 
 #include "framework/backend/cpu_onednn/exp_shifted.h"
@@ -37,21 +38,30 @@ std::vector<float> Sweep(uint32_t start, int64_t count) {
   return x;
 }
 
+using Kernel = void (*)(const float*, float, float*, int64_t);
+
+// ExpShifted and each vector kernel this CPU can run.
+std::vector<Kernel> Kernels() {
+  std::vector<Kernel> kernels = {onednn::ExpShifted};
+  if (onednn::exp_shifted_internal::CpuHasAvx512f()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx512);
+  if (onednn::exp_shifted_internal::CpuHasAvx2Fma()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx2);
+  return kernels;
+}
+
 void ExpectSameAsStdExp(const std::vector<float>& x, float shift) {
   std::vector<float> y(x.size());
-  onednn::ExpShifted(x.data(), shift, y.data(), static_cast<int64_t>(x.size()));
-  int64_t checked = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float want = std::exp(x[i] - shift);
-    if (std::isnan(want)) {
-      ASSERT_TRUE(std::isnan(y[i])) << "x " << x[i] << " shift " << shift;
-    } else {
-      ASSERT_EQ(Bits(y[i]), Bits(want)) << "x " << x[i] << " (bits " << Bits(x[i]) << ") shift " << shift
-                                        << ": " << y[i] << " against std::exp's " << want;
+  for (Kernel kernel : Kernels()) {
+    kernel(x.data(), shift, y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::exp(x[i] - shift);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(y[i])) << "x " << x[i] << " shift " << shift;
+      } else {
+        ASSERT_EQ(Bits(y[i]), Bits(want)) << "x " << x[i] << " (bits " << Bits(x[i]) << ") shift " << shift << ": "
+                                          << y[i] << " against std::exp's " << want;
+      }
     }
-    ++checked;
   }
-  EXPECT_EQ(checked, static_cast<int64_t>(x.size()));
 }
 
 TEST(ExpShifted, IsStdExpBitForBitOverEveryExponent) {
