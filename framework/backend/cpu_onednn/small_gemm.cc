@@ -2,6 +2,8 @@
 
 #include "framework/backend/cpu_onednn/small_gemm.h"
 
+#include <immintrin.h>
+
 #include "framework/backend/cpu_onednn/parallel.h"
 
 namespace tvlab {
@@ -34,8 +36,12 @@ inline __attribute__((always_inline)) void Rows(int64_t k, const float* a, int64
   }
 }
 
-// One row of c = alpha * sums + beta * c (beta 0: c is not read).
+// One row of c = alpha * sums + beta * c (beta 0: c is not read); N > 0 is
+// n known at compile time (a whole padded row: straight vector stores), 0
+// any n.
+template <int N>
 inline __attribute__((always_inline)) void StoreRow(const float* sums, int64_t n, float alpha, float beta, float* c) {
+  if (N > 0) n = N;
   if (beta == 0.0f) {
     for (int64_t j = 0; j < n; ++j) c[j] = alpha * sums[j];
   } else {
@@ -50,16 +56,24 @@ inline __attribute__((always_inline)) void Product(int64_t m, int64_t n, int64_t
                                                    int64_t a_col, const float* bt, float alpha, float beta,
                                                    float* c) {
   constexpr int R = NV <= 2 ? 4 : 2;
+  const bool whole = n == 8 * NV;
   int64_t i = 0;
   for (; i + R <= m; i += R) {
     V8 acc[R][NV];
     Rows<NV, R>(k, a + i * a_row, a_row, a_col, bt, acc);
-    for (int r = 0; r < R; ++r) StoreRow(reinterpret_cast<const float*>(acc[r]), n, alpha, beta, c + (i + r) * n);
+    for (int r = 0; r < R; ++r) {
+      const float* sums = reinterpret_cast<const float*>(acc[r]);
+      if (whole) {
+        StoreRow<8 * NV>(sums, n, alpha, beta, c + (i + r) * n);
+      } else {
+        StoreRow<0>(sums, n, alpha, beta, c + (i + r) * n);
+      }
+    }
   }
   for (; i < m; ++i) {
     V8 acc[1][NV];
     Rows<NV, 1>(k, a + i * a_row, a_row, a_col, bt, acc);
-    StoreRow(reinterpret_cast<const float*>(acc[0]), n, alpha, beta, c + i * n);
+    StoreRow<0>(reinterpret_cast<const float*>(acc[0]), n, alpha, beta, c + i * n);
   }
 }
 
@@ -94,6 +108,39 @@ void PackB(const float* b, int64_t n, int64_t k, bool trans_b, int64_t width, fl
     for (int64_t j = n; j < width; ++j) bt[p * width + j] = 0.0f;
 }
 
+// PackB for B stored (8, k) with k a multiple of 8, transposed (the scores
+// q @ k^T at eight keys): bt (k, 8) by 8 x 8 blocks transposed in AVX
+// registers (unpack, shuffle, lane permute) instead of 64 scalar copies each.
+// Only moves floats: the same bt as PackB.
+__attribute__((target("avx2"))) void PackTransposed8Avx2(const float* b, int64_t k, float* bt) {
+  for (int64_t p0 = 0; p0 < k; p0 += 8) {
+    __m256 row[8];
+    for (int j = 0; j < 8; ++j) row[j] = _mm256_loadu_ps(b + j * k + p0);  // B(j, p0 .. p0 + 7)
+    const __m256 t0 = _mm256_unpacklo_ps(row[0], row[1]), t1 = _mm256_unpackhi_ps(row[0], row[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(row[2], row[3]), t3 = _mm256_unpackhi_ps(row[2], row[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(row[4], row[5]), t5 = _mm256_unpackhi_ps(row[4], row[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(row[6], row[7]), t7 = _mm256_unpackhi_ps(row[6], row[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    float* out = bt + p0 * 8;  // rows p0 .. p0 + 7 of bt, 8 floats each
+    _mm256_storeu_ps(out + 0 * 8, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(out + 1 * 8, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(out + 2 * 8, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(out + 3 * 8, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(out + 4 * 8, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(out + 5 * 8, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(out + 6 * 8, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(out + 7 * 8, _mm256_permute2f128_ps(u3, u7, 0x31));
+  }
+}
+
+bool CpuHasAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+}
+
 }  // namespace
 
 bool IsSmallBatchedGemm(const GemmDesc& d) {
@@ -111,10 +158,16 @@ void SmallBatchedGemm(const GemmDesc& d, const float* a, const float* b, float* 
     const int64_t width = Width(d.n);
     // B stored (k, n) with n a width already is op(B) as the loop reads it.
     const bool in_place = !d.trans_b && d.n == width;
+    static const bool avx2 = CpuHasAvx2();
+    const bool transpose8 = avx2 && d.trans_b && d.n == 8 && d.k % 8 == 0;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < d.batch; ++i) {
       const float* bi = b + i * d.stride_b;
-      if (!in_place) PackB(bi, d.n, d.k, d.trans_b, width, bt);
+      if (transpose8) {
+        PackTransposed8Avx2(bi, d.k, bt);
+      } else if (!in_place) {
+        PackB(bi, d.n, d.k, d.trans_b, width, bt);
+      }
       OneProduct(d.m, d.n, d.k, a + i * d.stride_a, a_row, a_col, in_place ? bi : bt, width, d.alpha, d.beta,
                  c + i * stride_c);
     }
