@@ -1,5 +1,6 @@
 // cpu_onednn's elementwise kernels: Unary and its backward on oneDNN's
-// eltwise primitives (cached per op and size), Binary and ReduceSumTo as
+// eltwise primitives (cached per op and size; ReLU as a loop with the
+// primitive's bits), Binary and ReduceSumTo as
 // threaded loops for the broadcasts training meets (a trailing block
 // repeated), the reference's loops otherwise; DropoutMask in cache-sized
 // chunks.
@@ -153,6 +154,36 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SumColumnRange
   for (; j < j1; ++j) SumColumns<1>(x, n, block, j, out);
 }
 
+// ReLU and its gradient as oneDNN's eltwise_relu (alpha 0) computes them,
+// bit for bit (onednn_loops_test checks both against the primitive, NaN,
+// signed zeros and denormals included): y = x > 0 ? x : 0, and
+// dx = x <= 0 ? dy * 0 : dy (so a NaN x passes dy, and a negative dy at
+// x <= 0 gives -0). A plain loop, cloned for AVX-512 and AVX2: the
+// primitive's call and memory objects cost as much as the pass.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluRange(const float* x, float* y, int64_t begin,
+                                                                           int64_t end) {
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluBackwardRange(const float* x, const float* dy,
+                                                                                   float* dx, int64_t begin,
+                                                                                   int64_t end) {
+#pragma omp simd
+  for (int64_t i = begin; i < end; ++i) dx[i] = x[i] <= 0.0f ? dy[i] * 0.0f : dy[i];
+}
+
+// f(begin, end) over [0, n), split over threads from kParallelElements on.
+template <typename F>
+void SplitElements(int64_t n, F f) {
+  if (n < kParallelElements) return f(0, n);
+#pragma omp parallel
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    f(n * t / threads, n * (t + 1) / threads);
+  }
+}
+
 bool OnOnednnEltwiseBackward(UnaryOp op) {
   return op == UnaryOp::kGeluErf || op == UnaryOp::kGeluTanh || op == UnaryOp::kSilu ||
          op == UnaryOp::kRelu;
@@ -162,6 +193,7 @@ bool OnOnednnEltwiseBackward(UnaryOp op) {
 
 void OnednnBackend::Unary(UnaryOp op, const float* x, float* y, int64_t n) {
   if (n == 0) return;
+  if (op == UnaryOp::kRelu) return SplitElements(n, [&](int64_t b, int64_t e) { ReluRange(x, y, b, e); });
   SingleThreaded small(n < kParallelElements);
   EltwiseKey key{static_cast<int>(op), n};
   memory::desc md({n}, dt::f32, tag::a);
@@ -181,6 +213,8 @@ void OnednnBackend::UnaryBackward(UnaryOp op, const float* x, const float* y, co
                                   float* dx, int64_t n) {
   if (n == 0 || !OnOnednnEltwiseBackward(op))
     return ReferenceBackend::UnaryBackward(op, x, y, dy, dx, n);
+  if (op == UnaryOp::kRelu)
+    return SplitElements(n, [&](int64_t b, int64_t e) { ReluBackwardRange(x, dy, dx, b, e); });
   SingleThreaded small(n < kParallelElements);
   EltwiseKey key{static_cast<int>(op), n};
   memory::desc md({n}, dt::f32, tag::a);

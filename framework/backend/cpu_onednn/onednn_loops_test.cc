@@ -4,11 +4,15 @@
 // (each column summed down its rows in order from 0.0f, in its register
 // blocks of 64 and 16 columns, its single columns and its wide sweep) and the
 // head-size copies of Permute. Each against that definition, bit for bit, at
-// sizes that are not multiples of any vector width.
+// sizes that are not multiples of any vector width. ReLU and its gradient,
+// which replaced oneDNN's eltwise primitive, against that primitive.
 
 #include <cstring>
 #include <vector>
 
+#include <cmath>
+
+#include "dnnl.hpp"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "framework/core/rng.h"
@@ -96,6 +100,45 @@ TEST(OnednnLoops, PermuteHeadSplitAndMergeCopyEveryRow) {
       ExpectBitwise(got, want, "Permute", head_size);
     }
   }
+}
+
+// oneDNN's eltwise_relu (alpha 0), forward and backward, on x (and dy).
+void OnednnRelu(const std::vector<float>& x, const std::vector<float>& dy, std::vector<float>* y,
+                std::vector<float>* dx) {
+  using dnnl::memory;
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::desc md({static_cast<int64_t>(x.size())}, memory::data_type::f32, memory::format_tag::a);
+  dnnl::eltwise_forward forward(
+      {{dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_relu, md, 0.0f, 0.0f}, engine});
+  forward.execute(stream, {{DNNL_ARG_SRC, memory(md, engine, const_cast<float*>(x.data()))},
+                           {DNNL_ARG_DST, memory(md, engine, y->data())}});
+  dnnl::eltwise_forward::primitive_desc hint(
+      {dnnl::prop_kind::forward_training, dnnl::algorithm::eltwise_relu, md, 0.0f, 0.0f}, engine);
+  dnnl::eltwise_backward backward({{dnnl::algorithm::eltwise_relu, md, md, 0.0f, 0.0f}, engine, hint});
+  backward.execute(stream, {{DNNL_ARG_SRC, memory(md, engine, const_cast<float*>(x.data()))},
+                            {DNNL_ARG_DIFF_DST, memory(md, engine, const_cast<float*>(dy.data()))},
+                            {DNNL_ARG_DIFF_SRC, memory(md, engine, dx->data())}});
+  stream.wait();
+}
+
+TEST(OnednnLoops, ReluAndItsGradientAreOnednnsBitForBit) {
+  const float specials[] = {-1.0f, -0.0f, 0.0f, NAN, -NAN, 1e-40f, -1e-40f, INFINITY, -INFINITY, 2.5f};
+  const float gradients[] = {1.0f, -1.0f, -0.0f, 0.0f, NAN, 3.0f};
+  std::vector<float> x, dy;
+  for (float a : specials)
+    for (float g : gradients) x.push_back(a), dy.push_back(g);
+  const std::vector<float> more = Random(203, 9), more_dy = Random(203, 10);  // a length no vector width divides
+  x.insert(x.end(), more.begin(), more.end());
+  dy.insert(dy.end(), more_dy.begin(), more_dy.end());
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> y(n), dx(n), want_y(n), want_dx(n);
+  OnednnBackend backend;
+  backend.Unary(UnaryOp::kRelu, x.data(), y.data(), n);
+  backend.UnaryBackward(UnaryOp::kRelu, x.data(), y.data(), dy.data(), dx.data(), n);
+  OnednnRelu(x, dy, &want_y, &want_dx);
+  ExpectBitwise(y, want_y, "ReLU", n);
+  ExpectBitwise(dx, want_dx, "ReLU backward", n);
 }
 
 }  // namespace
