@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "framework/core/check.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 namespace {
@@ -204,16 +205,6 @@ __attribute__((target("avx512f"))) void PhiloxLanesAvx512(uint64_t block, uint32
   }
 }
 
-bool CpuHasAvx512() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}
-
-bool CpuHasAvx2() {
-  __builtin_cpu_init();  // this may run from a static initialiser, before libgcc's own
-  return __builtin_cpu_supports("avx2");
-}
-
 }  // namespace rng_internal
 
 namespace {
@@ -229,8 +220,8 @@ struct PhiloxLanes {
 // The AVX-512 kernel where the CPU has AVX-512F, else the AVX2 one where it
 // has AVX2, else the portable one.
 PhiloxLanes ChoosePhiloxLanes() {
-  if (rng_internal::CpuHasAvx512()) return {rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks};
-  if (rng_internal::CpuHasAvx2()) return {rng_internal::PhiloxLanesAvx2, kLanes};
+  if (CpuHasAvx512f()) return {rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks};
+  if (CpuHasAvx2()) return {rng_internal::PhiloxLanesAvx2, kLanes};
   return {rng_internal::PhiloxLanesPortable, kLanes};
 }
 

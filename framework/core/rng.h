@@ -106,8 +106,8 @@ void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n,
 // the CPU can): Philox4x32-10 of the 8 blocks [block, block + 8) (16 for
 // the AVX-512 one) of a stream with counter words 1..3 = (block >> 32) ^
 // purpose_word, step_lo, step_hi, their 4 words a block into `out` in
-// order. Words uses the AVX-512 one where CpuHasAvx512(), else the AVX2 one
-// where CpuHasAvx2(), else the portable one.
+// order. Words uses the AVX-512 one where CpuHasAvx512f(), else the AVX2 one
+// where CpuHasAvx2() (cpu_features.h), else the portable one.
 namespace rng_internal {
 constexpr int kAvx512Blocks = 16;
 void PhiloxLanesPortable(uint64_t block, uint32_t purpose_word, uint32_t step_lo, uint32_t step_hi, uint32_t key0,
@@ -116,8 +116,6 @@ void PhiloxLanesAvx2(uint64_t block, uint32_t purpose_word, uint32_t step_lo, ui
                      uint32_t key1, uint32_t* out);
 void PhiloxLanesAvx512(uint64_t block, uint32_t purpose_word, uint32_t step_lo, uint32_t step_hi, uint32_t key0,
                        uint32_t key1, uint32_t* out);
-bool CpuHasAvx2();
-bool CpuHasAvx512();
 }  // namespace rng_internal
 
 }  // namespace tvlab

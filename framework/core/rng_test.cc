@@ -1,5 +1,7 @@
 #include "framework/core/rng.h"
 
+#include "framework/core/cpu_features.h"
+
 #include <cmath>
 #include <vector>
 
@@ -43,8 +45,8 @@ TEST(RngStream, EveryPhiloxKernelIsTheBlockDefinition) {
     int blocks;
   };
   std::vector<Run> kernels = {{rng_internal::PhiloxLanesPortable, 8}};
-  if (rng_internal::CpuHasAvx2()) kernels.push_back({rng_internal::PhiloxLanesAvx2, 8});
-  if (rng_internal::CpuHasAvx512()) kernels.push_back({rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks});
+  if (CpuHasAvx2()) kernels.push_back({rng_internal::PhiloxLanesAvx2, 8});
+  if (CpuHasAvx512f()) kernels.push_back({rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks});
   const uint32_t purpose_word = 5u << 24, step_lo = 0x89abcdefu, step_hi = 3, key0 = 0xdeadbeefu, key1 = 17;
   for (const Run& run : kernels) {
     for (uint64_t block : {uint64_t{0}, uint64_t{8}, (uint64_t{1} << 32) - 3, (uint64_t{1} << 32) - 11,
@@ -61,7 +63,7 @@ TEST(RngStream, EveryPhiloxKernelIsTheBlockDefinition) {
       EXPECT_EQ(out[4 * run.blocks], 0xA5A5A5A5u);
     }
   }
-  EXPECT_EQ(kernels.size(), 1u + rng_internal::CpuHasAvx2() + rng_internal::CpuHasAvx512());
+  EXPECT_EQ(kernels.size(), 1u + CpuHasAvx2() + CpuHasAvx512f());
 }
 
 // Words computes whole runs of blocks side by side (the kernels above);

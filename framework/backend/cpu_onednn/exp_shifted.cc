@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "framework/core/cpu_features.h"
+
 namespace tvlab {
 namespace onednn {
 namespace {
@@ -120,22 +122,12 @@ __attribute__((target("avx2,fma"))) void ExpShiftedAvx2(const float* x, float sh
   ExpShiftedScalar(x + i, shift, y + i, n - i);
 }
 
-bool CpuHasAvx512f() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f");
-}
-
-bool CpuHasAvx2Fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 }  // namespace exp_shifted_internal
 
 void ExpShifted(const float* x, float shift, float* y, int64_t n) {
   using Kernel = void (*)(const float*, float, float*, int64_t);
-  static const Kernel kernel = exp_shifted_internal::CpuHasAvx512f()   ? exp_shifted_internal::ExpShiftedAvx512
-                               : exp_shifted_internal::CpuHasAvx2Fma() ? exp_shifted_internal::ExpShiftedAvx2
+  static const Kernel kernel = CpuHasAvx512f()   ? exp_shifted_internal::ExpShiftedAvx512
+                               : CpuHasAvx2Fma() ? exp_shifted_internal::ExpShiftedAvx2
                                                                        : ExpShiftedScalar;
   kernel(x, shift, y, n);
 }

@@ -28,13 +28,11 @@ namespace onednn {
 void ExpShifted(const float* x, float shift, float* y, int64_t n);
 
 // ExpShifted's vector kernels, for exp_shifted_test (ExpShifted takes the
-// AVX-512 one where CpuHasAvx512f(), else the AVX2 one where CpuHasAvx2Fma(),
-// else std::exp element by element).
+// AVX-512 one where CpuHasAvx512f(), else the AVX2 one where CpuHasAvx2Fma()
+// (framework/core/cpu_features.h), else std::exp element by element).
 namespace exp_shifted_internal {
 void ExpShiftedAvx512(const float* x, float shift, float* y, int64_t n);
 void ExpShiftedAvx2(const float* x, float shift, float* y, int64_t n);
-bool CpuHasAvx512f();
-bool CpuHasAvx2Fma();
 }  // namespace exp_shifted_internal
 
 }  // namespace onednn

@@ -7,6 +7,8 @@
 
 #include "framework/backend/cpu_onednn/exp_shifted.h"
 
+#include "framework/core/cpu_features.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -43,8 +45,8 @@ using Kernel = void (*)(const float*, float, float*, int64_t);
 // ExpShifted and each vector kernel this CPU can run.
 std::vector<Kernel> Kernels() {
   std::vector<Kernel> kernels = {onednn::ExpShifted};
-  if (onednn::exp_shifted_internal::CpuHasAvx512f()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx512);
-  if (onednn::exp_shifted_internal::CpuHasAvx2Fma()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx2);
+  if (CpuHasAvx512f()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx512);
+  if (CpuHasAvx2Fma()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedAvx2);
   return kernels;
 }
 

@@ -46,39 +46,11 @@ double SoftmaxRow(const float* x, float* y, int64_t cols) {
   return kLogZ ? max + std::log(static_cast<double>(sum)) : 0.0;
 }
 
-// Four rows of Softmax (SoftmaxRow without log_z), each with its own max,
-// exponentials and float sum in SoftmaxRow's order, the four rows' loops
-// interleaved so that their chains of compares and adds overlap (a row of
-// eight is otherwise two chains of eight dependent operations).
-void SoftmaxFourRows(const float* x, float* y, int64_t cols) {
-  constexpr int kRows = 4;
-  float max[kRows], sum[kRows] = {};
-  for (int g = 0; g < kRows; ++g) max[g] = -std::numeric_limits<float>::infinity();
-  for (int64_t c = 0; c < cols; ++c)
-    for (int g = 0; g < kRows; ++g) max[g] = x[g * cols + c] > max[g] ? x[g * cols + c] : max[g];
-  for (int g = 0; g < kRows; ++g) {
-    if (max[g] == -std::numeric_limits<float>::infinity()) {
-      for (int64_t c = 0; c < cols; ++c) y[g * cols + c] = 0.0f;
-    } else {
-      onednn::ExpShifted(x + g * cols, max[g], y + g * cols, cols);
-    }
-  }
-  for (int64_t c = 0; c < cols; ++c)
-    for (int g = 0; g < kRows; ++g) sum[g] += y[g * cols + c];
-  for (int g = 0; g < kRows; ++g) {
-    if (max[g] == -std::numeric_limits<float>::infinity()) continue;  // all masked: zeros
-    const float inv = 1.0f / sum[g];
-    for (int64_t c = 0; c < cols; ++c) y[g * cols + c] *= inv;
-  }
-}
-
 }  // namespace
 
 void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
-  const int64_t groups = rows / 4;
 #pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t q = 0; q < groups; ++q) SoftmaxFourRows(x + 4 * q * cols, y + 4 * q * cols, cols);
-  for (int64_t r = 4 * groups; r < rows; ++r) SoftmaxRow</*kLogZ=*/false>(x + r * cols, y + r * cols, cols);
+  for (int64_t r = 0; r < rows; ++r) SoftmaxRow</*kLogZ=*/false>(x + r * cols, y + r * cols, cols);
 }
 
 // Softmax's rows, keeping each row's log-partition max + log(sum): probs

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 namespace onednn {
@@ -134,11 +135,6 @@ __attribute__((target("avx2"))) void PackTransposed8Avx2(const float* b, int64_t
     _mm256_storeu_ps(out + 6 * 8, _mm256_permute2f128_ps(u2, u6, 0x31));
     _mm256_storeu_ps(out + 7 * 8, _mm256_permute2f128_ps(u3, u7, 0x31));
   }
-}
-
-bool CpuHasAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2");
 }
 
 }  // namespace
