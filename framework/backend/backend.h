@@ -19,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,25 @@ struct SgdHyper {
 // LionMany's step: rate and the two interpolation factors.
 struct LionHyper {
   float lr, beta1, beta2;
+};
+
+// One elementwise kernel call in a Backend::PointwiseChain, over the chain's
+// n elements (every buffer holds n floats):
+//   kBinary        out = a op b, as Binary(op, a, {n}, b, {n}, out, {n})
+//   kRelu          out = relu(a), as Unary(kRelu, a, out, n)
+//   kReluBackward  out = dx from x = a, y = b, dy = c, as
+//                  UnaryBackward(kRelu, a, b, c, out, n)
+//   kDropoutMask   out = the mask, as DropoutMask(*stream, p, out, n)
+struct PointwiseStep {
+  enum class Kind { kBinary, kRelu, kReluBackward, kDropoutMask };
+  Kind kind = Kind::kBinary;
+  BinaryOp op = BinaryOp::kAdd;  // kBinary
+  const float* a = nullptr;
+  const float* b = nullptr;
+  const float* c = nullptr;
+  float* out = nullptr;
+  std::optional<RngStream> stream;  // kDropoutMask
+  float p = 0.0f;                   // kDropoutMask
 };
 
 // Every kernel of kernels.def, in its order.

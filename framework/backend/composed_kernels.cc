@@ -29,4 +29,19 @@ void Backend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHype
   }
 }
 
+void Backend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n) {
+  const Shape flat = {n};
+  for (const PointwiseStep& s : steps) {
+    switch (s.kind) {
+      case PointwiseStep::Kind::kBinary: Binary(s.op, s.a, flat, s.b, flat, s.out, flat); break;
+      case PointwiseStep::Kind::kRelu: Unary(UnaryOp::kRelu, s.a, s.out, n); break;
+      case PointwiseStep::Kind::kReluBackward: UnaryBackward(UnaryOp::kRelu, s.a, s.b, s.c, s.out, n); break;
+      case PointwiseStep::Kind::kDropoutMask:
+        TVLAB_CHECK(s.stream.has_value()) << "PointwiseChain: a dropout step without its stream";
+        DropoutMask(*s.stream, s.p, s.out, n);
+        break;
+    }
+  }
+}
+
 }  // namespace tvlab

@@ -56,12 +56,35 @@ bool Same(const std::vector<AdamWTensor>& a, const std::vector<AdamWTensor>& b) 
   return true;
 }
 
+bool Same(const std::vector<PointwiseStep>& a, const std::vector<PointwiseStep>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tie(a[i].kind, a[i].op, a[i].a, a[i].b, a[i].c, a[i].out, a[i].stream, a[i].p) !=
+        std::tie(b[i].kind, b[i].op, b[i].a, b[i].b, b[i].c, b[i].out, b[i].stream, b[i].p))
+      return false;
+  }
+  return true;
+}
+
 void Rekey(RngStream& stream, uint64_t from, uint64_t to) {
   if (stream.step() == from) stream = stream.WithStep(to);
 }
 
 void Rekey(FusedAttentionDesc& d, uint64_t from, uint64_t to) {
   if (d.dropout_stream.has_value()) Rekey(*d.dropout_stream, from, to);
+}
+
+void Rekey(std::vector<PointwiseStep>& steps, uint64_t from, uint64_t to) {
+  for (PointwiseStep& s : steps)
+    if (s.stream.has_value()) Rekey(*s.stream, from, to);
+}
+
+void Pointers(const std::vector<PointwiseStep>& steps, std::vector<const void*>* out) {
+  for (const PointwiseStep& s : steps) {
+    for (const void* p : {static_cast<const void*>(s.a), static_cast<const void*>(s.b),
+                          static_cast<const void*>(s.c), static_cast<const void*>(s.out)})
+      if (p != nullptr) out->push_back(p);
+  }
 }
 
 void Pointers(const std::vector<AdamWTensor>& tensors, std::vector<const void*>* out) {

@@ -43,6 +43,7 @@ bool Same(const AdamWHyper& a, const AdamWHyper& b);
 bool Same(const SgdHyper& a, const SgdHyper& b);
 bool Same(const LionHyper& a, const LionHyper& b);
 bool Same(const std::vector<AdamWTensor>& a, const std::vector<AdamWTensor>& b);
+bool Same(const std::vector<PointwiseStep>& a, const std::vector<PointwiseStep>& b);
 
 template <typename... T, size_t... I>
 bool SameTuple(const std::tuple<T...>& a, const std::tuple<T...>& b, std::index_sequence<I...>) {
@@ -58,13 +59,15 @@ template <typename T>
 void Rekey(T&, uint64_t, uint64_t) {}
 void Rekey(RngStream& stream, uint64_t from, uint64_t to);
 void Rekey(FusedAttentionDesc& d, uint64_t from, uint64_t to);
+void Rekey(std::vector<PointwiseStep>& steps, uint64_t from, uint64_t to);
 template <typename... T>
 void Rekey(std::tuple<T...>& args, uint64_t from, uint64_t to) {
   std::apply([&](auto&... x) { (Rekey(x, from, to), ...); }, args);
 }
 
 // Pointers: raw pointers are buffers; descs carry host vectors (kept by
-// value), so only the optimizers' tensor lists add more.
+// value), so only the optimizers' tensor lists and pointwise chains add
+// more.
 template <typename T>
 void Pointers(const T&, std::vector<const void*>*) {}
 template <typename T>
@@ -72,6 +75,7 @@ void Pointers(T* p, std::vector<const void*>* out) {
   out->push_back(p);
 }
 void Pointers(const std::vector<AdamWTensor>& tensors, std::vector<const void*>* out);
+void Pointers(const std::vector<PointwiseStep>& steps, std::vector<const void*>* out);
 template <typename... T>
 void Pointers(const std::tuple<T...>& args, std::vector<const void*>* out) {
   std::apply([&](const auto&... x) { (Pointers(x, out), ...); }, args);

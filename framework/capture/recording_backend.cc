@@ -4,50 +4,16 @@
 #include <utility>
 
 #include "framework/backend/backend_registry.h"
-#include "framework/capture/recorded_args.h"
+#include "framework/capture/kernel_call_of.h"
 
 namespace tvlab {
 namespace capture {
-namespace {
 
-// A recorded call of one kernel: `Method` is &Backend::<kernel>, `Args` its
-// parameters by value; `key_` the step its random streams are keyed at.
-template <typename Args, typename Method>
-class KernelCallOf : public KernelCall {
- public:
-  KernelCallOf(Kernel kernel, Method method, Args args, uint64_t key)
-      : kernel_(kernel), method_(method), args_(std::move(args)), key_(key) {}
-  Kernel kernel() const override { return kernel_; }
-  void Run(Backend& backend, uint64_t step) override {
-    if (step != key_) {
-      Rekey(args_, key_, step);
-      key_ = step;
-    }
-    std::apply([&](auto&... x) { (backend.*method_)(x...); }, args_);
-  }
-  bool Agrees(const KernelCall& other, uint64_t step) const override {
-    const auto* o = dynamic_cast<const KernelCallOf*>(&other);
-    if (o == nullptr) return false;
-    Args moved = args_;
-    Rekey(moved, key_, step);
-    return Same(moved, o->args_);
-  }
-  void Pointers(std::vector<const void*>* out) const override { capture::Pointers(args_, out); }
-
- private:
-  Kernel kernel_;
-  Method method_;
-  Args args_;
-  uint64_t key_;
-};
-
-}  // namespace
-
-template <typename Args, typename Method>
-void RecordingBackend::Record(Kernel kernel, Method method, Args args) {
+template <typename Signature>
+void RecordingBackend::Record(Kernel kernel, Signature Backend::*method, typename ArgsOf<Signature>::type args) {
   RecordedOp op;
   op.kind = RecordedOp::Kind::kKernel;
-  op.call = std::make_shared<KernelCallOf<Args, Method>>(kernel, method, std::move(args), out_->step);
+  op.call = MakeKernelCall<Signature>(kernel, method, std::move(args), out_->step);
   out_->ops.push_back(std::move(op));
 }
 
@@ -56,7 +22,7 @@ void RecordingBackend::Record(Kernel kernel, Method method, Args args) {
 #define TVLAB_KERNEL(name, kind, parameters, arguments)                                               \
   void RecordingBackend::name parameters {                                                            \
     using Args = ArgsOf<kernel_signature::name>::type;                                                \
-    if (*depth_ == 0) Record(Kernel::k##name, &Backend::name, Args arguments);                        \
+    if (*depth_ == 0) Record<kernel_signature::name>(Kernel::k##name, &Backend::name, Args arguments); \
     ++*depth_;                                                                                        \
     inner_.name arguments;                                                                            \
     --*depth_;                                                                                        \

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "framework/backend/backend.h"
+#include "framework/capture/recorded_args.h"
 #include "framework/capture/step_recording.h"
 #include "framework/tensor/device_memory.h"
 
@@ -31,8 +32,8 @@ class RecordingBackend : public Backend {
 #include "framework/backend/kernels.def"
 
  private:
-  template <typename Args, typename Method>
-  void Record(Kernel kernel, Method method, Args args);
+  template <typename Signature>
+  void Record(Kernel kernel, Signature Backend::*method, typename ArgsOf<Signature>::type args);
 
   Backend& inner_;
   StepRecording* out_;

@@ -11,7 +11,9 @@
 //   warm-up      eager (first-use tables and optimizer state are built);
 //   record 1, 2  eager, recorded; the two recordings must agree
 //                (step_recording.h: Agree), and every buffer they use
-//                must be the pool's or a live tensor's;
+//                must be the pool's or a live tensor's; the agreed
+//                recording's elementwise chains are fused
+//                (pointwise_fusion.h);
 //   verify       the step is replayed and then run eagerly; the loss and
 //                every gradient must match bit for bit (the eager result
 //                is the one used);
@@ -32,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
+#include "framework/capture/pointwise_fusion.h"
 #include "framework/capture/step_recording.h"
 #include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
@@ -88,6 +91,7 @@ class StepCapture {
   int64_t replayed_ = 0;
   std::shared_ptr<BufferPool> pool_;
   capture::StepRecording first_, recording_;
+  capture::FusionSummary fusion_;  // of recording_'s elementwise chains
   capture::StepRecording* active_ = nullptr;  // being recorded
   std::vector<Tensor> kept_grads_;            // per parameter (undefined: none)
   Tensor kept_loss_;

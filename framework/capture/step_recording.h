@@ -38,6 +38,8 @@ class KernelCall {
   // call once this one's streams are moved to `step`.
   virtual bool Agrees(const KernelCall& other, uint64_t step) const = 0;
   virtual void Pointers(std::vector<const void*>* out) const = 0;
+  // The step its random streams are keyed at now.
+  virtual uint64_t key() const = 0;
 };
 
 // Where an upload's bytes come from on replay.

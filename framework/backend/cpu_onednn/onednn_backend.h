@@ -49,6 +49,9 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(Permute);
   // The reference's Philox mask in L1-sized chunks (onednn_elementwise.cc).
   TVLAB_OVERRIDE_KERNEL(DropoutMask);
+  // Elementwise chains a tile of kPointwiseTile elements at a time through
+  // every step, with the loops above (onednn_elementwise.cc).
+  TVLAB_OVERRIDE_KERNEL(PointwiseChain);
   TVLAB_OVERRIDE_KERNEL(AdamW);
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
   TVLAB_OVERRIDE_KERNEL(SgdMany);

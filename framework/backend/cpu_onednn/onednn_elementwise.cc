@@ -8,9 +8,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/check.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
@@ -274,6 +276,47 @@ void OnednnBackend::DropoutMask(const RngStream& stream, float p, float* mask, i
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t first = c * kDropoutChunk;
       DropoutFactors(stream, p, first, std::min(kDropoutChunk, n - first), mask + first, words);
+    }
+  }
+}
+
+namespace {
+
+// Elements of one PointwiseChain tile: the tile's operands of a three-step
+// chain (about six 4 KiB blocks) stay in L1 from one step to the next.
+constexpr int64_t kPointwiseTile = 1024;
+
+// Step `s` over elements [begin, end): the same loop (and so the same bits)
+// as the kernel the step stands for.
+void PointwiseStepRange(const PointwiseStep& s, int64_t n, int64_t begin, int64_t end,
+                        std::vector<uint32_t>& words) {
+  switch (s.kind) {
+    case PointwiseStep::Kind::kBinary: return BinaryChunk(s.op, s.a, n, s.b, n, s.out, n, begin, end);
+    case PointwiseStep::Kind::kRelu: return ReluRange(s.a, s.out, begin, end);
+    case PointwiseStep::Kind::kReluBackward: return ReluBackwardRange(s.a, s.c, s.out, begin, end);
+    case PointwiseStep::Kind::kDropoutMask:
+      return DropoutFactors(*s.stream, s.p, begin, end - begin, s.out + begin, words);
+  }
+}
+
+}  // namespace
+
+void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n) {
+  bool draws = false;  // DropoutMask threads from a smaller size
+  for (const PointwiseStep& s : steps) {
+    draws = draws || s.kind == PointwiseStep::Kind::kDropoutMask;
+    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
+        << "PointwiseChain: a dropout step without its stream";
+  }
+  const int64_t tiles = (n + kPointwiseTile - 1) / kPointwiseTile;
+#pragma omp parallel if (n >= (draws ? onednn::kParallelOptimizerElements : kParallelElements))
+  {
+    std::vector<uint32_t> words;  // host: one tile's random words
+    words.reserve(kPointwiseTile / 2);
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t begin = t * kPointwiseTile, end = std::min(n, begin + kPointwiseTile);
+      for (const PointwiseStep& s : steps) PointwiseStepRange(s, n, begin, end, words);
     }
   }
 }

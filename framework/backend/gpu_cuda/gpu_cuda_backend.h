@@ -54,6 +54,9 @@ class GpuCudaBackend : public Backend {
   // bias enters in cuBLAS's epilogue (which reads c anyway) instead of a
   // second kernel's pass over c.
   TVLAB_OVERRIDE_KERNEL(GemmBias);
+  // One launch for a chain of up to 8 elementwise steps
+  // (gpu_cuda_pointwise.cc), instead of one per step.
+  TVLAB_OVERRIDE_KERNEL(PointwiseChain);
 
  private:
   void* cublas_ = nullptr;  // cublasHandle_t

@@ -65,7 +65,8 @@ class SimulatedDeviceMemory : public DeviceMemory {
 };
 
 // The host image of a kernel argument: a device pointer's host address,
-// the same tensors with host addresses for AdamWMany, and any other
+// the same tensors with host addresses for AdamWMany (and the steps of a
+// PointwiseChain), and any other
 // argument (sizes, shapes, descriptions, host vectors) unchanged.
 template <typename T>
 T* ToHost(T* device_ptr) {
@@ -78,6 +79,13 @@ std::vector<AdamWTensor> ToHost(const std::vector<AdamWTensor>& tensors) {
     t.grad = Host(t.grad);
     t.m = Host(t.m);
     t.v = Host(t.v);
+  }
+  return host;
+}
+std::vector<PointwiseStep> ToHost(const std::vector<PointwiseStep>& steps) {
+  std::vector<PointwiseStep> host = steps;
+  for (PointwiseStep& s : host) {
+    s.a = Host(s.a), s.b = Host(s.b), s.c = Host(s.c), s.out = Host(s.out);  // null stays null
   }
   return host;
 }
