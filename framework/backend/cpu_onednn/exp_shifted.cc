@@ -100,6 +100,10 @@ void ExpShiftedScalar(const float* x, float shift, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
 }
 
+void ExpShiftedEachScalar(const float* x, const float* shift, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift[i]);
+}
+
 }  // namespace
 
 namespace exp_shifted_internal {
@@ -122,7 +126,32 @@ __attribute__((target("avx2,fma"))) void ExpShiftedAvx2(const float* x, float sh
   ExpShiftedScalar(x + i, shift, y + i, n - i);
 }
 
+__attribute__((target("avx512f"))) void ExpShiftedEachAvx512(const float* x, const float* shift, float* y,
+                                                              int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (!EightExps(x + i, _mm256_loadu_ps(shift + i), y + i)) ExpShiftedEachScalar(x + i, shift + i, y + i, 8);
+  }
+  ExpShiftedEachScalar(x + i, shift + i, y + i, n - i);
+}
+
+__attribute__((target("avx2,fma"))) void ExpShiftedEachAvx2(const float* x, const float* shift, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    if (!FourExps(x + i, _mm_loadu_ps(shift + i), y + i)) ExpShiftedEachScalar(x + i, shift + i, y + i, 4);
+  }
+  ExpShiftedEachScalar(x + i, shift + i, y + i, n - i);
+}
+
 }  // namespace exp_shifted_internal
+
+void ExpShiftedEach(const float* x, const float* shift, float* y, int64_t n) {
+  using Kernel = void (*)(const float*, const float*, float*, int64_t);
+  static const Kernel kernel = CpuHasAvx512f()   ? exp_shifted_internal::ExpShiftedEachAvx512
+                               : CpuHasAvx2Fma() ? exp_shifted_internal::ExpShiftedEachAvx2
+                                                 : ExpShiftedEachScalar;
+  kernel(x, shift, y, n);
+}
 
 void ExpShifted(const float* x, float shift, float* y, int64_t n) {
   using Kernel = void (*)(const float*, float, float*, int64_t);

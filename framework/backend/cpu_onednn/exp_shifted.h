@@ -26,6 +26,9 @@ namespace tvlab {
 namespace onednn {
 
 void ExpShifted(const float* x, float shift, float* y, int64_t n);
+// y[i] = std::exp(x[i] - shift[i]): a shift per element, the same bits
+// (short softmax rows, eight rows at a time in the lanes: onednn_rows.cc).
+void ExpShiftedEach(const float* x, const float* shift, float* y, int64_t n);
 
 // ExpShifted's vector kernels, for exp_shifted_test (ExpShifted takes the
 // AVX-512 one where CpuHasAvx512f(), else the AVX2 one where CpuHasAvx2Fma()
@@ -33,6 +36,8 @@ void ExpShifted(const float* x, float shift, float* y, int64_t n);
 namespace exp_shifted_internal {
 void ExpShiftedAvx512(const float* x, float shift, float* y, int64_t n);
 void ExpShiftedAvx2(const float* x, float shift, float* y, int64_t n);
+void ExpShiftedEachAvx512(const float* x, const float* shift, float* y, int64_t n);
+void ExpShiftedEachAvx2(const float* x, const float* shift, float* y, int64_t n);
 }  // namespace exp_shifted_internal
 
 }  // namespace onednn

@@ -93,5 +93,33 @@ TEST(ExpShifted, SpecialCasesInsideAChunkAndEveryTailLength) {
   }
 }
 
+// ExpShiftedEach and its kernels: every element with its own shift (each
+// lane of a chunk another), specials in the inputs and in the shifts.
+TEST(ExpShifted, EachElementWithItsOwnShift) {
+  using EachKernel = void (*)(const float*, const float*, float*, int64_t);
+  std::vector<EachKernel> kernels = {onednn::ExpShiftedEach};
+  if (CpuHasAvx512f()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedEachAvx512);
+  if (CpuHasAvx2Fma()) kernels.push_back(onednn::exp_shifted_internal::ExpShiftedEachAvx2);
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> shifts = {0.0f, 0.75f, -3.5f, 10.0f, -0.0f, 87.0f, -inf, inf, 1e-30f};
+  std::vector<float> x = Sweep(777u, int64_t{1} << 20);
+  for (float v = -90.0f; v < 1.0f; v += 1.0f / 256) x.push_back(v);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  x.push_back(3.0f);  // a tail shorter than a chunk
+  std::vector<float> shift(x.size()), y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) shift[i] = shifts[(i * 7 + i / 3) % shifts.size()];
+  for (EachKernel kernel : kernels) {
+    kernel(x.data(), shift.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::exp(x[i] - shift[i]);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(y[i])) << "x " << x[i] << " shift " << shift[i];
+      } else {
+        ASSERT_EQ(Bits(y[i]), Bits(want)) << "x " << x[i] << " shift " << shift[i] << " at " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tvlab

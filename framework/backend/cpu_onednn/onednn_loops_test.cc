@@ -5,12 +5,14 @@
 // blocks of 64 and 16 columns, its single columns and its wide sweep) and the
 // head-size copies of Permute. Each against that definition, bit for bit, at
 // sizes that are not multiples of any vector width. ReLU and its gradient,
-// which replaced oneDNN's eltwise primitive, against that primitive.
-
-#include <cstring>
-#include <vector>
+// which replaced oneDNN's eltwise primitive, against that primitive. Softmax
+// and CrossEntropy's probabilities, whose short rows go eight at a time in
+// vector lanes, against the row definition.
 
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 #include "dnnl.hpp"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
@@ -139,6 +141,48 @@ TEST(OnednnLoops, ReluAndItsGradientAreOnednnsBitForBit) {
   OnednnRelu(x, dy, &want_y, &want_dx);
   ExpectBitwise(y, want_y, "ReLU", n);
   ExpectBitwise(dx, want_dx, "ReLU backward", n);
+}
+
+// One softmax row as onednn_softmax.cc defines it: the max in column order
+// (a NaN never wins), std::exp(x - max), the float sum in column order, the
+// products with 1 / sum; an all -inf row gives zeros.
+void SoftmaxRowDefinition(const float* x, float* y, int64_t cols) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  float max = minus_inf, sum = 0.0f;
+  for (int64_t c = 0; c < cols; ++c) max = x[c] > max ? x[c] : max;
+  for (int64_t c = 0; c < cols; ++c) y[c] = max == minus_inf ? 0.0f : std::exp(x[c] - max);
+  for (int64_t c = 0; c < cols; ++c) sum += y[c];
+  const float inv = 1.0f / sum;
+  for (int64_t c = 0; c < cols; ++c) y[c] = max == minus_inf ? 0.0f : y[c] * inv;
+}
+
+// Row counts around the eight-row groups, short rows (up to 16 columns, in
+// lanes) and longer ones; rows with masked keys, an all-masked row, a
+// NaN, signed zeros and ties.
+TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
+  OnednnBackend backend;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t rows : {1, 7, 8, 9, 19}) {
+    for (int64_t cols : {1, 2, 8, 10, 15, 16, 17, 40}) {
+      std::vector<float> x = Random(rows * cols, rows * 100 + cols);
+      for (int64_t i = 0; i < rows * cols; i += 7) x[i] = -inf;
+      if (rows > 2) std::fill(x.begin() + cols, x.begin() + 2 * cols, -inf);  // row 1: all masked
+      if (rows > 3) x[3 * cols] = std::numeric_limits<float>::quiet_NaN();
+      if (rows > 4 && cols > 1) x[4 * cols] = -0.0f, x[4 * cols + 1] = 0.0f;
+      if (rows > 5 && cols > 1) x[5 * cols] = x[5 * cols + 1] = 1.5f;
+      std::vector<float> got(rows * cols, 9.0f), want(rows * cols);
+      for (int64_t r = 0; r < rows; ++r) SoftmaxRowDefinition(x.data() + r * cols, want.data() + r * cols, cols);
+      backend.Softmax(x.data(), got.data(), rows, cols);
+      ExpectBitwise(got, want, "Softmax", rows * 1000 + cols);
+      // CrossEntropy's probabilities are the same rows; the all-masked
+      // row's target is ignored (its loss would be NaN).
+      std::vector<int32_t> targets(rows, 0);
+      if (rows > 2) targets[1] = -100;
+      std::vector<float> loss(rows), probs(rows * cols, 9.0f), mean(1);
+      backend.CrossEntropy(x.data(), targets.data(), rows, cols, -100, 0.0f, loss.data(), probs.data(), mean.data());
+      ExpectBitwise(probs, want, "CrossEntropy's probabilities", rows * 1000 + cols);
+    }
+  }
 }
 
 }  // namespace

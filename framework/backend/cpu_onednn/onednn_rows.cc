@@ -1,18 +1,15 @@
-// cpu_onednn's row kernels: softmax (tvlab's all-masked rows give 0, where
-// oneDNN's would give NaN) and its backward, LayerNorm on oneDNN's primitive
-// (RMSNorm on the reference loops), the normalizations' backward, and
-// Permute by contiguous rows; rows split over OpenMP threads above
-// kParallelElements.
+// cpu_onednn's row kernels (softmax's are in onednn_softmax.cc): LayerNorm
+// on oneDNN's primitive (RMSNorm on the reference loops), the
+// normalizations' backward, and Permute by contiguous rows; rows split over
+// OpenMP threads above kParallelElements.
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <unordered_map>
 #include <vector>
 
-#include "framework/backend/cpu_onednn/exp_shifted.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 
@@ -25,87 +22,7 @@ using dt = memory::data_type;
 using onednn::kParallelElements;
 using onednn::SingleThreaded;
 
-// One softmax row: y = exp(x - max) / sum, and log_z = max + log(sum) (the
-// sum in float, as y's). oneDNN's softmax returns NaN for all-masked rows;
-// tvlab defines them as 0 (log_z is then -inf). Softmax and CrossEntropy
-// share it, so CrossEntropy's probabilities are Softmax's to the bit.
-// Softmax alone passes kLogZ false and skips the logarithm (the same y).
-template <bool kLogZ = true>
-double SoftmaxRow(const float* x, float* y, int64_t cols) {
-  float max = -std::numeric_limits<float>::infinity();
-  for (int64_t c = 0; c < cols; ++c) max = x[c] > max ? x[c] : max;
-  if (max == -std::numeric_limits<float>::infinity()) {
-    for (int64_t c = 0; c < cols; ++c) y[c] = 0.0f;
-    return max;
-  }
-  onednn::ExpShifted(x, max, y, cols);  // y[c] = std::exp(x[c] - max), eight at a time
-  float sum = 0.0f;
-  for (int64_t c = 0; c < cols; ++c) sum += y[c];
-  const float inv = 1.0f / sum;
-  for (int64_t c = 0; c < cols; ++c) y[c] *= inv;
-  return kLogZ ? max + std::log(static_cast<double>(sum)) : 0.0;
-}
-
 }  // namespace
-
-void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols) {
-#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) SoftmaxRow</*kLogZ=*/false>(x + r * cols, y + r * cols, cols);
-}
-
-// Softmax's rows, keeping each row's log-partition max + log(sum): probs
-// are Softmax's to the bit (the same float exponentials and sum), and the
-// loss is the reference's formula with log_z from that float sum (within
-// float rounding of the reference's double sum; PyTorch's is float too).
-void OnednnBackend::CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
-                                 int32_t ignore_index, float label_smoothing, float* loss, float* probs,
-                                 float* mean_loss) {
-#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = logits + r * cols;
-    const double log_z = SoftmaxRow(xr, probs + r * cols, cols);
-    if (targets[r] == ignore_index) {
-      loss[r] = 0.0f;
-      continue;
-    }
-    if (log_z == -std::numeric_limits<double>::infinity()) {  // an all-masked row
-      loss[r] = std::numeric_limits<float>::quiet_NaN();
-      continue;
-    }
-    // Smoothed target: (1 - eps) one-hot + eps / cols uniform (as PyTorch).
-    const double nll = log_z - xr[targets[r]];
-    double mean_nll = 0.0;
-    if (label_smoothing != 0.0f) {
-      for (int64_t c = 0; c < cols; ++c) mean_nll += log_z - xr[c];
-      mean_nll /= cols;
-    }
-    loss[r] = static_cast<float>((1.0 - label_smoothing) * nll + label_smoothing * mean_nll);
-  }
-  int64_t counted = 0;
-  double total = 0.0;
-  for (int64_t r = 0; r < rows; ++r) {
-    counted += targets[r] != ignore_index;
-    total += loss[r];
-  }
-  *mean_loss = static_cast<float>(total / static_cast<float>(std::max<int64_t>(counted, 1)));
-}
-
-void OnednnBackend::SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,
-                                    int64_t cols) {
-  // dx = y * (dy - sum(dy * y)) per row, the dot in double as the reference.
-#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* yr = y + r * cols;
-    const float* dyr = dy + r * cols;
-    double dot = 0.0;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t c = 0; c < cols; ++c) dot += static_cast<double>(yr[c]) * dyr[c];
-    const float d = static_cast<float>(dot);
-    float* dxr = dx + r * cols;
-#pragma omp simd
-    for (int64_t c = 0; c < cols; ++c) dxr[c] = yr[c] * (dyr[c] - d);
-  }
-}
 
 void OnednnBackend::Normalize(const float* x, const float* gamma, const float* beta, float* y,
                               float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
