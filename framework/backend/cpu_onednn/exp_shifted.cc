@@ -96,51 +96,65 @@ __attribute__((target("avx2,fma"))) inline bool FourExps(const float* x, __m128 
 
 #pragma GCC diagnostic pop
 
-void ExpShiftedScalar(const float* x, float shift, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift);
+// One shift for every element (ExpShifted) or a shift per element
+// (ExpShiftedEach): the kernels below are written once for both.
+struct OneShift {
+  float value;
+  float at(int64_t) const { return value; }
+};
+struct ShiftPerElement {
+  const float* values;
+  float at(int64_t i) const { return values[i]; }
+};
+
+__attribute__((target("avx"))) inline __m256 Shift8(OneShift s, int64_t) { return _mm256_set1_ps(s.value); }
+__attribute__((target("avx"))) inline __m256 Shift8(ShiftPerElement s, int64_t i) {
+  return _mm256_loadu_ps(s.values + i);
+}
+inline __m128 Shift4(OneShift s, int64_t) { return _mm_set1_ps(s.value); }
+inline __m128 Shift4(ShiftPerElement s, int64_t i) { return _mm_loadu_ps(s.values + i); }
+
+// std::exp itself for elements [begin, end): other CPUs, chunks with a
+// special case, tails.
+template <typename Shift>
+void ScalarExps(const float* x, Shift shift, float* y, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) y[i] = std::exp(x[i] - shift.at(i));
 }
 
+template <typename Shift>
+__attribute__((target("avx512f"))) void Avx512Exps(const float* x, Shift shift, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    if (!EightExps(x + i, Shift8(shift, i), y + i)) ScalarExps(x, shift, y, i, i + 8);
+  }
+  ScalarExps(x, shift, y, i, n);
+}
+
+template <typename Shift>
+__attribute__((target("avx2,fma"))) void Avx2Exps(const float* x, Shift shift, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    if (!FourExps(x + i, Shift4(shift, i), y + i)) ScalarExps(x, shift, y, i, i + 4);
+  }
+  ScalarExps(x, shift, y, i, n);
+}
+
+void ExpShiftedScalar(const float* x, float shift, float* y, int64_t n) { ScalarExps(x, OneShift{shift}, y, 0, n); }
 void ExpShiftedEachScalar(const float* x, const float* shift, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - shift[i]);
+  ScalarExps(x, ShiftPerElement{shift}, y, 0, n);
 }
 
 }  // namespace
 
 namespace exp_shifted_internal {
 
-__attribute__((target("avx512f"))) void ExpShiftedAvx512(const float* x, float shift, float* y, int64_t n) {
-  const __m256 shift8 = _mm256_set1_ps(shift);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (!EightExps(x + i, shift8, y + i)) ExpShiftedScalar(x + i, shift, y + i, 8);
-  }
-  ExpShiftedScalar(x + i, shift, y + i, n - i);
+void ExpShiftedAvx512(const float* x, float shift, float* y, int64_t n) { Avx512Exps(x, OneShift{shift}, y, n); }
+void ExpShiftedAvx2(const float* x, float shift, float* y, int64_t n) { Avx2Exps(x, OneShift{shift}, y, n); }
+void ExpShiftedEachAvx512(const float* x, const float* shift, float* y, int64_t n) {
+  Avx512Exps(x, ShiftPerElement{shift}, y, n);
 }
-
-__attribute__((target("avx2,fma"))) void ExpShiftedAvx2(const float* x, float shift, float* y, int64_t n) {
-  const __m128 shift4 = _mm_set1_ps(shift);
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    if (!FourExps(x + i, shift4, y + i)) ExpShiftedScalar(x + i, shift, y + i, 4);
-  }
-  ExpShiftedScalar(x + i, shift, y + i, n - i);
-}
-
-__attribute__((target("avx512f"))) void ExpShiftedEachAvx512(const float* x, const float* shift, float* y,
-                                                              int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (!EightExps(x + i, _mm256_loadu_ps(shift + i), y + i)) ExpShiftedEachScalar(x + i, shift + i, y + i, 8);
-  }
-  ExpShiftedEachScalar(x + i, shift + i, y + i, n - i);
-}
-
-__attribute__((target("avx2,fma"))) void ExpShiftedEachAvx2(const float* x, const float* shift, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    if (!FourExps(x + i, _mm_loadu_ps(shift + i), y + i)) ExpShiftedEachScalar(x + i, shift + i, y + i, 4);
-  }
-  ExpShiftedEachScalar(x + i, shift + i, y + i, n - i);
+void ExpShiftedEachAvx2(const float* x, const float* shift, float* y, int64_t n) {
+  Avx2Exps(x, ShiftPerElement{shift}, y, n);
 }
 
 }  // namespace exp_shifted_internal
