@@ -44,46 +44,49 @@ BucketedLogitBias BucketBias(int64_t heads, bool causal, int64_t offset) {
   return bias;
 }
 
+// B batch rows, H query heads, G key/value heads, T queries, S keys, head
+// sizes hs (q, k) and hv (v), scale 1 / sqrt(hs); no mask.
+FusedAttentionDesc Base(int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs,
+                        int64_t hv) {
+  FusedAttentionDesc d;
+  d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s;
+  d.head_dim = hs, d.value_dim = hv, d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  return d;
+}
+
 std::vector<FusedCase> FusedCases() {
   std::vector<FusedCase> cases;
-  auto base = [](int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs,
-                 int64_t hv) {
-    FusedAttentionDesc d;
-    d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s;
-    d.head_dim = hs, d.value_dim = hv, d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
-    return d;
-  };
-  FusedAttentionDesc d = base(2, 2, 2, 70, 70, 16, 16);
+  FusedAttentionDesc d = Base(2, 2, 2, 70, 70, 16, 16);
   d.mask = CausalMask(0);
   cases.push_back({"mha causal", d});
-  d = base(2, 4, 2, 130, 300, 16, 8);
+  d = Base(2, 4, 2, 130, 300, 16, 8);
   d.mask = KeyPaddingMask({300, 171});
   d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
   d.alibi_offset = 3;
   cases.push_back({"gqa padding alibi", d});
-  d = base(1, 4, 1, 1, 200, 8, 8);
+  d = Base(1, 4, 1, 1, 200, 8, 8);
   d.mask = CausalMask(199);
   d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
   d.alibi_offset = 199;
   cases.push_back({"mqa decode one query", d});
-  d = base(2, 2, 1, 140, 140, 8, 12);
+  d = Base(2, 2, 1, 140, 140, 8, 12);
   d.mask = CausalMask(0);
   d.mask.key_lengths = {0, 90};  // row 0 sees no key
   d.scale = 1.0f;
   cases.push_back({"causal padding empty row", d});
-  d = base(2, 2, 2, 140, 140, 8, 8);
+  d = Base(2, 2, 2, 140, 140, 8, 8);
   d.mask = CausalMask(0);
   d.dropout = 0.2f;
   d.dropout_stream = RngStream(3, RngPurpose::kDropout, 17);
   cases.push_back({"dropout", d});
   // One key/value head at batch 1: fewer groups than threads, so a
   // multi-threaded backward splits the 700 keys into ranges of key tiles.
-  d = base(1, 4, 1, 64, 700, 16, 16);
+  d = Base(1, 4, 1, 64, 700, 16, 16);
   d.mask = CausalMask(636);
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(5, RngPurpose::kDropout, 2);
   cases.push_back({"mqa batch 1 keys split across threads", d});
-  d = base(2, 4, 2, 140, 300, 16, 16);
+  d = Base(2, 4, 2, 140, 300, 16, 16);
   d.mask = CausalMask(160);
   d.mask.key_lengths = {0, 250};  // row 0 sees no key: only the sink
   d.scale = 1.0f;                 // logits past the cap
@@ -96,35 +99,35 @@ std::vector<FusedCase> FusedCases() {
   // Sliding windows: the tiled kernels skip key tiles before the band
   // (W = 300 spans key tiles; W = 1 sees only the query itself; W >= T is
   // plain causal; a cache offset and key padding; bidirectional).
-  d = base(1, 2, 2, 700, 700, 16, 16);
+  d = Base(1, 2, 2, 700, 700, 16, 16);
   d.mask = CausalMask(0);
   d.mask.window = 300;
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
   cases.push_back({"causal window 300 across tiles, dropout", d});
-  d = base(1, 2, 1, 70, 70, 8, 8);
+  d = Base(1, 2, 1, 70, 70, 8, 8);
   d.mask = CausalMask(0);
   d.mask.window = 1;
   cases.push_back({"window 1", d});
-  d = base(1, 2, 2, 70, 70, 8, 8);
+  d = Base(1, 2, 2, 70, 70, 8, 8);
   d.mask = CausalMask(0);
   d.mask.window = 500;
   cases.push_back({"window past T", d});
-  d = base(2, 4, 2, 40, 600, 16, 8);
+  d = Base(2, 4, 2, 40, 600, 16, 8);
   d.mask = CausalMask(560);  // a cache of 560 keys, 40 new queries
   d.mask.window = 257;
   d.mask.key_lengths = {600, 590};
   d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625};
   d.alibi_offset = 560;
   cases.push_back({"gqa window, cache offset, padding, alibi", d});
-  d = base(2, 2, 2, 300, 300, 8, 8);
+  d = Base(2, 2, 2, 300, 300, 8, 8);
   d.mask = KeyPaddingMask({300, 200});
   d.mask.window = 100;  // bidirectional: |i - j| < 100
   cases.push_back({"bidirectional window, padding", d});
   // A window with the attention options: the band's tiles, soft-cap and
   // sink together; row 1's keys end before the band of its later queries
   // (only the sink there), across key tiles, with dropout.
-  d = base(2, 4, 2, 140, 700, 16, 16);
+  d = Base(2, 4, 2, 140, 700, 16, 16);
   d.mask = CausalMask(560);  // a cache of 560 keys, 140 new queries
   d.mask.window = 300;
   d.mask.key_lengths = {700, 350};  // row 1, positions past 649: no key
@@ -139,17 +142,17 @@ std::vector<FusedCase> FusedCases() {
   // Bucketed relative biases (T5): causal with a cache offset and key
   // padding across tiles; bidirectional with a window (keys on both sides,
   // both halves of the table); with soft-cap, sinks and dropout.
-  d = base(2, 4, 2, 140, 300, 16, 16);
+  d = Base(2, 4, 2, 140, 300, 16, 16);
   d.mask = CausalMask(160);
   d.mask.key_lengths = {300, 250};
   d.bucket_bias = BucketBias(4, /*causal=*/true, 160);
   cases.push_back({"gqa causal bucketed bias, cache offset, padding", d});
-  d = base(2, 2, 2, 300, 300, 8, 8);
+  d = Base(2, 2, 2, 300, 300, 8, 8);
   d.mask = KeyPaddingMask({300, 200});
   d.mask.window = 100;
   d.bucket_bias = BucketBias(2, /*causal=*/false, 0);
   cases.push_back({"bidirectional bucketed bias, window, padding", d});
-  d = base(2, 4, 1, 70, 70, 8, 8);
+  d = Base(2, 4, 1, 70, 70, 8, 8);
   d.mask = CausalMask(0);
   d.mask.key_lengths = {0, 70};  // row 0 sees no key: only the sink
   d.scale = 1.0f;
@@ -168,14 +171,14 @@ std::vector<FusedCase> FusedCases() {
       for (size_t doc = 0; doc < lengths.size(); ++doc) ids.insert(ids.end(), lengths[doc], doc);
     SetDocuments(&d->mask, ids, d->batch, d->keys);
   };
-  d = base(2, 4, 2, 300, 300, 16, 16);
+  d = Base(2, 4, 2, 300, 300, 16, 16);
   d.mask = CausalMask(0);
   d.mask.key_lengths = {300, 250};
   documents(&d, {{1, 100, 150, 49}, {130, 170}});
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(10, RngPurpose::kDropout, 7);
   cases.push_back({"gqa causal documents, padding, dropout", d});
-  d = base(1, 2, 1, 140, 700, 16, 16);
+  d = Base(1, 2, 1, 140, 700, 16, 16);
   d.mask = CausalMask(560);  // queries at 560 .. 699 cross the boundary at 600
   d.mask.window = 300;
   documents(&d, {{200, 400, 100}});
@@ -185,7 +188,7 @@ std::vector<FusedCase> FusedCases() {
   d.logit_softcap = 3.0f;
   d.sink_logits = {0.5f, -1.0f};
   cases.push_back({"mqa documents, window, cache offset, alibi, soft-cap, sinks", d});
-  d = base(2, 2, 2, 300, 300, 8, 8);
+  d = Base(2, 2, 2, 300, 300, 8, 8);
   d.mask = KeyPaddingMask({300, 200});
   documents(&d, {{10, 290}, {130, 100, 70}});
   d.bucket_bias = BucketBias(2, /*causal=*/false, 0);
@@ -197,6 +200,42 @@ std::vector<FusedCase> FusedCases() {
 // (num_buckets, H); one unused number without one (the kernels get null).
 std::vector<float> TableGradient(const FusedAttentionDesc& d, float fill) {
   return std::vector<float>(std::max<size_t>(d.bucket_bias.table.size(), 1), fill);
+}
+
+// At most 16 keys (cpu_onednn's short kernel, short_attention.h; runtime
+// attention "auto" fuses these): the sort model's shape with dropout; GQA
+// causal with an empty row, sinks and dropout; MQA decoding against a
+// 16-key cache; 37 queries against 11 keys with padding at head size 40;
+// a causal window; ALiBi at 8 keys (which cpu_onednn's tiled kernel takes).
+std::vector<FusedCase> ShortCases() {
+  std::vector<FusedCase> cases;
+  FusedAttentionDesc d = Base(3, 4, 4, 8, 8, 16, 16);
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(11, RngPurpose::kDropout, 8);
+  cases.push_back({"short: the sort model's 8 keys, dropout", d});
+  d = Base(2, 4, 2, 13, 13, 8, 12);
+  d.mask = CausalMask(0);
+  d.mask.key_lengths = {0, 9};  // row 0 sees no key: only the sink
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.2f;
+  d.dropout_stream = RngStream(12, RngPurpose::kDropout, 9);
+  cases.push_back({"short gqa causal, empty row, sinks, dropout", d});
+  d = Base(2, 4, 1, 1, 16, 32, 24);
+  d.mask = CausalMask(15);
+  cases.push_back({"short mqa decode one query against 16 keys", d});
+  d = Base(2, 2, 2, 37, 11, 40, 20);
+  d.mask = KeyPaddingMask({11, 4});
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(13, RngPurpose::kDropout, 10);
+  cases.push_back({"short keys, 37 queries, padding, head size 40, dropout", d});
+  d = Base(2, 2, 1, 16, 16, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.window = 3;
+  cases.push_back({"short causal window 3", d});
+  d = Base(1, 2, 2, 8, 8, 16, 16);
+  d.alibi_slopes = {0.5, 0.25};
+  cases.push_back({"short alibi", d});
+  return cases;
 }
 
 // The cases above plus two at the head sizes of the tensor-core kernels'
@@ -215,6 +254,7 @@ std::vector<FusedCase> AllCases() {
   d.head_dim = 128, d.value_dim = 96, d.scale = 1.0f / std::sqrt(128.0f);
   d.mask = KeyPaddingMask({133});
   cases.push_back({"head size 128 gqa padding", d});
+  for (FusedCase& c : ShortCases()) cases.push_back(std::move(c));
   return cases;
 }
 

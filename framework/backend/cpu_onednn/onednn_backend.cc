@@ -4,6 +4,7 @@
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
+#include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/describe_backend.h"
@@ -45,6 +46,7 @@ OnednnBackend::OnednnBackend()
 
 void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                                    const float* v, float* out, float* lse) {
+  if (IsShortAttention(d)) return ShortAttentionForward(d, q, k, v, out, lse);
   TiledAttentionForward(d, q, k, v, out, lse);
 }
 
@@ -52,6 +54,7 @@ void OnednnBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const fl
                                            const float* k, const float* v, const float* out,
                                            const float* lse, const float* dout, float* dq,
                                            float* dk, float* dv, float* dbias_table) {
+  if (IsShortAttention(d)) return ShortAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
   TiledAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv, dbias_table);
 }
 
