@@ -174,15 +174,19 @@ TEST_P(AttentionOptionsConformance, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
-// 1e-5 relative, but 5e-5 for a layout that attends with fewer heads
-// (differential) in training with QK-norm: its head RMSNorm of the
-// difference of two dropped-out maps amplifies float32 rounding (measured
-// 2e-5 of the largest entry; without dropout it is within 1e-5). A wrong
-// mask, option or order gives errors of the order of the entries.
+// 1e-5 relative, but 2e-5 for a layout that attends with fewer heads
+// (differential) and 5e-5 for it in training with QK-norm: its head RMSNorm
+// of the difference of two maps amplifies float32 rounding. Measured with
+// the inputs' seed 21 and 30-38 in place of 21: up to 1.26e-5 of the
+// largest entry with cpu_onednn's tiled kernel (seed 32), 1.40e-5 with its
+// short kernel (seed 21; short_attention.h), and 2e-5 in training with
+// QK-norm. A wrong mask, option or order gives errors of the order of the
+// entries.
 float AttentionOptionsConformance::Tolerance(const AttentionInput& in) const {
   const uint32_t caps = (*AttentionLayoutRegistry().Get(std::get<0>(GetParam())))->capabilities;
+  if (!(caps & kAttendsWithFewerHeads)) return 1e-5f;
   const bool qk_norm = extras_->options().qk_norm != Options::QkNorm::kNone;
-  return (caps & kAttendsWithFewerHeads) && qk_norm && in.ctx.training ? 5e-5f : 1e-5f;
+  return qk_norm && in.ctx.training ? 5e-5f : 2e-5f;
 }
 
 // The fused kernel (soft-cap and sink inside it; QK-norm and gate around
