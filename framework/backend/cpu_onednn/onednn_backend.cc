@@ -1,6 +1,6 @@
 // cpu_onednn's engine, its GEMM precisions (decided from the CPU, without an
 // engine) and its registration; the kernels are in the other onednn_*.cc
-// files of this folder and in tiled_attention.cc.
+// files of this folder and in tiled_attention.cc and short_attention.cc.
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
