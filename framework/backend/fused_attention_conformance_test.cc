@@ -206,7 +206,8 @@ std::vector<float> TableGradient(const FusedAttentionDesc& d, float fill) {
 // attention "auto" fuses these): the sort model's shape with dropout; GQA
 // causal with an empty row, sinks and dropout; MQA decoding against a
 // 16-key cache; 37 queries against 11 keys with padding at head size 40;
-// a causal window; ALiBi at 8 keys (which cpu_onednn's tiled kernel takes).
+// a causal window; ALiBi at 8 keys (which cpu_onednn's tiled kernel takes);
+// 300 queries against 16 keys, split over threads.
 std::vector<FusedCase> ShortCases() {
   std::vector<FusedCase> cases;
   FusedAttentionDesc d = Base(3, 4, 4, 8, 8, 16, 16);
@@ -235,6 +236,14 @@ std::vector<FusedCase> ShortCases() {
   d = Base(1, 2, 2, 8, 8, 16, 16);
   d.alibi_slopes = {0.5, 0.25};
   cases.push_back({"short alibi", d});
+  // Enough multiply-adds (9.8M) that cpu_onednn's kernel splits the
+  // key/value heads over threads; key padding (row 2 sees only the sink).
+  d = Base(8, 4, 2, 300, 16, 32, 32);
+  d.mask = KeyPaddingMask({16, 9, 0, 16, 3, 16, 1, 12});
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(14, RngPurpose::kDropout, 11);
+  cases.push_back({"short keys across threads, sinks, dropout", d});
   return cases;
 }
 
