@@ -1,5 +1,9 @@
 // The short fused attention kernel (short_attention.h).
 
+// (the vector helpers' ABI, here and in the tiled rows' ExpMantissa
+// instantiated for them: short_attention_lanes.h)
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include "framework/backend/cpu_onednn/short_attention.h"
 
 #include <algorithm>
@@ -10,9 +14,6 @@
 #include "framework/backend/cpu_onednn/short_attention_lanes.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
-
-// (the vector helpers' ABI: short_attention_lanes.h)
-#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace tvlab {
 namespace short_lanes {

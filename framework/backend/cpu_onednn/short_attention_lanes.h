@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "framework/backend/cpu_onednn/short_attention.h"
+#include "framework/backend/cpu_onednn/tiled_attention_rows.h"
 
 // GCC warns (-Wpsabi) that passing 64-byte vectors by value has another
 // ABI without AVX-512; every function here is inlined into its caller.
@@ -62,16 +63,8 @@ TVLAB_SHORT_INLINE float MaxLane(Lanes x) {
 // from -87 down) of every lane, with the same operations.
 TVLAB_SHORT_INLINE Lanes ExpLanes(Lanes x) {
   const Lanes clamped = Max(x, Splat(-87.0f)) < 88.0f ? Max(x, Splat(-87.0f)) : Splat(88.0f);
-  const Lanes t = clamped * 1.44269504088896341f;
-  const Lanes n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
-  const Lanes r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
-  Lanes p = Splat(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  Lanes n;
+  const Lanes p = tiled_rows::ExpMantissa(clamped, &n);
   const IntLanes bits = (__builtin_convertvector(n, IntLanes) + 127) << 23;
   Lanes scale;
   __builtin_memcpy(&scale, &bits, sizeof(scale));

@@ -13,6 +13,25 @@
 namespace tvlab {
 namespace tiled_rows {
 
+// exp(clamped) / 2^n, where n (returned in *n) is clamped / ln 2 rounded
+// to the nearest integer: Cephes' expf polynomial, the arithmetic the
+// scalar exp of the row loops (tiled_attention_rows.cc) and the vector one
+// of the short kernel (short_attention_lanes.h) share. T is float or a GCC
+// vector of floats; clamped is within [-87, 88]. Always inlined, so each
+// target clone that calls it gets its own vector code.
+template <typename T>
+inline __attribute__((always_inline)) T ExpMantissa(T clamped, T* n) {
+  const T t = clamped * 1.44269504088896341f;
+  *n = (t + 12582912.0f) - 12582912.0f;  // round to nearest
+  const T r = clamped - *n * 0.693359375f + *n * 2.12194440e-4f;
+  T p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  return p * r * r + r + 1.0f;
+}
+
 // row[j] = exp(row[j] - shift) for j < n (a polynomial exp to ~2 ulp;
 // exactly 0 from -87 down, so a hidden key's -inf contributes nothing);
 // returns their sum.
