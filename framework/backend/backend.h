@@ -100,6 +100,11 @@ struct LionHyper {
 //   kReluBackward  out = dx from x = a, y = b, dy = c, as
 //                  UnaryBackward(kRelu, a, b, c, out, n)
 //   kDropoutMask   out = the mask, as DropoutMask(*stream, p, out, n)
+// A `scratch` step's out is read by no one after the chain (step capture
+// proved it: chain_scratch.h): the chain's later steps still read the
+// values it wrote there, but a backend may keep them in scratch of its own
+// (cpu_onednn: one tile in L1) and leave out's memory untouched. Writing
+// out anyway, as the composed Backend::PointwiseChain does, is also right.
 struct PointwiseStep {
   enum class Kind { kBinary, kRelu, kReluBackward, kDropoutMask };
   Kind kind = Kind::kBinary;
@@ -110,6 +115,7 @@ struct PointwiseStep {
   float* out = nullptr;
   std::optional<RngStream> stream;  // kDropoutMask
   float p = 0.0f;                   // kDropoutMask
+  bool scratch = false;
 };
 
 // Every kernel of kernels.def, in its order.

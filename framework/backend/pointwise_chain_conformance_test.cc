@@ -114,6 +114,28 @@ TEST_P(PointwiseChainConformance, EqualsItsKernelsOneAfterAnother) {
   }
 }
 
+// The same chain with the mask, y, the ReLU and the ReLU backward's dx
+// marked scratch (after the chain no one would read them; dx is written
+// again by the division, which reads it first): out, dx and q keep their
+// bits. cpu_onednn keeps scratch outputs in a tile of its own, so there
+// their memory must stay as it was.
+TEST_P(PointwiseChainConformance, ScratchStepsChangeNoOtherOutput) {
+  const RngStream stream(31, RngPurpose::kDropout, 4);
+  for (int64_t n : {1, 1025, 70001}) {
+    Buffers plain(be_->device(), n), scratched(be_->device(), n);
+    be_->PointwiseChain(Chain(plain, stream), n);
+    std::vector<PointwiseStep> chain = Chain(scratched, stream);
+    for (int step : {0, 1, 3, 4}) chain[step].scratch = true;
+    be_->PointwiseChain(chain, n);
+    const auto got = scratched.Outputs(), want = plain.Outputs();
+    const char* names[] = {"mask", "y", "out", "relu", "dx", "q"};
+    for (size_t i : {2, 4, 5}) EXPECT_TRUE(SameBits(got[i], want[i])) << names[i] << " changed, n " << n;
+    if (GetParam() != "cpu_onednn") continue;
+    for (size_t i : {0, 1, 3})
+      EXPECT_TRUE(SameBits(got[i], std::vector<float>(n, 7.0f))) << names[i] << " was written, n " << n;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, PointwiseChainConformance, ::testing::ValuesIn(BackendsToCompare()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

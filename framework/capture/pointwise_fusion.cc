@@ -12,29 +12,23 @@ namespace tvlab {
 namespace capture {
 namespace {
 
-// A recorded call as a step of a chain over n elements.
-struct Candidate {
-  PointwiseStep step;
-  int64_t n = 0;
-};
-
-std::optional<Candidate> FromBinary(const KernelCall& call) {
+std::optional<ChainStep> FromBinary(const KernelCall& call) {
   const auto* args = ArgumentsOf<kernel_signature::Binary>(call);
   if (args == nullptr) return std::nullopt;
   const auto& [op, a, a_shape, b, b_shape, out, out_shape] = *args;
   if (a_shape != out_shape || b_shape != out_shape) return std::nullopt;  // broadcasting: not one pass
-  Candidate c;
+  ChainStep c;
   c.step.kind = PointwiseStep::Kind::kBinary;
   c.step.op = op, c.step.a = a, c.step.b = b, c.step.out = out;
   c.n = NumElements(out_shape);
   return c;
 }
 
-std::optional<Candidate> FromRelu(const KernelCall& call) {
+std::optional<ChainStep> FromRelu(const KernelCall& call) {
   if (const auto* args = ArgumentsOf<kernel_signature::Unary>(call)) {
     const auto& [op, x, y, n] = *args;
     if (op != UnaryOp::kRelu) return std::nullopt;  // only ReLU: exact per element on every backend
-    Candidate c;
+    ChainStep c;
     c.step.kind = PointwiseStep::Kind::kRelu;
     c.step.a = x, c.step.out = y, c.n = n;
     return c;
@@ -42,27 +36,31 @@ std::optional<Candidate> FromRelu(const KernelCall& call) {
   if (const auto* args = ArgumentsOf<kernel_signature::UnaryBackward>(call)) {
     const auto& [op, x, y, dy, dx, n] = *args;
     if (op != UnaryOp::kRelu) return std::nullopt;
-    Candidate c;
+    ChainStep c;
     c.step.kind = PointwiseStep::Kind::kReluBackward;
-    c.step.a = x, c.step.b = y, c.step.c = dy, c.step.out = dx, c.n = n;
+    // ReLU's derivative is x > 0, which is relu(x) > 0: x stands in for y,
+    // exact whichever a backend reads, and y is not a read of the chain
+    // (so a chain that wrote y may keep it in scratch: chain_scratch.h).
+    c.step.a = x, c.step.b = x, c.step.c = dy, c.step.out = dx, c.n = n;
+    (void)y;
     return c;
   }
   return std::nullopt;
 }
 
-std::optional<Candidate> FromDropoutMask(const KernelCall& call) {
+std::optional<ChainStep> FromDropoutMask(const KernelCall& call) {
   const auto* args = ArgumentsOf<kernel_signature::DropoutMask>(call);
   if (args == nullptr) return std::nullopt;
   const auto& [stream, p, mask, n] = *args;
-  Candidate c;
+  ChainStep c;
   c.step.kind = PointwiseStep::Kind::kDropoutMask;
   c.step.stream = stream, c.step.p = p, c.step.out = mask, c.n = n;
   return c;
 }
 
-std::optional<Candidate> AsStep(const RecordedOp& op) {
+std::optional<ChainStep> AsStep(const RecordedOp& op) {
   if (op.kind != RecordedOp::Kind::kKernel) return std::nullopt;
-  std::optional<Candidate> c = FromBinary(*op.call);
+  std::optional<ChainStep> c = FromBinary(*op.call);
   if (!c) c = FromRelu(*op.call);
   if (!c) c = FromDropoutMask(*op.call);
   if (c && c->n <= 0) return std::nullopt;
@@ -96,16 +94,16 @@ class Fuser {
   explicit Fuser(uint64_t key) : key_(key) {}
 
   void Add(RecordedOp op) {
-    std::optional<Candidate> c = AsStep(op);
+    std::optional<ChainStep> c = AsStep(op);
     if (!c) {
       Flush();
-      out_.push_back(std::move(op));
+      Emit(std::move(op));
       return;
     }
     std::vector<uintptr_t> buffers = Buffers(c->step);
     if (!run_.empty() && (c->n != n_ || !JoinsCleanly(run_buffers_, buffers, c->n))) Flush();
     if (run_.empty() && !JoinsCleanly({}, buffers, c->n)) {  // overlapping within one call: leave it
-      out_.push_back(std::move(op));
+      Emit(std::move(op));
       return;
     }
     TVLAB_CHECK(op.call->key() == key_) << "FusePointwiseChains runs before the recording is replayed";
@@ -122,11 +120,12 @@ class Fuser {
       chain.kind = RecordedOp::Kind::kKernel;
       chain.call = MakeKernelCall<kernel_signature::PointwiseChain>(Kernel::kPointwiseChain, &Backend::PointwiseChain,
                                                                     {run_, n_}, key_);
+      for (size_t i = 0; i < run_ops_.size(); ++i) places_.push_back({out_.size(), i > 0});
       out_.push_back(std::move(chain));
       ++summary_.chains;
       summary_.calls += static_cast<int>(run_ops_.size());
     } else {
-      for (RecordedOp& op : run_ops_) out_.push_back(std::move(op));
+      for (RecordedOp& op : run_ops_) Emit(std::move(op));
     }
     run_.clear(), run_ops_.clear(), run_buffers_.clear();
   }
@@ -135,8 +134,33 @@ class Fuser {
   std::vector<RecordedOp> Take() { return std::move(out_); }
   FusionSummary summary() const { return summary_; }
 
+  // Moves `events` (positions among the recorded calls) to the fused
+  // operations' positions.
+  void MoveEvents(std::vector<PoolEvent>* events) const {
+    for (PoolEvent& e : *events) {
+      if (e.op >= places_.size()) {  // after the last operation
+        e.op = out_.size(), e.inside = false;
+        continue;
+      }
+      e.inside = places_[e.op].inside;
+      e.op = places_[e.op].op;
+    }
+  }
+
  private:
+  // Where a recorded call went: the fused operation, and whether it is a
+  // chain's second or later step.
+  struct Place {
+    size_t op;
+    bool inside;
+  };
+  void Emit(RecordedOp op) {
+    places_.push_back({out_.size(), false});
+    out_.push_back(std::move(op));
+  }
+
   uint64_t key_;
+  std::vector<Place> places_;  // by recorded call, in order
   std::vector<RecordedOp> out_;
   std::vector<PointwiseStep> run_;
   std::vector<RecordedOp> run_ops_;
@@ -146,6 +170,12 @@ class Fuser {
 };
 
 }  // namespace
+
+std::optional<ChainStep> AsChainStep(const RecordedOp& op) {
+  std::optional<ChainStep> c = AsStep(op);
+  if (!c || !JoinsCleanly({}, Buffers(c->step), c->n)) return std::nullopt;
+  return c;
+}
 
 FusionSummary FusePointwiseChains(StepRecording* recording) {
   Fuser fuser(recording->step);
@@ -159,6 +189,7 @@ FusionSummary FusePointwiseChains(StepRecording* recording) {
   }
   fuser.Flush();
   if (recording->backward_begin >= recording->ops.size()) backward_begin = fuser.size();
+  fuser.MoveEvents(&recording->pool_events);
   recording->ops = fuser.Take();
   recording->backward_begin = backward_begin;
   return fuser.summary();

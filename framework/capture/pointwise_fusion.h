@@ -28,10 +28,23 @@
 // not cross another operation (a fill, copy or upload) or the start of the
 // backward pass (its time is reported separately).
 
+#include <optional>
+
 #include "framework/capture/step_recording.h"
 
 namespace tvlab {
 namespace capture {
+
+// A recorded call as a step of a chain over n elements.
+struct ChainStep {
+  PointwiseStep step;
+  int64_t n = 0;
+};
+
+// The call `op` as the chain step FusePointwiseChains would make of it (a
+// ReLU backward's y replaced by x), when it is one: an elementwise pass
+// whose buffers are each the same pointer or apart.
+std::optional<ChainStep> AsChainStep(const RecordedOp& op);
 
 struct FusionSummary {
   int chains = 0;  // PointwiseChain calls made
@@ -39,8 +52,8 @@ struct FusionSummary {
 };
 
 // Rewrites `recording`'s operations in place (before it is replayed: every
-// call is still keyed at recording->step) and moves backward_begin with
-// them.
+// call is still keyed at recording->step) and moves backward_begin and the
+// pool events with them.
 FusionSummary FusePointwiseChains(StepRecording* recording);
 
 }  // namespace capture

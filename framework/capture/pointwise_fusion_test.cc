@@ -12,6 +12,7 @@
 
 #include "framework/backend/backend.h"
 #include "framework/capture/kernel_call_of.h"
+#include "framework/capture/recorded_ops_for_test.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
 
@@ -19,34 +20,18 @@ namespace tvlab {
 namespace capture {
 namespace {
 
-constexpr uint64_t kStep = 3;
+using test_ops::BinaryOp_;
+using test_ops::kStep;
+using test_ops::Mask;
+using test_ops::Op;
+using test_ops::UnaryOp_;
+
 constexpr int64_t kN = 3000;
 
 Tensor Filled(int64_t n, float salt) {
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 37 + 11) % 29) / 7.0f - 2.0f + salt;
   return Tensor::FromVector({n}, v, Device::kCpu);
-}
-
-RecordedOp Op(std::shared_ptr<KernelCall> call) {
-  RecordedOp op;
-  op.kind = RecordedOp::Kind::kKernel;
-  op.call = std::move(call);
-  return op;
-}
-RecordedOp BinaryOp_(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out) {
-  return Op(MakeKernelCall<kernel_signature::Binary>(Kernel::kBinary, &Backend::Binary,
-                                                     {op, a.ptr(), a.shape(), b.ptr(), b.shape(), out.ptr(), out.shape()},
-                                                     kStep));
-}
-RecordedOp Mask(const Tensor& mask) {
-  return Op(MakeKernelCall<kernel_signature::DropoutMask>(
-      Kernel::kDropoutMask, &Backend::DropoutMask,
-      {RngStream(5, RngPurpose::kDropout, kStep), 0.25f, mask.ptr(), mask.numel()}, kStep));
-}
-RecordedOp UnaryOp_(UnaryOp op, const Tensor& x, const Tensor& y) {
-  return Op(MakeKernelCall<kernel_signature::Unary>(Kernel::kUnary, &Backend::Unary, {op, x.ptr(), y.ptr(), x.numel()},
-                                                    kStep));
 }
 
 // The kernels of `r`'s operations, by name.

@@ -59,8 +59,8 @@ bool Same(const std::vector<AdamWTensor>& a, const std::vector<AdamWTensor>& b) 
 bool Same(const std::vector<PointwiseStep>& a, const std::vector<PointwiseStep>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tie(a[i].kind, a[i].op, a[i].a, a[i].b, a[i].c, a[i].out, a[i].stream, a[i].p) !=
-        std::tie(b[i].kind, b[i].op, b[i].a, b[i].b, b[i].c, b[i].out, b[i].stream, b[i].p))
+    if (std::tie(a[i].kind, a[i].op, a[i].a, a[i].b, a[i].c, a[i].out, a[i].stream, a[i].p, a[i].scratch) !=
+        std::tie(b[i].kind, b[i].op, b[i].a, b[i].b, b[i].c, b[i].out, b[i].stream, b[i].p, b[i].scratch))
       return false;
   }
   return true;

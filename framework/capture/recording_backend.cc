@@ -75,14 +75,19 @@ RecordingScope::RecordingScope(StepRecording* out, std::shared_ptr<BufferPool> p
     : device_(CurrentBackend().device()),
       backend_(std::make_unique<RecordingBackend>(CurrentBackend(), out, &depth_)),
       memory_(std::make_unique<RecordingMemory>(AllocatorFor(device_).memory(), out, &depth_)),
+      pool_(pool),
       pool_scope_(std::move(pool)) {
   SetBackendInterposer(backend_.get());
   SetMemoryObserver(device_, memory_.get());
+  pool_->set_listener([out](const void* block, size_t bytes, bool taken) {
+    out->pool_events.push_back(PoolEvent{block, bytes, taken, out->ops.size(), false});
+  });
 }
 
 RecordingScope::~RecordingScope() {
   SetBackendInterposer(nullptr);
   SetMemoryObserver(device_, nullptr);
+  pool_->set_listener(nullptr);
 }
 
 }  // namespace capture

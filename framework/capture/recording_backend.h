@@ -58,7 +58,8 @@ class RecordingMemory : public DeviceMemory {
 };
 
 // Records the calling thread's device work into `out` for a scope, with
-// new buffers of the active backend's device from `pool`.
+// new buffers of the active backend's device from `pool` (whose blocks'
+// takings and givings back go into out->pool_events).
 class RecordingScope {
  public:
   RecordingScope(StepRecording* out, std::shared_ptr<BufferPool> pool);
@@ -71,6 +72,7 @@ class RecordingScope {
   Device device_;
   std::unique_ptr<RecordingBackend> backend_;
   std::unique_ptr<RecordingMemory> memory_;
+  std::shared_ptr<BufferPool> pool_;  // its block lifetimes go into the recording
   ScopedBufferPool pool_scope_;
 };
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "framework/backend/backend.h"
+#include "framework/capture/chain_scratch.h"
 #include "framework/capture/pointwise_fusion.h"
 #include "framework/capture/recording_backend.h"
 #include "framework/core/status_macros.h"
@@ -110,6 +111,7 @@ absl::StatusOr<CapturedStepResult> StepCapture::Record(int64_t step, const Batch
   }
   recording_ = std::move(recording);
   fusion_ = capture::FusePointwiseChains(&recording_);
+  scratch_ = capture::KeepDeadOutputsInScratch(&recording_, *pool_);
   if (absl::Status kept = KeepOutputs(e.loss); !kept.ok()) {
     TVLAB_RETURN_IF_ERROR(TurnOff(std::string(kept.message())));
     return result;
@@ -191,8 +193,10 @@ absl::StatusOr<CapturedStepResult> StepCapture::Verify(int64_t step, const Batch
   for (const capture::RecordedOp& op : recording_.ops) kernels += op.kind == capture::RecordedOp::Kind::kKernel;
   summary_ = absl::StrFormat(
       "on from step %d: %d operations (%d kernel calls, %d of them elementwise chains fused from %d calls) "
-      "replayed per step from a %.1f MiB pool",
-      step + 1, recording_.ops.size(), kernels, fusion_.chains, fusion_.calls, pool_->bytes() / 1048576.0);
+      "replayed per step from a %.1f MiB pool, %d dropout masks redrawn in the backward and %d chain results "
+      "(%.2f MiB) kept out of memory",
+      step + 1, recording_.ops.size(), kernels, fusion_.chains, fusion_.calls, pool_->bytes() / 1048576.0,
+      scratch_.masks_redrawn, scratch_.scratch_steps, scratch_.bytes_not_written / 1048576.0);
   progress_ << "step capture: " << summary_ << "; step " << step << "'s replay matched the eager step bit for bit\n";
   progress_.flush();
   return FromEager(e);

@@ -34,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "framework/autograd/var.h"
+#include "framework/capture/chain_scratch.h"
 #include "framework/capture/pointwise_fusion.h"
 #include "framework/capture/step_recording.h"
 #include "framework/interfaces/task.h"
@@ -92,6 +93,7 @@ class StepCapture {
   std::shared_ptr<BufferPool> pool_;
   capture::StepRecording first_, recording_;
   capture::FusionSummary fusion_;  // of recording_'s elementwise chains
+  capture::ScratchSummary scratch_;  // their redrawn masks and unwritten outputs
   capture::StepRecording* active_ = nullptr;  // being recorded
   std::vector<Tensor> kept_grads_;            // per parameter (undefined: none)
   Tensor kept_loss_;

@@ -60,12 +60,27 @@ struct RecordedOp {
   size_t source_offset = 0;                            // bytes into the batch array
 };
 
+// A capture pool block taken or given back while the step was recorded,
+// between operations: before ops[op] (op == ops.size(): after the last).
+// Between its taking and its giving back a block holds one tensor's
+// storage; chain_scratch.h reads the step's tensor lifetimes from these.
+// After fusion (pointwise_fusion.h) `op` indexes the fused operations, and
+// `inside` says the event fell between two calls now fused into ops[op].
+struct PoolEvent {
+  const void* block = nullptr;
+  size_t bytes = 0;
+  bool taken = false;
+  size_t op = 0;
+  bool inside = false;
+};
+
 struct StepRecording {
   uint64_t step = 0;  // the step (dropout key) it was recorded at
   Batch batch;        // the batch it ran on
   std::vector<RecordedOp> ops;
   size_t backward_begin = 0;  // ops before this index are the forward pass
   int64_t readbacks = 0;      // device-to-host copies during the step
+  std::vector<PoolEvent> pool_events;  // in the order they happened
   // Blocks outside the capture pool the operations use (parameters,
   // optimizer-independent tables): each must still be live on replay.
   std::vector<CachingAllocator::LiveBlock> outside_blocks;

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -141,6 +142,14 @@ class BufferPool {
   int64_t bytes() const { return bytes_; }
   // Whether `ptr` points into one of the pool's blocks.
   bool Holds(const void* ptr) const;
+  // The block `ptr` points into: its start and rounded size (false when
+  // the pool holds no such block).
+  bool FindBlock(const void* ptr, const void** begin, size_t* bytes) const;
+  // Called with a block's start and size each time one is taken (true) or
+  // given back (false); step capture records a step's block lifetimes with
+  // it. Empty: nobody is told.
+  using Listener = std::function<void(const void* block, size_t bytes, bool taken)>;
+  void set_listener(Listener listener) { listener_ = std::move(listener); }
 
  private:
   struct Block {
@@ -151,6 +160,7 @@ class BufferPool {
   std::unordered_map<size_t, std::vector<Block>> by_size_;  // in creation order
   int64_t in_use_ = 0;
   int64_t bytes_ = 0;
+  Listener listener_;
 };
 
 // Makes `pool` the source of new Buffers of its device on this thread for a

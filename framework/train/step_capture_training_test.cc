@@ -1,7 +1,9 @@
 // train.step_capture end to end: ten training steps (dropout on, AdamW)
 // give the same loss at every step and the same final weights, byte for
 // byte, eagerly (CAPTURE_OFF) and captured (CAPTURE_REQUIRED: steps 4 to 9
-// replayed), for every family with the plugin kinds' defaults, a decoder
+// replayed, drawing dropout masks again in the backward and keeping chain
+// results out of memory: chain_scratch.h), for every family with the
+// plugin kinds' defaults, a decoder
 // with RoPE, SwiGLU, RMSNorm and per-block activation checkpointing, on
 // every host backend and the simulated device (buffers the host cannot
 // read). And a run that cannot capture says why: in metrics.json under
@@ -9,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -87,6 +90,19 @@ absl::StatusOr<std::string> Train(const Case& c, const std::string& capture, con
     EXPECT_EQ(metrics->step_capture().rfind("on from step 4:", 0), 0u) << metrics->step_capture();
     EXPECT_EQ(metrics->captured_steps(), steps - 4);
     EXPECT_NE(progress.str().find("step 3's replay matched the eager step bit for bit"), std::string::npos);
+    // Every case has dropout: the replay draws the masks again in the
+    // backward (but under per-block checkpointing, which draws them in the
+    // recomputed forward) and keeps chain results out of memory
+    // (chain_scratch.h), and the losses and weights below stay the eager
+    // ones'.
+    std::smatch counts;
+    const std::string summary = metrics->step_capture();
+    EXPECT_TRUE(std::regex_search(summary, counts, std::regex(R"((\d+) dropout masks redrawn.* (\d+) chain results)")))
+        << summary;
+    if (counts.size() == 3) {
+      EXPECT_EQ(std::stoi(counts[1]) > 0, std::string(c.train).empty()) << summary;
+      EXPECT_GT(std::stoi(counts[2]), 0) << summary;
+    }
   }
   return run_dir;
 }

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
@@ -286,16 +287,44 @@ namespace {
 // chain (about six 4 KiB blocks) stay in L1 from one step to the next.
 constexpr int64_t kPointwiseTile = 1024;
 
-// Step `s` over elements [begin, end): the same loop (and so the same bits)
-// as the kernel the step stands for.
-void PointwiseStepRange(const PointwiseStep& s, int64_t n, int64_t begin, int64_t end,
-                        std::vector<uint32_t>& words) {
+// Step `s` over one tile of `len` elements from element `first` of the
+// chain, its pointers already at the tile: the same loop (and so the same
+// bits) as the kernel the step stands for.
+void PointwiseStepTile(const PointwiseStep& s, int64_t first, int64_t len, std::vector<uint32_t>& words) {
   switch (s.kind) {
-    case PointwiseStep::Kind::kBinary: return BinaryChunk(s.op, s.a, n, s.b, n, s.out, n, begin, end);
-    case PointwiseStep::Kind::kRelu: return ReluRange(s.a, s.out, begin, end);
-    case PointwiseStep::Kind::kReluBackward: return ReluBackwardRange(s.a, s.c, s.out, begin, end);
-    case PointwiseStep::Kind::kDropoutMask:
-      return DropoutFactors(*s.stream, s.p, begin, end - begin, s.out + begin, words);
+    case PointwiseStep::Kind::kBinary: return BinaryChunk(s.op, s.a, len, s.b, len, s.out, len, 0, len);
+    case PointwiseStep::Kind::kRelu: return ReluRange(s.a, s.out, 0, len);
+    case PointwiseStep::Kind::kReluBackward: return ReluBackwardRange(s.a, s.c, s.out, 0, len);
+    case PointwiseStep::Kind::kDropoutMask: return DropoutFactors(*s.stream, s.p, first, len, s.out, words);
+  }
+}
+
+// `steps` with their pointers moved to the tile of elements from `first`:
+// a scratch step writes its own kPointwiseTile floats of `scratch` instead,
+// and the later steps that read its out read them there (until a step
+// writes that out to memory again).
+void StepsAtTile(const std::vector<PointwiseStep>& steps, int64_t first, float* scratch,
+                 std::vector<PointwiseStep>* at) {
+  std::vector<std::pair<const float*, float*>> moved;  // host: out -> its scratch tile
+  auto at_tile = [&](const float* p) -> const float* {
+    if (p == nullptr) return nullptr;
+    for (const auto& [out, tile] : moved)
+      if (out == p) return tile;
+    return p + first;
+  };
+  for (size_t i = 0; i < steps.size(); ++i) {
+    PointwiseStep& t = (*at)[i];
+    t = steps[i];
+    t.a = at_tile(t.a), t.b = at_tile(t.b), t.c = at_tile(t.c);
+    moved.erase(std::remove_if(moved.begin(), moved.end(), [&](const auto& m) { return m.first == steps[i].out; }),
+                moved.end());
+    if (!t.scratch) {
+      t.out += first;
+      continue;
+    }
+    t.out = scratch;
+    scratch += kPointwiseTile;
+    moved.emplace_back(steps[i].out, t.out);
   }
 }
 
@@ -303,8 +332,10 @@ void PointwiseStepRange(const PointwiseStep& s, int64_t n, int64_t begin, int64_
 
 void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n) {
   bool draws = false;  // DropoutMask threads from a smaller size
+  int64_t scratch_steps = 0;
   for (const PointwiseStep& s : steps) {
     draws = draws || s.kind == PointwiseStep::Kind::kDropoutMask;
+    scratch_steps += s.scratch;
     TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
         << "PointwiseChain: a dropout step without its stream";
   }
@@ -313,10 +344,13 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
   {
     std::vector<uint32_t> words;  // host: one tile's random words
     words.reserve(kPointwiseTile / 2);
+    std::vector<float> scratch(static_cast<size_t>(scratch_steps * kPointwiseTile));  // host: scratch steps' tiles
+    std::vector<PointwiseStep> at(steps.size());
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
-      const int64_t begin = t * kPointwiseTile, end = std::min(n, begin + kPointwiseTile);
-      for (const PointwiseStep& s : steps) PointwiseStepRange(s, n, begin, end, words);
+      const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;
+      StepsAtTile(steps, begin, scratch.data(), &at);
+      for (const PointwiseStep& s : at) PointwiseStepTile(s, begin, len, words);
     }
   }
 }
