@@ -299,13 +299,16 @@ void PointwiseStepTile(const PointwiseStep& s, int64_t first, int64_t len, std::
   }
 }
 
+// An out of a scratch step, and the tile of scratch that holds it.
+using MovedOut = std::pair<const float*, float*>;
+
 // `steps` with their pointers moved to the tile of elements from `first`:
 // a scratch step writes its own kPointwiseTile floats of `scratch` instead,
 // and the later steps that read its out read them there (until a step
-// writes that out to memory again).
+// writes that out to memory again). `moved` is the caller's, reused.
 void StepsAtTile(const std::vector<PointwiseStep>& steps, int64_t first, float* scratch,
-                 std::vector<PointwiseStep>* at) {
-  std::vector<std::pair<const float*, float*>> moved;  // host: out -> its scratch tile
+                 std::vector<PointwiseStep>* at, std::vector<MovedOut>& moved) {
+  moved.clear();
   auto at_tile = [&](const float* p) -> const float* {
     if (p == nullptr) return nullptr;
     for (const auto& [out, tile] : moved)
@@ -346,10 +349,12 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
     words.reserve(kPointwiseTile / 2);
     std::vector<float> scratch(static_cast<size_t>(scratch_steps * kPointwiseTile));  // host: scratch steps' tiles
     std::vector<PointwiseStep> at(steps.size());
+    std::vector<MovedOut> moved;  // host: StepsAtTile's
+    moved.reserve(steps.size());
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < tiles; ++t) {
       const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;
-      StepsAtTile(steps, begin, scratch.data(), &at);
+      StepsAtTile(steps, begin, scratch.data(), &at, moved);
       for (const PointwiseStep& s : at) PointwiseStepTile(s, begin, len, words);
     }
   }
