@@ -1,5 +1,6 @@
 // PointwiseChain on the device (pointwise_chain_kernel.h): thread t owns
-// elements [8t, 8t + 8) and runs every step over them in turn. Buffers of
+// elements [8t, 8t + 8) and runs every step over them in turn, a scratch
+// step's values in the thread's own array instead of memory. Buffers of
 // different steps are the same pointer or disjoint (kernels.def), so an
 // element a step reads was written, if at all, by this thread.
 
@@ -25,23 +26,47 @@ __device__ __forceinline__ float ApplyBinary(int32_t op, float a, float b) {
   return 0.0f;
 }
 
+// A thread's scratch: each scratch step's values of its 8 elements.
+using Scratch = float[kMaxGpuPointwiseSteps][kElementsPerThread];
+
+// Element e of an operand: from memory, or from the scratch slot that
+// holds it.
+__device__ __forceinline__ float In(const float* p, int32_t slot, const Scratch& scratch, int64_t first, int e) {
+  return slot >= 0 ? scratch[slot][e] : p[first + e];
+}
+
+__device__ __forceinline__ void Out(const GpuPointwiseStep& s, Scratch& scratch, int64_t first, int e, float v) {
+  if (s.out_slot >= 0) {
+    scratch[s.out_slot][e] = v;
+  } else {
+    s.out[first + e] = v;
+  }
+}
+
 // Step `s` over this thread's elements [first, first + count).
-__device__ void RunStep(const GpuPointwiseStep& s, int64_t group, int64_t first, int count) {
+__device__ void RunStep(const GpuPointwiseStep& s, Scratch& scratch, int64_t group, int64_t first, int count) {
   switch (s.kind) {
     case GpuPointwiseKind::kBinary:
-      for (int e = 0; e < count; ++e) s.out[first + e] = ApplyBinary(s.op, s.a[first + e], s.b[first + e]);
+      for (int e = 0; e < count; ++e)
+        Out(s, scratch, first, e,
+            ApplyBinary(s.op, In(s.a, s.a_slot, scratch, first, e), In(s.b, s.b_slot, scratch, first, e)));
       return;
     case GpuPointwiseKind::kRelu:
-      for (int e = 0; e < count; ++e) s.out[first + e] = s.a[first + e] > 0 ? s.a[first + e] : 0.0f;
+      for (int e = 0; e < count; ++e) {
+        const float x = In(s.a, s.a_slot, scratch, first, e);
+        Out(s, scratch, first, e, x > 0 ? x : 0.0f);
+      }
       return;
     case GpuPointwiseKind::kReluBackward:  // dy * f'(x), as UnaryBackwardKernel<kRelu>
-      for (int e = 0; e < count; ++e) s.out[first + e] = s.c[first + e] * (s.a[first + e] > 0 ? 1.0f : 0.0f);
+      for (int e = 0; e < count; ++e)
+        Out(s, scratch, first, e,
+            In(s.c, s.c_slot, scratch, first, e) * (In(s.a, s.a_slot, scratch, first, e) > 0 ? 1.0f : 0.0f));
       return;
     case GpuPointwiseKind::kDropoutMask: {
       const PhiloxBlock words = PhiloxStreamFourWords(s.stream, static_cast<uint64_t>(group));
       for (int e = 0; e < count; ++e) {
         const uint32_t half = (words.w[e >> 1] >> ((e & 1) * 16)) & 0xFFFFu;
-        s.out[first + e] = half < s.threshold ? 0.0f : s.keep_scale;
+        Out(s, scratch, first, e, half < s.threshold ? 0.0f : s.keep_scale);
       }
       return;
     }
@@ -53,7 +78,8 @@ __global__ void PointwiseChainKernel(GpuPointwiseChain chain, int64_t n) {
   const int64_t first = group * kElementsPerThread;
   if (first >= n) return;
   const int count = n - first < kElementsPerThread ? static_cast<int>(n - first) : kElementsPerThread;
-  for (int i = 0; i < chain.count; ++i) RunStep(chain.steps[i], group, first, count);
+  Scratch scratch;
+  for (int i = 0; i < chain.count; ++i) RunStep(chain.steps[i], scratch, group, first, count);
 }
 
 }  // namespace

@@ -31,6 +31,9 @@ struct GpuPointwiseStep {
   PhiloxStream stream = {};  // kDropoutMask
   uint32_t threshold = 0;    // kDropoutMask: DropoutThreshold(p)
   float keep_scale = 0.0f;   // kDropoutMask: 1 / (1 - p)
+  // Slots of the thread's scratch (PointwiseStep::scratch) in place of
+  // memory: out written there, a, b or c read from there; -1: memory.
+  int32_t out_slot = -1, a_slot = -1, b_slot = -1, c_slot = -1;
 };
 
 struct GpuPointwiseChain {
