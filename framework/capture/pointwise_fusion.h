@@ -15,7 +15,8 @@
 // on the sort model at one thread that measured within the noise (those
 // tensors were still in L2; the cost is the first touch of the step's
 // buffers), at two threads about 4% (bench/README.md, "Fused elementwise
-// chains").
+// chains"). What removes those first touches is chain_scratch.h, which
+// runs after this: chain results nobody reads later stay out of memory.
 //
 // Every element goes through the same operations as before, so the replay
 // stays bit for bit the eager step (StepCapture compares one replay with
