@@ -33,8 +33,8 @@ constexpr int64_t kN = 3000;
 // A kernel no chain takes (GELU): the next layer, or its backward.
 RecordedOp Gelu(const Tensor& x, const Tensor& y) { return UnaryOp_(UnaryOp::kGeluErf, x, y); }
 
-PoolEvent Taken(const Tensor& t, size_t op) { return {t.ptr(), 0, true, op, false}; }
-PoolEvent Given(const Tensor& t, size_t op) { return {t.ptr(), 0, false, op, false}; }
+PoolEvent Taken(const Tensor& t, size_t op) { return {t.ptr(), true, op, false}; }
+PoolEvent Given(const Tensor& t, size_t op) { return {t.ptr(), false, op, false}; }
 
 // The step's tensors, each in a block of one pool, with other values each.
 struct Tensors {

@@ -68,7 +68,6 @@ struct RecordedOp {
 // `inside` says the event fell between two calls now fused into ops[op].
 struct PoolEvent {
   const void* block = nullptr;
-  size_t bytes = 0;
   bool taken = false;
   size_t op = 0;
   bool inside = false;
