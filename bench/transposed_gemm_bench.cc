@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/aligned_buffer.h"
 #include "dnnl.hpp"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/perf/fma_peak.h"
@@ -25,21 +26,7 @@ namespace {
 using dnnl::memory;
 using Clock = std::chrono::steady_clock;
 
-// A buffer of n floats filled with `value`, 64-byte aligned as tvlab's host
-// allocator makes them (framework/tensor/device_memory.cc): oneDNN's
-// transposed kernel is slower on 64-byte aligned operands than on malloc's
-// 16-byte offsets for some shapes (256 x 1024 x 4096: 32-35 against 52
-// GFLOP/s on one thread), so the table measures what training sees.
-struct Buffer {
-  explicit Buffer(int64_t n, float value = 0.0f)
-      : data(static_cast<float*>(std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64))) {
-    std::fill(data, data + n, value);
-  }
-  ~Buffer() { std::free(data); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  float* data;
-};
+using Buffer = tvlab::bench::AlignedBuffer;
 
 // Best of 3 of the mean over `reps` calls, in milliseconds.
 template <typename F>
