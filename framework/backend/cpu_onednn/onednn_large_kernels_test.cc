@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "framework/backend/backend.h"
+#include "framework/backend/fused_attention.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
 
@@ -52,6 +53,30 @@ class OnednnLargeKernels : public ::testing::Test {
   std::unique_ptr<Backend> be_, ref_;
   int threads_ = 1;
 };
+
+// The tiled fused attention beyond 1024 queries, where its query tiles
+// have 128 rows (64 up to there, which the conformance suite's cases
+// cover): causal with dropout, shared key/value heads, split over threads.
+TEST_F(OnednnLargeKernels, FusedAttentionPastTheShortQueryTiles) {
+  FusedAttentionDesc d;
+  d.batch = 1, d.heads = 2, d.kv_heads = 1, d.queries = 1100, d.keys = 1100;
+  d.head_dim = d.value_dim = 16, d.scale = 0.25f;
+  d.mask.causal = true;
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(5, RngPurpose::kDropout, 3);
+  const int64_t nq = d.heads * d.queries * d.head_dim, nk = d.keys * d.head_dim;
+  const std::vector<float> q = Random(nq, 1), k = Random(nk, 2), v = Random(nk, 3), dout = Random(nq, 4);
+  std::vector<std::vector<float>> got, want;
+  for (Backend* backend : {be_.get(), ref_.get()}) {
+    std::vector<float> out(nq), lse(d.heads * d.queries), dq(nq), dk(nk), dv(nk);
+    backend->FusedAttention(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+    backend->FusedAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
+                                    dq.data(), dk.data(), dv.data(), nullptr);
+    (backend == be_.get() ? got : want) = {out, lse, dq, dk, dv};
+  }
+  const char* names[] = {"out", "lse", "dq", "dk", "dv"};
+  for (int i = 0; i < 5; ++i) ExpectClose(got[i], want[i], 2e-4f, names[i]);
+}
 
 TEST_F(OnednnLargeKernels, BinaryBiasScalarAndSameShape) {
   auto x = Random(kN, 1), y = Random(kN, 2), bias = Random(kCols, 3);

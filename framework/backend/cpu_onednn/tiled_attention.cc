@@ -25,9 +25,19 @@ using tiled_rows::ScaleRow;
 using tiled_rows::SubtractDistanceBias;
 
 // Tile sizes: larger tiles amortise sgemm's packing (head sizes are small);
-// 128 x 256 was ~10% faster than 64 x 128 at T 4096 (bench/README.md).
+// 128 x 256 was ~10% faster than 64 x 128 at T 4096 (bench/README.md). Up
+// to kShortQueries queries a tile has 64 rows: a causal mask then hides
+// less of each tile's products (64 rows x 256 keys cut the GPT config's
+// attention, T 256, by 6-7%; level at T 1024; bench/README.md, "The GEMM
+// bound of the GPT step").
 constexpr int64_t kQueryTile = 128;
+constexpr int64_t kShortQueryTile = 64;
+constexpr int64_t kShortQueries = 1024;
 constexpr int64_t kKeyTile = 256;
+
+int64_t QueryTileRows(const FusedAttentionDesc& d) {
+  return d.queries <= kShortQueries ? kShortQueryTile : kQueryTile;
+}
 // Below this many multiply-adds the kernel runs on one thread (the
 // backend's GEMM threshold).
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
@@ -82,7 +92,8 @@ void BiasAndMask(const FusedAttentionDesc& d, const TiledDistanceBias& bias, int
 }
 
 struct Tiles {
-  // (kQueryTile, kKeyTile) tiles: scores or weights, dp, dropout, soft-cap slope
+  // (kQueryTile, kKeyTile) tiles, the largest query tile: scores or
+  // weights, dp, dropout, soft-cap slope
   std::vector<float> s, p, keep, cap_slope;
   std::vector<float> m, l;        // running max and sum per query row
   std::vector<VisibleSpan> visible;
@@ -101,7 +112,7 @@ struct Tiles {
 void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, const float* q,
                  const float* k, const float* v, float* out, float* lse, int64_t b, int64_t h,
                  int64_t i0, Tiles& t) {
-  const int64_t rows = std::min(kQueryTile, d.queries - i0);
+  const int64_t rows = std::min(QueryTileRows(d), d.queries - i0);
   const int64_t hs = d.head_dim, hv = d.value_dim;
   const int64_t row0 = (b * d.heads + h) * d.queries + i0;  // first (b, h, i) row
   const int64_t kv = b * d.kv_heads + h / d.group_size();
@@ -204,8 +215,8 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
     std::fill(dq_out + head_row0 * hs, dq_out + (head_row0 + d.queries) * hs, 0.0f);
     for (int64_t i = 0; i < d.queries; ++i)
       big_d[i] = DotRow(dout + (head_row0 + i) * hv, out + (head_row0 + i) * hv, hv);
-    for (int64_t i0 = 0; i0 < d.queries; i0 += kQueryTile) {
-      const int64_t rows = std::min(kQueryTile, d.queries - i0);
+    for (int64_t i0 = 0; i0 < d.queries; i0 += QueryTileRows(d)) {
+      const int64_t rows = std::min(QueryTileRows(d), d.queries - i0);
       const int64_t row0 = head_row0 + i0;
       const float* qt = q + row0 * hs;      // (rows, hs)
       const float* dot = dout + row0 * hv;  // (rows, hv)
@@ -260,7 +271,8 @@ void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
                            const float* v, float* out, float* lse) {
   d.CheckConsistent();
   const TiledDistanceBias bias(d);
-  const int64_t query_tiles = (d.queries + kQueryTile - 1) / kQueryTile;
+  const int64_t tile_rows = QueryTileRows(d);
+  const int64_t query_tiles = (d.queries + tile_rows - 1) / tile_rows;
   const int64_t tasks = d.batch * d.heads * query_tiles;
   const bool parallel =
       d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
@@ -270,7 +282,7 @@ void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
 #pragma omp for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t bh = task / query_tiles, tile = task % query_tiles;
-      ForwardTile(d, bias, q, k, v, out, lse, bh / d.heads, bh % d.heads, tile * kQueryTile, tiles);
+      ForwardTile(d, bias, q, k, v, out, lse, bh / d.heads, bh % d.heads, tile * tile_rows, tiles);
     }
   }
 }
