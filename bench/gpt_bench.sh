@@ -5,7 +5,8 @@
 # d_ff 1024, T 256, batch 16, 3.36 M parameters, 22.4 MFLOP per token), at
 # each thread count given, each peer REPEATS times (default 3). Prints the
 # CPU, a measured FP32 FMA peak, and per peer the median step time, tokens/s,
-# fraction of the FMA peak and peak RSS.
+# fraction of the FMA peak and peak RSS; then the MFU bound its GEMMs set
+# (bench/step_gemm_bound.cc) at each thread count.
 # With PRECISIONS="fp32 bf16" each repeat also runs tvlab with
 # runtime.precision bf16 and PyTorch under bf16 autocast (bf16 matmuls, fp32
 # weights), reported as separate rows; %peak stays against the FP32 peak.
@@ -18,7 +19,7 @@ STEPS=${STEPS:-10}
 PRECISIONS=${PRECISIONS:-fp32}
 export OMP_WAIT_POLICY=passive
 [ -x bench/.venv/bin/python ] || { echo "bench/.venv missing: bash bench/setup_venv.sh" >&2; exit 1; }
-bazel build //experiments:run //bench:fma_peak >/dev/null 2>&1
+bazel build //experiments:run //bench:fma_peak //bench:step_gemm_bound >/dev/null 2>&1
 RUN=bazel-bin/experiments/run
 OUT=$(mktemp -d)
 echo "machine: $(nproc) vCPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
@@ -60,4 +61,11 @@ for t in "${THREADS[@]}"; do
   done
 done
 echo "%peak = tokens/s x 22.4 MFLOP per token / (threads x the one-thread FMA peak)"
+# The bound the GEMMs set (bench/step_gemm_bound.cc): the MFU this model's
+# step would reach if only its linear layers' products took time.
+for t in "${THREADS[@]}"; do
+  pin=(); [ "$t" = 1 ] && pin=(taskset -c 0)
+  echo "GEMM bound at $t thread(s): $("${pin[@]}" bazel-bin/bench/step_gemm_bound 256 4 1024 16 256 256 "$FLOP_PER_TOKEN" "$t" \
+      | grep -E '^(step|MFU bound)' | paste -sd ';' -)"
+done
 rm -rf "$OUT"
