@@ -23,14 +23,32 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
+#include <sys/mman.h>
+
 namespace tvlab {
 namespace {
 
-// Host memory: 64-byte aligned (a cache line; AVX-512 loads).
+// Host memory: 64-byte aligned (a cache line; AVX-512 loads). Blocks of
+// kHugePage bytes or more are whole 2 MiB pages, advised to the kernel as
+// transparent huge pages (MADV_HUGEPAGE: used where THP is "madvise" or
+// "always", ignored where it is "never" or absent): a step's large
+// activations and gradients then take 512x fewer TLB entries and page
+// faults (GPT config step 4.5% faster on an AVX-512 Xeon, bench/README.md,
+// "Huge pages for large host blocks"). PyTorch's THP_MEM_ALLOC_ENABLE does
+// the same for its CPU allocations.
 class HostMemory : public DeviceMemory {
  public:
   Device device() const override { return Device::kCpu; }
-  void* Allocate(size_t bytes) override { return std::aligned_alloc(64, bytes); }
+  void* Allocate(size_t bytes) override {
+    if (bytes < kHugePage) return std::aligned_alloc(64, bytes);
+    void* ptr = nullptr;
+    if (posix_memalign(&ptr, kHugePage, bytes) != 0) return nullptr;
+    // Advice on the block's 4 KiB pages: the kernel may decline, and backs
+    // a part shorter than a huge page at the end with small pages.
+    constexpr size_t kSmallPage = 4096;
+    madvise(ptr, (bytes + kSmallPage - 1) / kSmallPage * kSmallPage, MADV_HUGEPAGE);
+    return ptr;
+  }
   void Free(void* ptr, size_t) override { std::free(ptr); }
   void CopyToHost(const void* src, void* dst, size_t bytes) override {
     if (bytes) std::memcpy(dst, src, bytes);

@@ -61,6 +61,19 @@ TEST(CachingAllocator, SteadyStateReusesFreedBlocksAndTracksThePeak) {
   EXPECT_EQ(host.Stats().cached_bytes, 0);
 }
 
+TEST(CachingAllocator, LargeHostBlocksAreWholeHugePages) {
+  CachingAllocator& host = AllocatorFor(Device::kCpu);
+  host.EmptyCache();  // so the blocks below come from HostMemory
+  for (size_t bytes : {kHugePage, kHugePage + 4096, 5 * kHugePage / 2}) {
+    Tensor t = Tensor::Empty({static_cast<int64_t>(bytes / sizeof(float))}, Device::kCpu);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data()) % kHugePage, 0u) << bytes << " bytes";
+    t.data()[bytes / sizeof(float) - 1] = 1.0f;  // the last element is writable
+  }
+  Tensor small = Tensor::Empty({1000}, Device::kCpu);  // a cache line is enough below
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
+  host.EmptyCache();
+}
+
 TEST(Tensor, CopiesToAndFromTheHostAreExplicitAndExact) {
   Tensor t = Tensor::FromVector({3}, {1.5f, -2.0f, 3.25f}, Device::kCpu);
   EXPECT_EQ(t.device(), Device::kCpu);
