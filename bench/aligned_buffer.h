@@ -3,8 +3,8 @@
 
 // A benchmark's operand: n floats filled with `value`, from tvlab's own
 // host allocator, so laid out as training's tensors are: 64-byte aligned,
-// and whole transparent huge pages from 2 MiB up (framework/tensor/
-// device_memory.h, kHugePage). Alignment changes GEMM speed: oneDNN's
+// and from 2 MiB up on a 2 MiB boundary, advised as transparent huge pages
+// (framework/tensor/device_memory.h, kHugePage). Alignment changes GEMM speed: oneDNN's
 // transposed kernel ran 256 x 1024 x 4096 at 32-35 GFLOP/s on 64-byte
 // aligned operands and 52 on malloc's 16-byte offsets, and huge pages made
 // the GPT step 5% faster; benchmarks measure what training sees.

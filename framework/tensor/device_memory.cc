@@ -29,13 +29,14 @@ namespace tvlab {
 namespace {
 
 // Host memory: 64-byte aligned (a cache line; AVX-512 loads). Blocks of
-// kHugePage bytes or more are whole 2 MiB pages, advised to the kernel as
-// transparent huge pages (MADV_HUGEPAGE: used where THP is "madvise" or
-// "always", ignored where it is "never" or absent): a step's large
-// activations and gradients then take 512x fewer TLB entries and page
-// faults (GPT config step 4.5% faster on an AVX-512 Xeon, bench/README.md,
-// "Huge pages for large host blocks"). PyTorch's THP_MEM_ALLOC_ENABLE does
-// the same for its CPU allocations.
+// kHugePage bytes or more start on a 2 MiB boundary and are advised to the
+// kernel as transparent huge pages (MADV_HUGEPAGE: used where THP is
+// "madvise" or "always", ignored where it is "never" or absent): a step's
+// large activations and gradients then take 512x fewer TLB entries and
+// page faults (GPT config step 5.0% faster at one thread and 6.3% at two
+// on an AVX-512 Xeon, bench/README.md, "Huge pages for large host
+// blocks"). PyTorch's THP_MEM_ALLOC_ENABLE does the same for its CPU
+// allocations.
 class HostMemory : public DeviceMemory {
  public:
   Device device() const override { return Device::kCpu; }

@@ -34,8 +34,9 @@ enum class Device {
 };
 const char* DeviceName(Device device);
 
-// Host blocks of at least this many bytes are whole 2 MiB pages, advised
-// to the kernel as transparent huge pages (device_memory.cc, HostMemory).
+// Host blocks of at least this many bytes start on a 2 MiB boundary and are
+// advised to the kernel as transparent huge pages (device_memory.cc,
+// HostMemory).
 constexpr size_t kHugePage = size_t{2} << 20;
 
 // Raw, uncached memory of one device. Pointers it returns are opaque to host

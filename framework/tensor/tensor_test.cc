@@ -61,7 +61,7 @@ TEST(CachingAllocator, SteadyStateReusesFreedBlocksAndTracksThePeak) {
   EXPECT_EQ(host.Stats().cached_bytes, 0);
 }
 
-TEST(CachingAllocator, LargeHostBlocksAreWholeHugePages) {
+TEST(CachingAllocator, LargeHostBlocksStartOnAHugePage) {
   CachingAllocator& host = AllocatorFor(Device::kCpu);
   host.EmptyCache();  // so the blocks below come from HostMemory
   for (size_t bytes : {kHugePage, kHugePage + 4096, 5 * kHugePage / 2}) {

@@ -38,6 +38,7 @@ constexpr int64_t kKeyTile = 256;
 int64_t QueryTileRows(const FusedAttentionDesc& d) {
   return d.queries <= kShortQueries ? kShortQueryTile : kQueryTile;
 }
+
 // Below this many multiply-adds the kernel runs on one thread (the
 // backend's GEMM threshold).
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
