@@ -86,6 +86,12 @@ int main(int argc, char** argv) {
                 t = arg(5, 256), vocab = arg(6, 256);
   const double flops_per_token = arg(7, 22.4e6);
   const int threads = static_cast<int>(arg(8, 1));
+  if (argc > 9 || d <= 0 || layers <= 0 || d_ff <= 0 || batch <= 0 || t <= 0 || vocab <= 0 ||
+      !(flops_per_token > 0) || threads <= 0) {
+    std::fprintf(stderr, "usage: step_gemm_bound [d layers d_ff batch T vocab flops_per_token threads]: "
+                         "every value a positive number (defaults: 256 4 1024 16 256 256 22.4e6 1)\n");
+    return 2;
+  }
   omp_set_num_threads(1);
   const tvlab::FmaPeak peak = tvlab::MeasureFmaPeak(5);
   omp_set_num_threads(threads);

@@ -64,9 +64,7 @@ class Lives {
 
 // The pool block `p` points into (null: none).
 const void* BlockOf(const BufferPool& pool, const void* p) {
-  const void* begin = nullptr;
-  size_t bytes = 0;
-  return p != nullptr && pool.FindBlock(p, &begin, &bytes) ? begin : nullptr;
+  return p != nullptr ? pool.BlockStart(p) : nullptr;
 }
 
 // The pool blocks each operation names a pointer into.

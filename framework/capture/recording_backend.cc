@@ -79,7 +79,7 @@ RecordingScope::RecordingScope(StepRecording* out, std::shared_ptr<BufferPool> p
       pool_scope_(std::move(pool)) {
   SetBackendInterposer(backend_.get());
   SetMemoryObserver(device_, memory_.get());
-  pool_->set_listener([out](const void* block, size_t /*bytes*/, bool taken) {
+  pool_->set_listener([out](const void* block, bool taken) {
     out->pool_events.push_back(PoolEvent{block, taken, out->ops.size(), false});
   });
 }

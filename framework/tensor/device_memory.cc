@@ -228,14 +228,14 @@ void* BufferPool::Take(size_t rounded) {
   for (Block& b : blocks)
     if (b.free) {
       b.free = false;
-      if (listener_) listener_(b.ptr, rounded, true);
+      if (listener_) listener_(b.ptr, true);
       return b.ptr;
     }
   size_t same = 0;
   void* ptr = AllocatorFor(device_).Allocate(rounded, &same);
   blocks.push_back(Block{ptr, false});
   bytes_ += static_cast<int64_t>(rounded);
-  if (listener_) listener_(ptr, rounded, true);
+  if (listener_) listener_(ptr, true);
   return ptr;
 }
 
@@ -245,7 +245,7 @@ void BufferPool::Give(void* ptr, size_t rounded) {
       TVLAB_CHECK(!b.free) << "a pool block given back twice";
       b.free = true;
       --in_use_;
-      if (listener_) listener_(ptr, rounded, false);
+      if (listener_) listener_(ptr, false);
       return;
     }
   TVLAB_CHECK(false) << "a block given back to a pool that does not hold it";
@@ -257,22 +257,14 @@ int64_t BufferPool::blocks() const {
   return n;
 }
 
-bool BufferPool::Holds(const void* ptr) const {
-  const void* begin = nullptr;
-  size_t bytes = 0;
-  return FindBlock(ptr, &begin, &bytes);
-}
+bool BufferPool::Holds(const void* ptr) const { return BlockStart(ptr) != nullptr; }
 
-bool BufferPool::FindBlock(const void* ptr, const void** begin, size_t* bytes) const {
+const void* BufferPool::BlockStart(const void* ptr) const {
   const auto* p = static_cast<const char*>(ptr);
   for (const auto& [size, blocks] : by_size_)
     for (const Block& b : blocks)
-      if (p >= static_cast<const char*>(b.ptr) && p < static_cast<const char*>(b.ptr) + size) {
-        *begin = b.ptr;
-        *bytes = size;
-        return true;
-      }
-  return false;
+      if (p >= static_cast<const char*>(b.ptr) && p < static_cast<const char*>(b.ptr) + size) return b.ptr;
+  return nullptr;
 }
 
 ScopedBufferPool::ScopedBufferPool(std::shared_ptr<BufferPool> pool) : previous_(std::move(active_pool)) {

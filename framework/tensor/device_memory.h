@@ -147,13 +147,12 @@ class BufferPool {
   int64_t bytes() const { return bytes_; }
   // Whether `ptr` points into one of the pool's blocks.
   bool Holds(const void* ptr) const;
-  // The block `ptr` points into: its start and rounded size (false when
-  // the pool holds no such block).
-  bool FindBlock(const void* ptr, const void** begin, size_t* bytes) const;
-  // Called with a block's start and size each time one is taken (true) or
-  // given back (false); step capture records a step's block lifetimes with
-  // it. Empty: nobody is told.
-  using Listener = std::function<void(const void* block, size_t bytes, bool taken)>;
+  // The start of the block `ptr` points into (null: the pool holds none).
+  const void* BlockStart(const void* ptr) const;
+  // Called with a block's start each time one is taken (true) or given back
+  // (false); step capture records a step's block lifetimes with it. Empty:
+  // nobody is told.
+  using Listener = std::function<void(const void* block, bool taken)>;
   void set_listener(Listener listener) { listener_ = std::move(listener); }
 
  private:

@@ -211,13 +211,14 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
   std::fill(dkg + key_begin * hs, dkg + key_end * hs, 0.0f);
   std::fill(dvg + key_begin * hv, dvg + key_end * hv, 0.0f);
   std::vector<float> big_d(d.queries);  // D_i = dout_i . out_i
+  const int64_t tile_rows = QueryTileRows(d);
   for (int64_t h = g * d.group_size(); h < (g + 1) * d.group_size(); ++h) {
     const int64_t head_row0 = (b * d.heads + h) * d.queries;
     std::fill(dq_out + head_row0 * hs, dq_out + (head_row0 + d.queries) * hs, 0.0f);
     for (int64_t i = 0; i < d.queries; ++i)
       big_d[i] = DotRow(dout + (head_row0 + i) * hv, out + (head_row0 + i) * hv, hv);
-    for (int64_t i0 = 0; i0 < d.queries; i0 += QueryTileRows(d)) {
-      const int64_t rows = std::min(QueryTileRows(d), d.queries - i0);
+    for (int64_t i0 = 0; i0 < d.queries; i0 += tile_rows) {
+      const int64_t rows = std::min(tile_rows, d.queries - i0);
       const int64_t row0 = head_row0 + i0;
       const float* qt = q + row0 * hs;      // (rows, hs)
       const float* dot = dout + row0 * hv;  // (rows, hv)
