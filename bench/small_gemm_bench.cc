@@ -15,6 +15,7 @@
 
 #include "dnnl.hpp"
 #include "framework/backend/cpu_onednn/small_gemm.h"
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/perf/fma_peak.h"
 
 namespace {
@@ -79,7 +80,7 @@ int main() {
       std::printf("%-7s %6lld %4lld %4lld %4lld %12.1f %12.1f %7.2fx %s\n", scores ? "q@k^T" : "w@v",
                   static_cast<long long>(batch),
                   static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), dnnl_us, loop_us,
-                  dnnl_us / loop_us, tvlab::onednn::IsSmallBatchedGemm(d) ? "loop" : "oneDNN");
+                  dnnl_us / loop_us, tvlab::onednn::IsSmallBatchedGemm(d, tvlab::onednn::OnednnHasAvx512Core()) ? "loop" : "oneDNN");
      }
     }
   }

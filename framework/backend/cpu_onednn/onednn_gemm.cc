@@ -82,7 +82,7 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
       << "cpu_onednn Gemm called with precision " << PrecisionName(d.precision)
       << " (validation should have refused it)";
   // Tiny batched products: a plain loop each (small_gemm.h).
-  if (bias == nullptr && onednn::IsSmallBatchedGemm(d)) return onednn::SmallBatchedGemm(d, a, b, c);
+  if (bias == nullptr && onednn::IsSmallBatchedGemm(d, avx512_core_)) return onednn::SmallBatchedGemm(d, a, b, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
   if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);

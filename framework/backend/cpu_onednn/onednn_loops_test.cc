@@ -156,13 +156,14 @@ void SoftmaxRowDefinition(const float* x, float* y, int64_t cols) {
   for (int64_t c = 0; c < cols; ++c) y[c] = max == minus_inf ? 0.0f : y[c] * inv;
 }
 
-// Row counts around the eight-row groups, short rows (up to 16 columns, in
-// lanes) and longer ones; rows with masked keys, an all-masked row, a
-// NaN, signed zeros and ties.
+// Row counts around the eight-row groups (and the sixteen-row groups of
+// eight columns on AVX-512 CPUs), short rows (up to 16 columns, in lanes)
+// and longer ones; rows with masked keys, an all-masked row, a NaN, signed
+// zeros and ties.
 TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
   OnednnBackend backend;
   const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t rows : {1, 7, 8, 9, 19}) {
+  for (int64_t rows : {1, 7, 8, 9, 16, 19, 35}) {
     for (int64_t cols : {1, 2, 8, 10, 15, 16, 17, 40}) {
       std::vector<float> x = Random(rows * cols, rows * 100 + cols);
       for (int64_t i = 0; i < rows * cols; i += 7) x[i] = -inf;

@@ -2,10 +2,13 @@
 // and SoftmaxBackward. tvlab's all-masked rows give 0, where oneDNN's
 // softmax would give NaN. Rows of at most kShortRow columns (the sort
 // model's attention rows have 8 keys, its logits 10) go eight at a time,
-// each row in a lane of the vectors; longer rows one at a time. Both give a
-// row the same operations in the same order, so the same bits. Rows split
-// over OpenMP threads above kParallelElements.
+// each row in a lane of the vectors (rows of 8 columns sixteen at a time on
+// AVX-512 CPUs, transposed in registers: 28 -> 13 us for the sort model's
+// 2048 rows on an Intel Xeon); longer rows one at a time. All give a row
+// the same operations in the same order, so the same bits. Rows split over
+// OpenMP threads above kParallelElements.
 
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include "framework/backend/cpu_onednn/exp_shifted.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 namespace {
@@ -83,19 +87,105 @@ void SoftmaxEightRows(const float* x, float* y, int64_t cols, double* log_z) {
 }
 #pragma GCC diagnostic pop
 
+// Register i of v holds rows i and i + 8 of a (16, 8) block (row i in lanes
+// 0-7, row i + 8 in lanes 8-15); afterwards register c holds column c, row
+// r in lane r. Three exchanges of a register-index bit with a lane bit
+// (each its own inverse, so the same steps in reverse order transpose
+// back). Moves floats only.
+struct ExchangeIndices {
+  int32_t keep[3][16], take[3][16];  // by bit: permutex2var indices of the low and high results
+};
+constexpr ExchangeIndices MakeExchangeIndices() {
+  ExchangeIndices t{};
+  for (int bit = 0; bit < 3; ++bit)
+    for (int lane = 0; lane < 16; ++lane) {
+      const bool set = (lane >> bit) & 1;
+      t.keep[bit][lane] = set ? 16 + (lane & ~(1 << bit)) : lane;  // bit 0: own lane; 1: partner's, bit cleared
+      t.take[bit][lane] = set ? 16 + lane : lane | (1 << bit);     // bit 0: own lane, bit set; 1: partner's
+    }
+  return t;
+}
+alignas(64) constexpr ExchangeIndices kExchange = MakeExchangeIndices();
+
+template <int kBit>
+__attribute__((target("avx512f"))) inline void ExchangeBit(__m512 (&v)[8]) {
+  const __m512i keep = _mm512_load_si512(kExchange.keep[kBit]), take = _mm512_load_si512(kExchange.take[kBit]);
+  for (int i = 0; i < 8; ++i) {
+    if ((i >> kBit) & 1) continue;
+    const int partner = i | (1 << kBit);
+    const __m512 low = _mm512_permutex2var_ps(v[i], keep, v[partner]);
+    const __m512 high = _mm512_permutex2var_ps(v[i], take, v[partner]);
+    v[i] = low, v[partner] = high;
+  }
+}
+
+// The softmax of sixteen rows of eight columns with AVX-512, each row as
+// SoftmaxRow computes it (SoftmaxEightRows's steps, sixteen lanes wide:
+// the same comparisons, exponentials, column-order float sums and
+// products, so the same bits); the rows are transposed into the lanes in
+// registers. log_z likewise when kLogZ.
+// (GCC 12's _mm512_castpd256_pd512 starts from an undefined register and
+// warns that it "is used uninitialized": a false positive in the header.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+template <bool kLogZ>
+__attribute__((target("avx512f"))) void SoftmaxSixteenRowsOfEight(const float* x, float* y, double* log_z) {
+  constexpr int kWide = 16, kCols = 8;
+  __m512 v[kCols];
+  for (int i = 0; i < kCols; ++i) {  // rows i and i + 8
+    const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(x + i * kCols)));
+    v[i] = _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(x + (i + 8) * kCols)), 1));
+  }
+  ExchangeBit<0>(v), ExchangeBit<1>(v), ExchangeBit<2>(v);  // v[c]: column c of the sixteen rows
+  __m512 max = _mm512_set1_ps(kMinusInf);
+  for (int c = 0; c < kCols; ++c)
+    max = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v[c], max, _CMP_GT_OQ), max, v[c]);  // x > max ? x : max
+  alignas(64) float xt[kCols][kWide], shift[kCols][kWide], e[kCols][kWide];  // host: stack scratch
+  for (int c = 0; c < kCols; ++c) _mm512_store_ps(xt[c], v[c]), _mm512_store_ps(shift[c], max);
+  onednn::ExpShiftedEach(&xt[0][0], &shift[0][0], &e[0][0], kCols * kWide);
+  __m512 sum = _mm512_setzero_ps();
+  for (int c = 0; c < kCols; ++c) sum = _mm512_add_ps(sum, _mm512_load_ps(e[c]));
+  const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
+  const __mmask16 visible = static_cast<__mmask16>(~_mm512_cmp_ps_mask(max, _mm512_set1_ps(kMinusInf), _CMP_EQ_OQ));
+  for (int c = 0; c < kCols; ++c) v[c] = _mm512_maskz_mul_ps(visible, _mm512_load_ps(e[c]), inv);
+  ExchangeBit<2>(v), ExchangeBit<1>(v), ExchangeBit<0>(v);  // back to rows i and i + 8
+  for (int i = 0; i < kCols; ++i) {
+    _mm256_storeu_ps(y + i * kCols, _mm512_castps512_ps256(v[i]));
+    _mm256_storeu_ps(y + (i + 8) * kCols, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[i]), 1)));
+  }
+  if (kLogZ) {
+    alignas(64) float max_l[kWide], sum_l[kWide];
+    _mm512_store_ps(max_l, max);
+    _mm512_store_ps(sum_l, sum);
+    for (int l = 0; l < kWide; ++l)
+      log_z[l] = max_l[l] == kMinusInf ? max_l[l] : max_l[l] + std::log(static_cast<double>(sum_l[l]));
+  }
+}
+
+#pragma GCC diagnostic pop
+
 // Softmax over `rows` rows; log_z (rows) as SoftmaxRow's when kLogZ.
 template <bool kLogZ>
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t cols, double* log_z) {
-  const int64_t groups = cols <= kShortRow ? rows / kLanes : 0;  // the rest row by row
+  // Rows of eight columns (the sort model's attention) sixteen at a time
+  // on AVX-512 CPUs; other short rows eight at a time.
+  static const bool avx512 = CpuHasAvx512f();
+  const bool sixteen = avx512 && cols == 8;
+  const int64_t lanes = sixteen ? 16 : kLanes;  // rows a group
+  const int64_t groups = cols <= kShortRow ? rows / lanes : 0;  // the rest row by row
 #pragma omp parallel if (rows * cols >= kParallelElements)
   {
 #pragma omp for schedule(static) nowait
     for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r = g * kLanes;
-      SoftmaxEightRows<kLogZ>(x + r * cols, y + r * cols, cols, kLogZ ? log_z + r : nullptr);
+      const int64_t r = g * lanes;
+      if (sixteen) {
+        SoftmaxSixteenRowsOfEight<kLogZ>(x + r * cols, y + r * cols, kLogZ ? log_z + r : nullptr);
+      } else {
+        SoftmaxEightRows<kLogZ>(x + r * cols, y + r * cols, cols, kLogZ ? log_z + r : nullptr);
+      }
     }
 #pragma omp for schedule(static)
-    for (int64_t r = groups * kLanes; r < rows; ++r) {
+    for (int64_t r = groups * lanes; r < rows; ++r) {
       const double z = SoftmaxRow<kLogZ>(x + r * cols, y + r * cols, cols);
       if (kLogZ) log_z[r] = z;
     }

@@ -16,6 +16,7 @@
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "framework/backend/cpu_onednn/test_values.h"
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "gtest/gtest.h"
 
 namespace tvlab {
@@ -87,7 +88,7 @@ TEST(SmallBatchedGemm, MatchesTheReferenceAndItsOwnOrderBitForBit) {
 // batch large enough to split over two threads: the same bits as one.
 TEST(SmallBatchedGemm, WidestShapesAndTwoThreadsGiveTheSameBits) {
   GemmDesc d = Desc(1024, 1, 64, 64, false, true);
-  ASSERT_TRUE(onednn::IsSmallBatchedGemm(d));
+  ASSERT_TRUE(onednn::IsSmallBatchedGemm(d, /*onednn_has_avx512_core=*/false));
   ASSERT_GE(d.batch * d.m * d.n * d.k, onednn::kParallelGemmMacs) << "the batch no longer reaches the threaded path";
   const auto a = Values(d.batch * d.m * d.k, 4), b = Values(d.batch * d.k * d.n, 5);
   std::vector<float> one(d.batch * d.m * d.n), two(one.size());
@@ -102,15 +103,24 @@ TEST(SmallBatchedGemm, WidestShapesAndTwoThreadsGiveTheSameBits) {
 }
 
 TEST(SmallBatchedGemm, TakesOnlyBatchesOfSmallFp32Products) {
-  EXPECT_TRUE(onednn::IsSmallBatchedGemm(Desc(256, 8, 8, 16, false, true)));   // sort model's q @ k^T
-  EXPECT_TRUE(onednn::IsSmallBatchedGemm(Desc(256, 16, 16, 16, false, false)));
-  EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(1, 8, 8, 16, false, false)));    // one product: oneDNN
-  EXPECT_TRUE(onednn::IsSmallBatchedGemm(Desc(256, 32, 32, 16, false, true)));   // T 32, head size 16
-  EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(256, 32, 32, 32, false, false))); // more MACs than the limit
-  EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(256, 1, 65, 1, false, false)));   // wider than 64
-  GemmDesc bf16 = Desc(256, 8, 8, 16, false, true);
-  bf16.precision = Precision::kBf16;
-  EXPECT_FALSE(onednn::IsSmallBatchedGemm(bf16));
+  for (bool avx512 : {false, true}) {
+    SCOPED_TRACE(avx512 ? "oneDNN with AVX-512" : "oneDNN without AVX-512");
+    EXPECT_TRUE(onednn::IsSmallBatchedGemm(Desc(256, 8, 8, 16, false, true), avx512));  // sort model's q @ k^T
+    EXPECT_TRUE(onednn::IsSmallBatchedGemm(Desc(256, 8, 16, 8, true, false), avx512));  // and its weights' gradient
+    EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(1, 8, 8, 16, false, false), avx512));  // one product: oneDNN
+    EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(256, 32, 32, 32, false, false), avx512));  // more MACs than the limit
+    EXPECT_FALSE(onednn::IsSmallBatchedGemm(Desc(256, 1, 65, 1, false, false), avx512));    // wider than 64
+    GemmDesc bf16 = Desc(256, 8, 8, 16, false, true);
+    bf16.precision = Precision::kBf16;
+    EXPECT_FALSE(onednn::IsSmallBatchedGemm(bf16, avx512));
+  }
+  // T 16 and 32 (head size 16): the loop without AVX-512, oneDNN's AVX-512
+  // kernels with it; likewise 64 columns at 8 rows.
+  for (const GemmDesc& d : {Desc(256, 16, 16, 16, false, false), Desc(256, 32, 32, 16, false, true),
+                            Desc(256, 8, 64, 8, false, false)}) {
+    EXPECT_TRUE(onednn::IsSmallBatchedGemm(d, false)) << d.m << " x " << d.n;
+    EXPECT_FALSE(onednn::IsSmallBatchedGemm(d, true)) << d.m << " x " << d.n;
+  }
 }
 
 // The backend's Gemm gives the loop's bits exactly where it takes the loop,
@@ -118,7 +128,7 @@ TEST(SmallBatchedGemm, TakesOnlyBatchesOfSmallFp32Products) {
 TEST(SmallBatchedGemm, TheOnednnBackendRoutesSmallBatchesToIt) {
   OnednnBackend backend;
   for (const GemmDesc& d : {Desc(64, 8, 8, 16, false, true), Desc(64, 8, 16, 8, true, false)}) {
-    ASSERT_TRUE(onednn::IsSmallBatchedGemm(d));
+    ASSERT_TRUE(onednn::IsSmallBatchedGemm(d, onednn::OnednnHasAvx512Core()));
     const auto a = Values(d.batch * d.m * d.k, 6), b = Values(d.batch * d.k * d.n, 7);
     std::vector<float> via_backend(d.batch * d.m * d.n), direct(via_backend.size());
     backend.Gemm(d, a.data(), b.data(), via_backend.data());
