@@ -54,26 +54,38 @@ TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
       lanes[l] += e;
     }
   }
+  // The leftover elements' exponentials as one padded block (a vector loop;
+  // the padding's -inf gives 0, not used), then their sum in order.
   float tail = 0.0f;
-  for (; j < n; ++j) {
-    const float e = ExpApprox(row[j] - shift);
-    row[j] = e;
-    tail += e;
+  if (j < n) {
+    const int64_t rest = n - j;
+    float block[kSumLanes];
+    for (int l = 0; l < kSumLanes; ++l) block[l] = l < rest ? row[j + l] - shift : kNegInf;
+    for (int l = 0; l < kSumLanes; ++l) block[l] = ExpApprox(block[l]);
+    for (int64_t l = 0; l < rest; ++l) {
+      row[j + l] = block[l];
+      tail += block[l];
+    }
   }
   return AddLanes(lanes, tail);
 }
 
+// Sixteen floats: one AVX-512 vector, two AVX2 or four SSE ones.
+typedef float F16 __attribute__((vector_size(64)));
+
 TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
-  // 16 running maxima (one vector): an elementwise select vectorises where
-  // a scalar max reduction does not.
-  float lanes[16];
-  std::fill(lanes, lanes + 16, kNegInf);
+  // 16 running maxima in a vector type: GCC did not vectorise the same
+  // selects written over an array (16 scalar maxima an element group).
+  F16 lanes = F16{} + kNegInf;
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16)
-    for (int l = 0; l < 16; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
+  for (; j + 16 <= n; j += 16) {
+    F16 x;
+    std::memcpy(&x, row + j, sizeof x);
+    lanes = x > lanes ? x : lanes;
+  }
   float m = kNegInf;
   for (; j < n; ++j) m = std::max(m, row[j]);
-  for (float lane : lanes) m = std::max(m, lane);
+  for (int l = 0; l < 16; ++l) m = std::max(m, lanes[l]);
   return m;
 }
 
