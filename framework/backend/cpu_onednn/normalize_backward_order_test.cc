@@ -1,6 +1,7 @@
-// OnednnBackend::NormalizeBackward sums each row's g and g * xhat in the
-// fixed order onednn_rows.cc promises (eight lanes, then the lanes in pairs,
-// then the tail), so every clone and machine gives the same bits: dx, dgamma
+// OnednnBackend::NormalizeBackward sums each row's g and g * xhat (and
+// Normalize's RMSNorm rows their squares) in the fixed order onednn_rows.cc
+// promises (eight lanes, then the lanes in pairs, then the tail), so every
+// clone and machine gives the same bits: dx, dgamma
 // and dbeta against that order written out in scalar code, bit for bit, on
 // rows of values from 2^-20 to 2^40 that cancel in pairs, where another
 // order of the double sums moves mean(g) and so dx.
@@ -108,6 +109,43 @@ TEST(NormalizeBackwardOrder, RowSumsInThePromisedOrderBitForBit) {
         for (int64_t c = 0; c < cols; ++c) {
           ASSERT_EQ(Bits(dgamma[c]), Bits(0.5f + want_dgamma[c])) << "dgamma col " << c;
           ASSERT_EQ(Bits(dbeta[c]), Bits(-0.5f + want_dbeta[c])) << "dbeta col " << c;
+        }
+      }
+    }
+  }
+}
+
+// RMSNorm's forward (Normalize without subtract_mean): y and rstd bit for
+// bit against its arithmetic written out (onednn_rows.cc, RmsNormRows):
+// squares in double, summed in the promised order, rstd in double. Positive
+// squares summed in double show no order at float precision; the last row,
+// 1 and then 2^-13s, shows squares summed in float (each 2^-26 lost
+// against 1).
+TEST(NormalizeBackwardOrder, RmsNormForwardSumsSquaresInThePromisedOrderBitForBit) {
+  OnednnBackend backend;
+  const int64_t rows = 7;
+  const float eps = 1e-5f;
+  for (int64_t cols : {3, 8, 13, 64, 67}) {
+    for (bool affine : {true, false}) {
+      Rows data = Cancelling(rows, cols, static_cast<uint64_t>(cols) + 100);
+      for (int64_t c = 0; c < cols; ++c) data.x[(rows - 1) * cols + c] = c == 0 ? 1.0f : 0x1p-13f;
+      const float* gamma = affine ? data.gamma.data() : nullptr;
+      const float* beta = affine ? data.dy.data() : nullptr;  // any cols numbers
+      std::vector<float> y(rows * cols), mean(rows, 9.0f), rstd(rows);
+      backend.Normalize(data.x.data(), gamma, beta, y.data(), mean.data(), rstd.data(), rows, cols, eps,
+                        /*subtract_mean=*/false);
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = data.x.data() + r * cols;
+        std::vector<double> squares(cols);
+        for (int64_t c = 0; c < cols; ++c) squares[c] = static_cast<double>(xr[c]) * xr[c];
+        const float rs = static_cast<float>(1.0 / std::sqrt(SumInOrder(squares) / cols + eps));
+        ASSERT_EQ(Bits(rstd[r]), Bits(rs)) << "cols " << cols << " row " << r;
+        ASSERT_EQ(Bits(mean[r]), Bits(0.0f)) << "cols " << cols << " row " << r;
+        for (int64_t c = 0; c < cols; ++c) {
+          float want = xr[c] * rs;
+          if (gamma) want *= gamma[c];
+          if (beta) want += beta[c];
+          ASSERT_EQ(Bits(y[r * cols + c]), Bits(want)) << "cols " << cols << " row " << r << " col " << c;
         }
       }
     }

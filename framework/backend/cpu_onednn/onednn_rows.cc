@@ -1,7 +1,7 @@
 // cpu_onednn's row kernels (softmax's are in onednn_softmax.cc): LayerNorm
-// on oneDNN's primitive (RMSNorm on the reference loops), the
-// normalizations' backward, and Permute by contiguous rows; rows split over
-// OpenMP threads above kParallelElements.
+// on oneDNN's primitive (RMSNorm, which oneDNN 2.6 lacks, on a vectorised
+// loop), the normalizations' backward, and Permute by contiguous rows; rows
+// split over OpenMP threads above kParallelElements.
 
 #include <omp.h>
 
@@ -22,15 +22,61 @@ using dt = memory::data_type;
 using onednn::kParallelElements;
 using onednn::SingleThreaded;
 
+typedef float F8 __attribute__((vector_size(32)));
+typedef double D8 __attribute__((vector_size(64)));
+
+// RMSNorm's rows [first, last) (Normalize without subtract_mean): the
+// reference's arithmetic (rstd = 1 / sqrt(mean(x^2) + eps) in double, then
+// y = x * rstd * gamma + beta in float, mean 0), with the squares summed in
+// eight double lanes (lane l takes the columns l, l + 8, ... below cols
+// rounded down to 8, in order), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)),
+// then the remaining columns in order: every clone the same bits, not the
+// reference's (which sums in column order). The reference's scalar loop
+// took 2.3x LayerNorm's oneDNN primitive (921 against 411 us at 4096 x 256
+// on an Intel Xeon).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void RmsNormRows(
+    const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int64_t first,
+    int64_t last, int64_t cols, float eps) {
+  for (int64_t r = first; r < last; ++r) {
+    const float* xr = x + r * cols;
+    float* yr = y + r * cols;
+    D8 acc = {};
+    int64_t c = 0;
+    for (; c + 8 <= cols; c += 8) {
+      F8 x8;
+      __builtin_memcpy(&x8, xr + c, sizeof x8);
+      const D8 xd = __builtin_convertvector(x8, D8);
+      acc += xd * xd;
+    }
+    double squares = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; c < cols; ++c) squares += static_cast<double>(xr[c]) * xr[c];
+    const float rs = static_cast<float>(1.0 / std::sqrt(squares / cols + eps));
+    mean[r] = 0.0f;
+    rstd[r] = rs;
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j) {
+      float v = xr[j] * rs;
+      if (gamma) v *= gamma[j];
+      if (beta) v += beta[j];
+      yr[j] = v;
+    }
+  }
+}
+
 }  // namespace
 
 void OnednnBackend::Normalize(const float* x, const float* gamma, const float* beta, float* y,
                               float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
                               bool subtract_mean) {
-  // oneDNN 2.6 has no RMSNorm; that case stays on the reference loops.
-  if (!subtract_mean || rows == 0) {
-    return ReferenceBackend::Normalize(x, gamma, beta, y, mean, rstd, rows, cols, eps,
-                                       subtract_mean);
+  if (rows == 0) return;
+  if (!subtract_mean) {  // oneDNN 2.6 has no RMSNorm: RmsNormRows, rows split over threads
+    const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), team = omp_get_num_threads();
+      RmsNormRows(x, gamma, beta, y, mean, rstd, rows * t / team, rows * (t + 1) / team, cols, eps);
+    }
+    return;
   }
   SingleThreaded small(rows * cols < kParallelElements);
   NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
@@ -68,9 +114,6 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
 }
 
 namespace {
-
-typedef float F8 __attribute__((vector_size(32)));
-typedef double D8 __attribute__((vector_size(64)));
 
 // Row sums of NormalizeBackward (g = dy * gamma, xhat = (x - mean) * rstd):
 // *sum_g = sum of g and *sum_gx = sum of g * xhat, in double, in a fixed
