@@ -12,10 +12,14 @@
 # tvlab runs twice: eager (train.step_capture: CAPTURE_OFF) and captured
 # (the default), and prints its FLOPs, achieved rate and MFU against the
 # measured FMA peak. At one thread every run is pinned to core 0.
-# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1)
+# With REPEATS=N every peer runs N times at each thread count, alternated
+# (tvlab, then each peer, then again): this machine's speed moves between
+# phases, so a single run's ratio can be off by 10% (bench/README.md).
+# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=("${@:-1}")
+REPEATS=${REPEATS:-1}
 export OMP_WAIT_POLICY=passive  # see docs/building.md: spinning threads on a shared box
 
 dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || {
@@ -29,17 +33,18 @@ echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1
 echo "debian torch BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 printf '%-22s %7s %10s %10s %8s %8s\n' peer threads train_s tok/s tok_acc ratio
 for t in "${THREADS[@]}"; do
+ for r in $(seq "$REPEATS"); do
   # At one thread every peer is pinned to core 0 (taskset).
   pin=""; [ "$t" = 1 ] && command -v taskset >/dev/null && pin="taskset -c 0"
   # tvlab eager (train.step_capture off), then captured (the default).
   $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --set train.step_capture=CAPTURE_OFF \
-    --output_dir "$OUT/tvlab_eager_$t" >/dev/null 2>&1
-  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_$t" >/dev/null 2>&1
-  eager=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_eager_$t/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
-  tv=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_$t/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
+    --output_dir "$OUT/tvlab_eager_${t}_$r" >/dev/null 2>&1
+  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_$r" >/dev/null 2>&1
+  eager=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_eager_${t}_$r/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
+  tv=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_${t}_$r/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
   read -r ev_s ev_tps ev_acc <<<"$eager"
   read -r tv_s tv_tps tv_acc <<<"$tv"
-  /usr/bin/python3 - "$OUT/tvlab_$t/metrics.json" <<'PY'
+  /usr/bin/python3 - "$OUT/tvlab_${t}_$r/metrics.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1])); e = m.get("efficiency", {})
 print(f"tvlab: {m.get('step_capture', '?')}; {m['train_flops_per_token']:.0f} FLOPs/token, "
@@ -72,6 +77,7 @@ print(f"{m['peer']:<22} {m['threads']:>7} {m['train_seconds']:>10.2f} {m['tokens
       f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x{note}")
 PY
   done
+ done
 done
 echo "ratio = peer train seconds / tvlab (captured) train seconds (> 1 means tvlab is faster)"
 rm -rf "$OUT"
