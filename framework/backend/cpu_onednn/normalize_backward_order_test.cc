@@ -1,7 +1,9 @@
 // OnednnBackend::NormalizeBackward sums each row's g and g * xhat (and
-// Normalize's RMSNorm rows their squares) in the fixed order onednn_rows.cc
-// promises (eight lanes, then the lanes in pairs, then the tail), so every
-// clone and machine gives the same bits: dx, dgamma
+// Normalize's RMSNorm rows their squares) in the fixed order that
+// onednn_normalize_backward.cc (and onednn_rows.cc) promises (eight lanes,
+// then the lanes in pairs, then the tail), so every clone, the AVX-512
+// four-row loop (7 rows: one group of four and three single rows) and every
+// machine give the same bits: dx, dgamma
 // and dbeta against that order written out in scalar code, bit for bit, on
 // rows of values from 2^-20 to 2^40 that cancel in pairs, where another
 // order of the double sums moves mean(g) and so dx.

@@ -30,7 +30,8 @@ class OnednnBackend : public ReferenceBackend {
   // rounded into reused scratch buffers a16_, b16_ and multiplied with an
   // f32 destination), eltwise, layer normalization (onednn_gemm.cc,
   // onednn_elementwise.cc, onednn_rows.cc); tuned loops for the rest
-  // (onednn_rows.cc, onednn_softmax.cc, onednn_adamw.cc); tiled fused attention
+  // (onednn_rows.cc, onednn_normalize_backward.cc, onednn_softmax.cc,
+  // onednn_adamw.cc); tiled fused attention
   // (tiled_attention.h). The other kernels are the reference's.
   TVLAB_OVERRIDE_KERNEL(Gemm);
   TVLAB_OVERRIDE_KERNEL(GemmBias);

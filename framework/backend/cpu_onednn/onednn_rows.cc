@@ -1,6 +1,7 @@
-// cpu_onednn's row kernels (softmax's are in onednn_softmax.cc): LayerNorm
-// on oneDNN's primitive (RMSNorm, which oneDNN 2.6 lacks, on a vectorised
-// loop), the normalizations' backward, and Permute by contiguous rows; rows
+// cpu_onednn's row kernels (softmax's are in onednn_softmax.cc, the
+// normalizations' backward in onednn_normalize_backward.cc): LayerNorm on
+// oneDNN's primitive (RMSNorm, which oneDNN 2.6 lacks, on a vectorised
+// loop) and Permute by contiguous rows; rows
 // split over OpenMP threads above kParallelElements.
 
 #include <omp.h>
@@ -111,105 +112,6 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   norm.primitive.execute(stream_, norm.args);
   stream_.wait();
   for (int64_t r = 0; r < rows; ++r) rstd[r] = 1.0f / std::sqrt(variance[r] + eps);
-}
-
-namespace {
-
-// Row sums of NormalizeBackward (g = dy * gamma, xhat = (x - mean) * rstd):
-// *sum_g = sum of g and *sum_gx = sum of g * xhat, in double, in a fixed
-// order: eight lanes (lane l takes the columns l, l + 8, ... below cols
-// rounded down to 8, in order), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)),
-// then the remaining columns in order. Every clone of NormalizeRows computes
-// the same lane operations, so every machine the same bits.
-inline __attribute__((always_inline)) void RowSums(const float* x, const float* dy, const float* gamma, float mu,
-                                                   float rs, int64_t cols, double* sum_g, double* sum_gx) {
-  const F8 mu8 = F8{} + mu, rs8 = F8{} + rs;
-  D8 acc_g = {}, acc_gx = {};
-  int64_t c = 0;
-  for (; c + 8 <= cols; c += 8) {
-    F8 x8, dy8, gamma8 = F8{} + 1.0f;
-    __builtin_memcpy(&x8, x + c, sizeof x8);
-    __builtin_memcpy(&dy8, dy + c, sizeof dy8);
-    if (gamma) __builtin_memcpy(&gamma8, gamma + c, sizeof gamma8);
-    const D8 g = __builtin_convertvector(dy8 * gamma8, D8);
-    acc_g += g;
-    acc_gx += g * __builtin_convertvector((x8 - mu8) * rs8, D8);  // exact: 24 x 24 bits
-  }
-  double g_total = ((acc_g[0] + acc_g[1]) + (acc_g[2] + acc_g[3])) + ((acc_g[4] + acc_g[5]) + (acc_g[6] + acc_g[7]));
-  double gx_total =
-      ((acc_gx[0] + acc_gx[1]) + (acc_gx[2] + acc_gx[3])) + ((acc_gx[4] + acc_gx[5]) + (acc_gx[6] + acc_gx[7]));
-  for (; c < cols; ++c) {
-    const float g = dy[c] * (gamma ? gamma[c] : 1.0f);
-    g_total += g;
-    gx_total += static_cast<double>(g) * ((x[c] - mu) * rs);
-  }
-  *sum_g = g_total;
-  *sum_gx = gx_total;
-}
-
-// NormalizeBackward's rows [first, last): dx, and dgamma and dbeta added into
-// this thread's partial rows pg and pb (either may be null). Cloned for
-// AVX-512 and AVX2; the elementwise passes round the same at any width.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
-    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, float* dx, float* pg,
-    float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
-  for (int64_t r = first; r < last; ++r) {
-    const float* xr = x + r * cols;
-    const float* dyr = dy + r * cols;
-    float* dxr = dx + r * cols;
-    const float mu = mean[r], rs = rstd[r];
-    double sum_g, sum_gx;
-    RowSums(xr, dyr, gamma, mu, rs, cols, &sum_g, &sum_gx);
-    if (pg) {
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) pg[c] += dyr[c] * ((xr[c] - mu) * rs);
-    }
-    if (pb) {
-#pragma omp simd
-      for (int64_t c = 0; c < cols; ++c) pb[c] += dyr[c];
-    }
-    const float mg = subtract_mean ? static_cast<float>(sum_g / cols) : 0.0f;
-    const float mgx = static_cast<float>(sum_gx / cols);
-#pragma omp simd
-    for (int64_t c = 0; c < cols; ++c) {
-      const float xhat = (xr[c] - mu) * rs;
-      const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-      dxr[c] = rs * (g - mg - xhat * mgx);
-    }
-  }
-}
-
-}  // namespace
-
-void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
-                                      const float* rstd, const float* dy, float* dx,
-                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols,
-                                      bool subtract_mean) {
-  // The reference's math (LayerNorm, or RMSNorm without subtract_mean):
-  //   xhat = (x - mean) * rstd; g = dy * gamma
-  //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
-  // with rows split over threads; dgamma/dbeta are summed per thread and the
-  // partial sums added in thread order.
-  const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
-  std::vector<float> partial_g(dgamma ? threads * cols : 0, 0.0f);
-  std::vector<float> partial_b(dbeta ? threads * cols : 0, 0.0f);
-#pragma omp parallel num_threads(threads)
-  {
-    // Thread t's rows as `omp for schedule(static)` split them (the first
-    // rows % team threads one more), so each partial sums the same rows.
-    const int t = omp_get_thread_num(), team = omp_get_num_threads();
-    const int64_t share = rows / team, extra = rows % team;
-    const int64_t first = t * share + std::min<int64_t>(t, extra);
-    NormalizeRows(x, gamma, mean, rstd, dy, dx, dgamma ? partial_g.data() + t * cols : nullptr,
-                  dbeta ? partial_b.data() + t * cols : nullptr, first, first + share + (t < extra), cols,
-                  subtract_mean);
-  }
-  for (int t = 0; t < threads; ++t) {
-    for (int64_t c = 0; c < cols; ++c) {
-      if (dgamma) dgamma[c] += partial_g[t * cols + c];
-      if (dbeta) dbeta[c] += partial_b[t * cols + c];
-    }
-  }
 }
 
 namespace {
