@@ -22,8 +22,30 @@ using onednn::kParallelElements;
 typedef float F8 __attribute__((vector_size(32)));
 typedef double D8 __attribute__((vector_size(64)));
 
-// The most elements of x a thread's rows may hold for NormalizeRowsAvx512.
+// NormalizeRowsAvx512's rows a group, and the most elements of x a
+// thread's rows may hold for it.
+constexpr int kGroupRows = 4;
 constexpr int64_t kFourRowsMaxElements = int64_t{1} << 18;
+
+// The end of a row's sums in their fixed order (RowSums): the eight lanes
+// of each added ((0+1)+(2+3))+((4+5)+(6+7)), then columns [from, cols) in
+// order.
+inline __attribute__((always_inline)) void FinishRowSums(const double (&lanes_g)[8], const double (&lanes_gx)[8],
+                                                         const float* x, const float* dy, const float* gamma,
+                                                         float mu, float rs, int64_t from, int64_t cols,
+                                                         double* sum_g, double* sum_gx) {
+  const double* a = lanes_g;
+  const double* b = lanes_gx;
+  double g_total = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+  double gx_total = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
+  for (int64_t c = from; c < cols; ++c) {
+    const float g = dy[c] * (gamma ? gamma[c] : 1.0f);
+    g_total += g;
+    gx_total += static_cast<double>(g) * ((x[c] - mu) * rs);
+  }
+  *sum_g = g_total;
+  *sum_gx = gx_total;
+}
 
 // Row sums of NormalizeBackward (g = dy * gamma, xhat = (x - mean) * rstd):
 // *sum_g = sum of g and *sum_gx = sum of g * xhat, in double, in a fixed
@@ -45,16 +67,10 @@ inline __attribute__((always_inline)) void RowSums(const float* x, const float* 
     acc_g += g;
     acc_gx += g * __builtin_convertvector((x8 - mu8) * rs8, D8);  // exact: 24 x 24 bits
   }
-  double g_total = ((acc_g[0] + acc_g[1]) + (acc_g[2] + acc_g[3])) + ((acc_g[4] + acc_g[5]) + (acc_g[6] + acc_g[7]));
-  double gx_total =
-      ((acc_gx[0] + acc_gx[1]) + (acc_gx[2] + acc_gx[3])) + ((acc_gx[4] + acc_gx[5]) + (acc_gx[6] + acc_gx[7]));
-  for (; c < cols; ++c) {
-    const float g = dy[c] * (gamma ? gamma[c] : 1.0f);
-    g_total += g;
-    gx_total += static_cast<double>(g) * ((x[c] - mu) * rs);
-  }
-  *sum_g = g_total;
-  *sum_gx = gx_total;
+  double lanes_g[8], lanes_gx[8];
+  __builtin_memcpy(lanes_g, &acc_g, sizeof lanes_g);
+  __builtin_memcpy(lanes_gx, &acc_gx, sizeof lanes_gx);
+  FinishRowSums(lanes_g, lanes_gx, x, dy, gamma, mu, rs, c, cols, sum_g, sum_gx);
 }
 
 // The elementwise passes of NormalizeBackward's row r once its sums are
@@ -96,7 +112,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
   }
 }
 
-// RowSums of rows [r, r + 4) at once on AVX-512: one vcvtps2pd per eight
+// RowSums of rows [r, r + kGroupRows) at once on AVX-512: one vcvtps2pd per eight
 // floats (GCC lowers __builtin_convertvector to four instructions there)
 // and the four rows' chains of double adds interleaved (each row's chain is
 // a dependency chain of cols / 8 adds). The same lane operations in the same
@@ -104,10 +120,9 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
 __attribute__((target("avx512f"))) void RowSumsOfFour(const float* x, const float* dy, const float* gamma,
                                                       const float* mean, const float* rstd, int64_t r,
                                                       int64_t cols, double* sum_g, double* sum_gx) {
-  constexpr int kRows = 4;
-  __m512d acc_g[kRows], acc_gx[kRows];
-  __m256 mu8[kRows], rs8[kRows];
-  for (int i = 0; i < kRows; ++i) {
+  __m512d acc_g[kGroupRows], acc_gx[kGroupRows];
+  __m256 mu8[kGroupRows], rs8[kGroupRows];
+  for (int i = 0; i < kGroupRows; ++i) {
     acc_g[i] = acc_gx[i] = _mm512_setzero_pd();
     mu8[i] = _mm256_set1_ps(mean[r + i]);
     rs8[i] = _mm256_set1_ps(rstd[r + i]);
@@ -115,7 +130,7 @@ __attribute__((target("avx512f"))) void RowSumsOfFour(const float* x, const floa
   const int64_t whole = cols / 8 * 8;
   for (int64_t c = 0; c < whole; c += 8) {
     const __m256 gamma8 = gamma ? _mm256_loadu_ps(gamma + c) : _mm256_set1_ps(1.0f);
-    for (int i = 0; i < kRows; ++i) {
+    for (int i = 0; i < kGroupRows; ++i) {
       const float* xr = x + (r + i) * cols;
       const float* dyr = dy + (r + i) * cols;
       const __m512d g = _mm512_cvtps_pd(_mm256_mul_ps(_mm256_loadu_ps(dyr + c), gamma8));
@@ -124,38 +139,27 @@ __attribute__((target("avx512f"))) void RowSumsOfFour(const float* x, const floa
       acc_gx[i] = _mm512_add_pd(acc_gx[i], _mm512_mul_pd(g, _mm512_cvtps_pd(xhat)));
     }
   }
-  for (int i = 0; i < kRows; ++i) {
-    alignas(64) double a[8], b[8];
-    _mm512_store_pd(a, acc_g[i]);
-    _mm512_store_pd(b, acc_gx[i]);
-    double g_total = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-    double gx_total = ((b[0] + b[1]) + (b[2] + b[3])) + ((b[4] + b[5]) + (b[6] + b[7]));
-    const float* xr = x + (r + i) * cols;
-    const float* dyr = dy + (r + i) * cols;
-    const float mu = mean[r + i], rs = rstd[r + i];
-    for (int64_t c = whole; c < cols; ++c) {
-      const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-      g_total += g;
-      gx_total += static_cast<double>(g) * ((xr[c] - mu) * rs);
-    }
-    sum_g[i] = g_total;
-    sum_gx[i] = gx_total;
+  for (int i = 0; i < kGroupRows; ++i) {
+    alignas(64) double lanes_g[8], lanes_gx[8];
+    _mm512_store_pd(lanes_g, acc_g[i]);
+    _mm512_store_pd(lanes_gx, acc_gx[i]);
+    FinishRowSums(lanes_g, lanes_gx, x + (r + i) * cols, dy + (r + i) * cols, gamma, mean[r + i], rstd[r + i],
+                  whole, cols, &sum_g[i], &sum_gx[i]);
   }
 }
 
-// dgamma and dbeta's terms of rows [r, r + 4) added into pg and pb (either
+// dgamma and dbeta's terms of rows [r, r + kGroupRows) added into pg and pb (either
 // may be null) column by column, each column's four terms in row order: the
 // additions RowPasses makes row by row, without a store and reload of pg
 // and pb between rows.
 __attribute__((target("avx512f"))) void AddParamTermsOfFour(const float* x, const float* dy, const float* mean,
                                                             const float* rstd, int64_t r, int64_t cols, float* pg,
                                                             float* pb) {
-  constexpr int kRows = 4;
   int64_t c = 0;
   for (; c + 16 <= cols; c += 16) {
     if (pg) {
       __m512 acc = _mm512_loadu_ps(pg + c);
-      for (int i = 0; i < kRows; ++i) {
+      for (int i = 0; i < kGroupRows; ++i) {
         const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + (r + i) * cols + c),
                                                         _mm512_set1_ps(mean[r + i])),
                                           _mm512_set1_ps(rstd[r + i]));
@@ -165,12 +169,12 @@ __attribute__((target("avx512f"))) void AddParamTermsOfFour(const float* x, cons
     }
     if (pb) {
       __m512 acc = _mm512_loadu_ps(pb + c);
-      for (int i = 0; i < kRows; ++i) acc = _mm512_add_ps(acc, _mm512_loadu_ps(dy + (r + i) * cols + c));
+      for (int i = 0; i < kGroupRows; ++i) acc = _mm512_add_ps(acc, _mm512_loadu_ps(dy + (r + i) * cols + c));
       _mm512_storeu_ps(pb + c, acc);
     }
   }
   for (; c < cols; ++c)
-    for (int i = 0; i < kRows; ++i) {
+    for (int i = 0; i < kGroupRows; ++i) {
       const float dyc = dy[(r + i) * cols + c];
       if (pg) pg[c] += dyc * ((x[(r + i) * cols + c] - mean[r + i]) * rstd[r + i]);
       if (pb) pb[c] += dyc;
@@ -188,11 +192,11 @@ __attribute__((target("avx512f"))) void NormalizeRowsAvx512(
     const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, float* dx, float* pg,
     float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
   int64_t r = first;
-  for (; r + 4 <= last; r += 4) {
-    double sum_g[4], sum_gx[4];
+  for (; r + kGroupRows <= last; r += kGroupRows) {
+    double sum_g[kGroupRows], sum_gx[kGroupRows];
     RowSumsOfFour(x, dy, gamma, mean, rstd, r, cols, sum_g, sum_gx);
     AddParamTermsOfFour(x, dy, mean, rstd, r, cols, pg, pb);
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < kGroupRows; ++i)
       RowPasses(x + (r + i) * cols, gamma, mean[r + i], rstd[r + i], dy + (r + i) * cols, dx + (r + i) * cols,
                 nullptr, nullptr, cols, subtract_mean, sum_g[i], sum_gx[i]);
   }
