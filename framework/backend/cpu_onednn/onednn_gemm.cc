@@ -1,12 +1,14 @@
 // cpu_onednn's GEMMs: one cached oneDNN matmul primitive per shape, with
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
-// small_gemm.h's loop instead, and the A-transposed products that
-// transposed_gemm.h names take its routes (transposed_gemm.cc).
+// small_gemm.h's loop instead, small models' backward products
+// medium_gemm.h's, and the A-transposed products that transposed_gemm.h
+// names take its routes (transposed_gemm.cc).
 
 #include <unordered_map>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/medium_gemm.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/cpu_onednn/small_gemm.h"
@@ -83,6 +85,8 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
       << " (validation should have refused it)";
   // Tiny batched products: a plain loop each (small_gemm.h).
   if (bias == nullptr && onednn::IsSmallBatchedGemm(d, avx512_core_)) return onednn::SmallBatchedGemm(d, a, b, c);
+  // Small models' backward products on AVX-512: sums in registers (medium_gemm.h).
+  if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemm(d, a, b, bias, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
   if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);

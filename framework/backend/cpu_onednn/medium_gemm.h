@@ -1,0 +1,51 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_MEDIUM_GEMM_H_
+#define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_MEDIUM_GEMM_H_
+
+// One fp32 product of the sizes small models' linear layers have in their
+// backward (the sort model's dX = dY W, 512 x 64..128 x 64..128, and
+// dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without oneDNN:
+// each block of 4 rows x 64 columns of C is 16 AVX-512 sums kept in
+// registers over the whole of k, with op(A)'s values broadcast and B's rows
+// read where they lie (no packing, since B is not transposed).
+//
+// Why: inside the captured sort step oneDNN 2.6's matmul ran these at
+// 90-140 GFLOP/s (its brgemm re-packs A^T and blocks for larger shapes);
+// this loop took the step's backward products from 1,331-1,367 to
+// 1,248-1,312 us a step on an Intel Xeon (bench/README.md). Forward
+// products (B transposed: the weight) stay on oneDNN, which was as fast as
+// this loop with B^T packed per call.
+//
+// Each output is sum over p in order 0..k-1 of op(A)(i, p) * B(p, j), one
+// fused multiply-add per term from 0, then + bias(j) when there is one:
+// on that Xeon, oneDNN's matmul computed the same bits for every shape this
+// takes (the sort run's loss was the same to the bit either way), so taking
+// these shapes moved no result there. Threads split C's row blocks, so every
+// thread count computes the same bits.
+
+#include <cstdint>
+
+#include "framework/backend/backend.h"
+
+namespace tvlab {
+namespace onednn {
+
+// The largest products the loop takes: k at most kMediumGemmMaxK, n at most
+// kMediumGemmMaxN and a multiple of 16, m * n * k at most kMediumGemmMaxMacs
+// (the sort model's largest, 128 x 64 x 512; larger shapes are oneDNN's).
+constexpr int64_t kMediumGemmMaxK = 512;
+constexpr int64_t kMediumGemmMaxN = 256;
+constexpr int64_t kMediumGemmMaxMacs = 128 * 128 * 512;
+
+// Whether `d` (after FlattenSharedB) is one fp32 product MediumGemm takes:
+// batch 1, B not transposed, alpha 1, beta 0, within the limits above, on a
+// CPU where oneDNN has its AVX-512 kernels (`onednn_has_avx512_core`).
+bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core);
+
+// c (m, n) = op(a) @ b (+ bias (n) on every row, when not null) for a `d`
+// IsMediumGemm takes.
+void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
+
+}  // namespace onednn
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_MEDIUM_GEMM_H_

@@ -1,0 +1,133 @@
+// medium_gemm.h's loop: against the reference GEMM, bit for bit against the
+// order it promises (one FMA per term, p = 0..k-1, from 0, then the bias),
+// the same bits on one and two threads, and OnednnBackend::Gemm taking it
+// exactly for the shapes IsMediumGemm names. Skipped on CPUs without
+// AVX-512, where the loop is never taken.
+
+#include "framework/backend/cpu_onednn/medium_gemm.h"
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/backend/cpu_onednn/test_values.h"
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
+#include "framework/backend/reference/reference_backend.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using onednn_testing::Values;
+
+GemmDesc Desc(int64_t m, int64_t n, int64_t k, bool ta) {
+  GemmDesc d;
+  d.m = m, d.n = n, d.k = k, d.trans_a = ta;
+  return d;
+}
+
+// The order medium_gemm.h promises, written out with std::fma.
+std::vector<float> InOrder(const GemmDesc& d, const std::vector<float>& a, const std::vector<float>& b,
+                           const float* bias) {
+  std::vector<float> c(d.m * d.n);
+  for (int64_t i = 0; i < d.m; ++i)
+    for (int64_t j = 0; j < d.n; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < d.k; ++p) sum = std::fma(d.trans_a ? a[p * d.m + i] : a[i * d.k + p], b[p * d.n + j], sum);
+      c[i * d.n + j] = bias != nullptr ? sum + bias[j] : sum;
+    }
+  return c;
+}
+
+class MediumGemmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!onednn::OnednnHasAvx512Core()) GTEST_SKIP() << "no AVX-512: cpu_onednn never takes the loop here";
+  }
+};
+
+TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
+  ReferenceBackend ref;
+  int cases = 0;
+  for (int64_t m : {1, 3, 4, 10, 64})
+    for (int64_t n : {16, 48, 64, 80, 128})
+      for (int64_t k : {1, 10, 64, 512})
+        for (bool ta : {false, true})
+          for (bool with_bias : {false, true}) {
+            const GemmDesc d = Desc(m, n, k, ta);
+            ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+            const auto a = Values(m * k, 1), b = Values(k * n, 2), bias = Values(n, 3);
+            const float* bias_or_null = with_bias ? bias.data() : nullptr;
+            std::vector<float> got(m * n, NAN), want(m * n, 0.0f);
+            onednn::MediumGemm(d, a.data(), b.data(), bias_or_null, got.data());
+            ref.Gemm(d, a.data(), b.data(), want.data());
+            const std::string at = "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                                   " ta=" + std::to_string(ta) + " bias=" + std::to_string(with_bias);
+            for (size_t i = 0; i < got.size(); ++i)
+              ASSERT_NEAR(got[i], want[i] + (with_bias ? bias[i % n] : 0.0f), 1e-4f * (1 + k / 64)) << at << " element " << i;
+            const std::vector<float> ordered = InOrder(d, a, b, bias_or_null);
+            ASSERT_EQ(0, std::memcmp(got.data(), ordered.data(), got.size() * sizeof(float))) << at;
+            ++cases;
+          }
+  EXPECT_EQ(cases, 5 * 5 * 4 * 2 * 2);
+}
+
+// The largest product it takes, large enough to split its rows over two
+// threads: the same bits as one.
+TEST_F(MediumGemmTest, TwoThreadsGiveTheSameBits) {
+  const GemmDesc d = Desc(128, 64, 512, true);
+  ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+  ASSERT_GE(d.m * d.n * d.k, onednn::kParallelGemmMacs) << "the product no longer reaches the threaded path";
+  const auto a = Values(d.m * d.k, 4), b = Values(d.k * d.n, 5);
+  std::vector<float> one(d.m * d.n), two(one.size());
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  onednn::MediumGemm(d, a.data(), b.data(), nullptr, one.data());
+  omp_set_num_threads(2);
+  onednn::MediumGemm(d, a.data(), b.data(), nullptr, two.data());
+  omp_set_num_threads(threads);
+  EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(one.data(), InOrder(d, a, b, nullptr).data(), one.size() * sizeof(float)));
+}
+
+TEST(MediumGemm, TakesOnlyTheBackwardProductsOfSmallModels) {
+  EXPECT_TRUE(onednn::IsMediumGemm(Desc(512, 64, 64, false), true));   // the sort model's dX
+  EXPECT_TRUE(onednn::IsMediumGemm(Desc(128, 64, 512, true), true));   // and a weight gradient
+  EXPECT_FALSE(onednn::IsMediumGemm(Desc(512, 64, 64, false), false));  // no AVX-512
+  GemmDesc forward = Desc(512, 64, 64, false);
+  forward.trans_b = true;  // a Linear's forward: oneDNN
+  EXPECT_FALSE(onednn::IsMediumGemm(forward, true));
+  EXPECT_FALSE(onednn::IsMediumGemm(Desc(512, 10, 64, false), true));    // n not a multiple of 16
+  EXPECT_FALSE(onednn::IsMediumGemm(Desc(64, 64, 4096, true), true));    // k past 512
+  EXPECT_FALSE(onednn::IsMediumGemm(Desc(4096, 256, 256, false), true));  // the GPT config's: oneDNN
+  GemmDesc batched = Desc(8, 16, 16, false), scaled = batched, accumulating = batched, bf16 = batched;
+  batched.batch = 4;
+  scaled.alpha = 0.5f;
+  accumulating.beta = 1.0f;
+  bf16.precision = Precision::kBf16;
+  for (const GemmDesc& d : {batched, scaled, accumulating, bf16}) EXPECT_FALSE(onednn::IsMediumGemm(d, true));
+}
+
+// The backend's Gemm gives the loop's bits exactly where it takes the loop;
+// a batch of rows that share B is flattened into one product first.
+TEST_F(MediumGemmTest, TheOnednnBackendRoutesTheProductsToIt) {
+  OnednnBackend backend;
+  GemmDesc shared_b = Desc(8, 64, 128, false);  // (64, 8, 128) activations x (128, 64) weight
+  shared_b.batch = 64, shared_b.stride_a = 8 * 128, shared_b.stride_c = 8 * 64;
+  const GemmDesc flat = Desc(512, 64, 128, false);
+  for (const auto& [d, as_one] : {std::pair{Desc(64, 128, 512, true), Desc(64, 128, 512, true)}, std::pair{shared_b, flat}}) {
+    const auto a = Values(as_one.m * as_one.k, 6), b = Values(as_one.k * as_one.n, 7);
+    std::vector<float> via_backend(as_one.m * as_one.n), direct(via_backend.size());
+    backend.Gemm(d, a.data(), b.data(), via_backend.data());
+    onednn::MediumGemm(as_one, a.data(), b.data(), nullptr, direct.data());
+    EXPECT_EQ(0, std::memcmp(via_backend.data(), direct.data(), direct.size() * sizeof(float))) << d.m;
+  }
+}
+
+}  // namespace
+}  // namespace tvlab
