@@ -7,6 +7,9 @@
 //   position { plugin: "sinusoidal" }
 
 #include <cmath>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/autograd/ops.h"
@@ -46,16 +49,36 @@ class Sinusoidal : public PositionEncoding {
     return table;
   }
 
+  // Table(0, t), computed once per length and device: every training step
+  // and evaluation batch reads the same table (so a captured step reads it
+  // like a parameter instead of recomputing it each step). Tables from
+  // another offset (decoding, one position at a time) are computed per call.
+  Tensor TableFromZero(int64_t t) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::pair<int64_t, Device> key{t, CurrentDevice()};
+    for (const auto& [k, table] : from_zero_)
+      if (k == key) return table;
+    Tensor table = Table(0, t);
+    if (from_zero_.size() < kTablesKept) from_zero_.emplace_back(key, table);
+    return table;
+  }
+
   Var AddToEmbeddings(const Var& x, int64_t offset) const override {
-    return Add(x, Var(Table(offset, x.dim(1))));  // (B, T, C) + (T, C)
+    const int64_t t = x.dim(1);
+    return Add(x, Var(offset == 0 ? TableFromZero(t) : Table(offset, t)));  // (B, T, C) + (T, C)
   }
 
   // No logit bias: the fused attention kernel may run (attend.h).
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
 
  private:
+  // At most this many lengths' tables are kept (a run uses one or two).
+  static constexpr size_t kTablesKept = 4;
+
   float base_;
   int64_t d_model_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::pair<std::pair<int64_t, Device>, Tensor>> from_zero_;  // (T, C) each
 };
 
 TVLAB_REGISTER_POSITION_ENCODING("sinusoidal", Sinusoidal, SinusoidalOptions);
