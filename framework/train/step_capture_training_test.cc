@@ -152,7 +152,13 @@ TEST(StepCaptureRefusal, SaysWhyInMetricsOrAsAnError) {
                       ""};
   auto run = Train(variable, "CAPTURE_AUTO", "cpu_onednn");
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_EQ(Summary(*run).rfind("off: steps 1 and 2 differ at operation", 0), 0u) << Summary(*run);
+  // The two recorded steps' batches differ in length: their operations
+  // differ ("differ at operation ..."), or their number does ("ran N and M
+  // operations": a length's position table is computed the first time only).
+  EXPECT_EQ(Summary(*run).rfind("off: steps 1 and 2 ", 0), 0u) << Summary(*run);
+  EXPECT_TRUE(Summary(*run).find("differ at operation") != std::string::npos ||
+              Summary(*run).find(" operations") != std::string::npos)
+      << Summary(*run);
   auto required = Train(variable, "CAPTURE_REQUIRED", "cpu_onednn");
   ASSERT_FALSE(required.ok());
   EXPECT_NE(required.status().message().find("train.step_capture is CAPTURE_REQUIRED"), std::string::npos);

@@ -15,6 +15,7 @@
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
 #include "framework/interfaces/position_encoding.h"
+#include "framework/tensor/device_memory.h"
 #include "plugins/position/sinusoidal/sinusoidal.pb.h"
 
 namespace tvlab {
@@ -58,8 +59,15 @@ class Sinusoidal : public PositionEncoding {
     const std::pair<int64_t, Device> key{t, CurrentDevice()};
     for (const auto& [k, table] : from_zero_)
       if (k == key) return table;
-    Tensor table = Table(0, t);
-    if (from_zero_.size() < kTablesKept) from_zero_.emplace_back(key, table);
+    if (from_zero_.size() == kTablesKept) return Table(0, t);
+    Tensor table;
+    {
+      // Kept across steps, so never a block of a captured step's pool
+      // (which would then stay held and turn the capture off).
+      ScopedBufferPool outside_any_step(nullptr);
+      table = Table(0, t);
+    }
+    from_zero_.emplace_back(key, table);
     return table;
   }
 
