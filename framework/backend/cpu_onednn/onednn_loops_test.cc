@@ -7,8 +7,10 @@
 // sizes that are not multiples of any vector width. ReLU and its gradient,
 // which replaced oneDNN's eltwise primitive, against that primitive. Softmax
 // and CrossEntropy's probabilities, whose short rows go eight at a time in
-// vector lanes, against the row definition.
+// vector lanes, against the row definition. LayerNorm's AVX-512 rows
+// against their order definition and, within rounding, the reference.
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,6 +18,7 @@
 
 #include "dnnl.hpp"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
@@ -182,6 +185,58 @@ TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
       std::vector<float> loss(rows), probs(rows * cols, 9.0f), mean(1);
       backend.CrossEntropy(x.data(), targets.data(), rows, cols, -100, 0.0f, loss.data(), probs.data(), mean.data());
       ExpectBitwise(probs, want, "CrossEntropy's probabilities", rows * 1000 + cols);
+    }
+  }
+}
+
+// The tree onednn_rows.cc's SumOfLanes adds 16 lanes in: l + l + 8, then
+// + 4, + 2, + 1.
+float SumOfLanesDefinition(std::vector<float> v) {
+  for (int half = 8; half >= 1; half /= 2)
+    for (int l = 0; l < half; ++l) v[l] = v[l] + v[l + half];
+  return v[0];
+}
+
+// LayerNorm's AVX-512 rows (Normalize, subtract_mean, 16 | cols, one
+// thread's size) as onednn_rows.cc defines them, row by row.
+void LayerNormRowDefinition(const float* x, const float* gamma, const float* beta, int64_t cols, float eps,
+                            float* y, float* mean, float* rstd) {
+  std::vector<float> lanes(16, 0.0f);
+  for (int64_t c = 0; c < cols; ++c) lanes[c % 16] = lanes[c % 16] + x[c];
+  const float m = SumOfLanesDefinition(lanes) / static_cast<float>(cols);
+  std::fill(lanes.begin(), lanes.end(), 0.0f);
+  for (int64_t c = 0; c < cols; ++c) lanes[c % 16] = std::fma(x[c] - m, x[c] - m, lanes[c % 16]);
+  const float rs = 1.0f / std::sqrt(SumOfLanesDefinition(lanes) / static_cast<float>(cols) + eps);
+  *mean = m, *rstd = rs;
+  for (int64_t c = 0; c < cols; ++c)
+    y[c] = std::fma((x[c] - m) * rs, gamma != nullptr ? gamma[c] : 1.0f, beta != nullptr ? beta[c] : 0.0f);
+}
+
+TEST(OnednnLoops, LayerNormRowsOnAvx512AreTheirDefinition) {
+  if (!onednn::OnednnHasAvx512Core()) GTEST_SKIP() << "no AVX-512: LayerNorm runs on oneDNN's primitive here";
+  OnednnBackend backend;
+  ReferenceBackend reference;
+  const int64_t rows = 37;
+  const float eps = 1e-5f;
+  for (int64_t cols : {16, 64, 80, 256}) {
+    for (int params = 0; params < 4; ++params) {  // gamma and beta, each present or not
+      std::vector<float> x = Random(rows * cols, cols + params);
+      for (int64_t c = 0; c < cols; ++c) x[c] = 3.0f;  // row 0 constant: variance 0
+      const std::vector<float> gamma = Random(cols, 7), beta = Random(cols, 8);
+      const float* g = params & 1 ? gamma.data() : nullptr;
+      const float* b = params & 2 ? beta.data() : nullptr;
+      std::vector<float> got(rows * cols, 9.0f), mean(rows), rstd(rows);
+      backend.Normalize(x.data(), g, b, got.data(), mean.data(), rstd.data(), rows, cols, eps, true);
+      std::vector<float> want(rows * cols), want_mean(rows), want_rstd(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        LayerNormRowDefinition(x.data() + r * cols, g, b, cols, eps, want.data() + r * cols, &want_mean[r], &want_rstd[r]);
+      ExpectBitwise(got, want, "LayerNorm", cols * 10 + params);
+      ExpectBitwise(mean, want_mean, "LayerNorm's mean", cols * 10 + params);
+      ExpectBitwise(rstd, want_rstd, "LayerNorm's rstd", cols * 10 + params);
+      std::vector<float> ref(rows * cols), ref_mean(rows), ref_rstd(rows);
+      reference.Normalize(x.data(), g, b, ref.data(), ref_mean.data(), ref_rstd.data(), rows, cols, eps, true);
+      for (int64_t i = 0; i < rows * cols; ++i) ASSERT_NEAR(got[i], ref[i], 2e-5f) << "cols " << cols << " element " << i;
+      for (int64_t r = 0; r < rows; ++r) ASSERT_NEAR(rstd[r], ref_rstd[r], 1e-5f * ref_rstd[r]) << "row " << r;
     }
   }
 }
