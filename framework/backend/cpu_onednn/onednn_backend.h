@@ -45,6 +45,8 @@ class OnednnBackend : public ReferenceBackend {
   // The softmax above and the loss from its own sum of exponentials (the
   // reference takes a second pass of double exponentials for the loss).
   TVLAB_OVERRIDE_KERNEL(CrossEntropy);
+  // The reference's expression per element, a row's columns vectorised.
+  TVLAB_OVERRIDE_KERNEL(CrossEntropyBackward);
   TVLAB_OVERRIDE_KERNEL(Normalize);
   TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
   TVLAB_OVERRIDE_KERNEL(Permute);

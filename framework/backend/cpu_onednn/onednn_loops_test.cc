@@ -9,6 +9,7 @@
 // and CrossEntropy's probabilities, whose short rows go eight at a time in
 // vector lanes, against the row definition. LayerNorm's AVX-512 rows
 // against their order definition and, within rounding, the reference.
+// CrossEntropy's backward against the reference's loop, bit for bit.
 
 #include <algorithm>
 #include <cmath>
@@ -237,6 +238,30 @@ TEST(OnednnLoops, LayerNormRowsOnAvx512AreTheirDefinition) {
       reference.Normalize(x.data(), g, b, ref.data(), ref_mean.data(), ref_rstd.data(), rows, cols, eps, true);
       for (int64_t i = 0; i < rows * cols; ++i) ASSERT_NEAR(got[i], ref[i], 2e-5f) << "cols " << cols << " element " << i;
       for (int64_t r = 0; r < rows; ++r) ASSERT_NEAR(rstd[r], ref_rstd[r], 1e-5f * ref_rstd[r]) << "row " << r;
+    }
+  }
+}
+
+// CrossEntropyBackward is the reference's expression per element: the
+// reference's bits, with and without label smoothing, an ignored row, at
+// widths that are not multiples of a vector width and one large enough to
+// be threaded.
+TEST(OnednnLoops, CrossEntropyBackwardIsTheReferencesBits) {
+  OnednnBackend backend;
+  ReferenceBackend reference;
+  for (int64_t cols : {1, 10, 17, 256, 1 << 15}) {
+    for (float smoothing : {0.0f, 0.1f}) {
+      const int64_t rows = 37;
+      std::vector<float> probs = Random(rows * cols, cols);
+      for (float& p : probs) p = std::abs(p);
+      std::vector<int32_t> targets(rows);
+      for (int64_t r = 0; r < rows; ++r) targets[r] = static_cast<int32_t>((r * 5) % cols);
+      targets[3] = -100;  // ignored
+      const float dloss = 0.75f;
+      std::vector<float> got(rows * cols, 9.0f), want(rows * cols, 8.0f);
+      backend.CrossEntropyBackward(probs.data(), targets.data(), rows, cols, -100, smoothing, &dloss, got.data());
+      reference.CrossEntropyBackward(probs.data(), targets.data(), rows, cols, -100, smoothing, &dloss, want.data());
+      ExpectBitwise(got, want, "CrossEntropyBackward", cols);
     }
   }
 }
