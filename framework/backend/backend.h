@@ -99,14 +99,20 @@ struct LionHyper {
 //   kRelu          out = relu(a), as Unary(kRelu, a, out, n)
 //   kReluBackward  out = dx from x = a, y = b, dy = c, as
 //                  UnaryBackward(kRelu, a, b, c, out, n)
-//   kDropoutMask   out = the mask, as DropoutMask(*stream, p, out, n)
+//   kDropoutMask   out = the mask, as DropoutMask(*stream, p, out, n); with
+//                  `kept` set, also bit e % 8 of kept[e / 8] = 1 where the
+//                  mask keeps element e, else 0 (n / 8 bytes, rounded up)
+//   kKeptMask      out = bit e of kept ? 1 / (1 - p) : 0: the factors of the
+//                  mask a kDropoutMask step wrote to `kept` earlier, bit for
+//                  bit
+// `kept` and kKeptMask only where KeepsMaskBits() (step capture asks).
 // A `scratch` step's out is read by no one after the chain (step capture
 // proved it: chain_scratch.h): the chain's later steps still read the
 // values it wrote there, but a backend may keep them in scratch of its own
 // (cpu_onednn: one tile in L1) and leave out's memory untouched. Writing
 // out anyway, as the composed Backend::PointwiseChain does, is also right.
 struct PointwiseStep {
-  enum class Kind { kBinary, kRelu, kReluBackward, kDropoutMask };
+  enum class Kind { kBinary, kRelu, kReluBackward, kDropoutMask, kKeptMask };
   Kind kind = Kind::kBinary;
   BinaryOp op = BinaryOp::kAdd;  // kBinary
   const float* a = nullptr;
@@ -114,7 +120,8 @@ struct PointwiseStep {
   const float* c = nullptr;
   float* out = nullptr;
   std::optional<RngStream> stream;  // kDropoutMask
-  float p = 0.0f;                   // kDropoutMask
+  float p = 0.0f;                   // kDropoutMask, kKeptMask
+  uint8_t* kept = nullptr;          // kDropoutMask (optional), kKeptMask
   bool scratch = false;
 };
 
@@ -165,6 +172,11 @@ class Backend {
   virtual std::string name() const = 0;
   // Where this backend's buffers live; SetBackend makes it CurrentDevice().
   virtual Device device() const { return Device::kCpu; }
+  // Whether PointwiseChain takes a kDropoutMask step's `kept` bits and
+  // kKeptMask steps (PointwiseStep). Step capture keeps a forward mask's
+  // bits for the backward only where it does, and draws the mask again
+  // elsewhere (chain_scratch.h).
+  virtual bool KeepsMaskBits() const { return false; }
   // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a
   // run's MFU looks its peak up by (framework/perf/peak.h); empty for host
   // backends, whose CPU the OS names.

@@ -38,7 +38,11 @@ void Backend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n)
       case PointwiseStep::Kind::kReluBackward: UnaryBackward(UnaryOp::kRelu, s.a, s.b, s.c, s.out, n); break;
       case PointwiseStep::Kind::kDropoutMask:
         TVLAB_CHECK(s.stream.has_value()) << "PointwiseChain: a dropout step without its stream";
+        TVLAB_CHECK(s.kept == nullptr) << "PointwiseChain: mask bits on a backend that keeps none (KeepsMaskBits)";
         DropoutMask(*s.stream, s.p, s.out, n);
+        break;
+      case PointwiseStep::Kind::kKeptMask:
+        TVLAB_CHECK(false) << "PointwiseChain: a kept mask on a backend that keeps none (KeepsMaskBits)";
         break;
     }
   }

@@ -131,17 +131,24 @@ bool RewritesFirst(const RecordedOp& op, const BufferPool& pool, const void* blo
 
 class Rewriter {
  public:
-  Rewriter(StepRecording* r, const BufferPool& pool)
-      : r_(*r), pool_(pool), lives_(r->pool_events), named_(BlocksNamed(*r, pool)) {}
+  Rewriter(StepRecording* r, const BufferPool& pool, bool keep_mask_bits)
+      : r_(*r),
+        pool_(pool),
+        keep_mask_bits_(keep_mask_bits),
+        lives_(r->pool_events),
+        named_(BlocksNamed(*r, pool)) {}
 
   // Rewrite 1 for every mask step of a forward chain.
   void RedrawMasks() {
     for (size_t w = 0; w < r_.backward_begin; ++w) {
       const ChainArgs* chain = ChainOf(r_.ops[w]);
       if (chain == nullptr) continue;
-      const std::vector<PointwiseStep>& steps = std::get<0>(*chain);
+      std::vector<PointwiseStep> steps = std::get<0>(*chain);  // a copy: SetChain replaces the call
+      const int64_t n = std::get<1>(*chain);
+      bool kept = false;
       for (size_t j = 0; j < steps.size(); ++j)
-        if (steps[j].kind == PointwiseStep::Kind::kDropoutMask) RedrawMask(w, steps, j, std::get<1>(*chain));
+        if (steps[j].kind == PointwiseStep::Kind::kDropoutMask) kept = RedrawMask(w, &steps, j, n) || kept;
+      if (kept) SetChain(r_.ops[w], std::move(steps), n);
     }
   }
 
@@ -166,31 +173,49 @@ class Rewriter {
   ScratchSummary summary() const { return summary_; }
 
  private:
-  // Step j of forward chain w draws a mask: when the rest of its life only
-  // reads it, and only in the backward, each reader draws it again first.
-  void RedrawMask(size_t w, const std::vector<PointwiseStep>& steps, size_t j, int64_t n) {
-    const float* mask = steps[j].out;
+  // Step j of forward chain w (`steps`, its copy) draws a mask: when the
+  // rest of its life only reads it, and only in the backward, each reader
+  // first draws it again, or, where the backend keeps mask bits, reads it
+  // from the bits step j now also writes. True when step j got bits.
+  bool RedrawMask(size_t w, std::vector<PointwiseStep>* steps, size_t j, int64_t n) {
+    const float* mask = (*steps)[j].out;
     const void* block = BlockOf(pool_, mask);
     const std::optional<Life> life = block ? lives_.At(block, w) : std::nullopt;
-    if (!life || life->end == kStillHeld) return;
-    const std::vector<PointwiseStep> rest(steps.begin() + j + 1, steps.end());
-    if (!OnlyReads(rest, pool_, block, mask)) return;
+    if (!life || life->end == kStillHeld) return false;
+    const std::vector<PointwiseStep> rest(steps->begin() + j + 1, steps->end());
+    if (!OnlyReads(rest, pool_, block, mask)) return false;
     std::vector<size_t> readers;
     for (size_t i = w + 1; i < life->end; ++i) {
       if (!Names(named_[i], block)) continue;
       std::optional<std::vector<PointwiseStep>> reader = ReaderSteps(i, n);
-      if (i < r_.backward_begin || !reader || !OnlyReads(*reader, pool_, block, mask)) return;
+      if (i < r_.backward_begin || !reader || !OnlyReads(*reader, pool_, block, mask)) return false;
       readers.push_back(i);
     }
-    if (readers.empty()) return;
-    PointwiseStep redraw = steps[j];
-    redraw.scratch = false;
+    if (readers.empty()) return false;
+    PointwiseStep again = (*steps)[j];  // each reader's first step
+    again.scratch = false;
+    if (keep_mask_bits_) {
+      again.kind = PointwiseStep::Kind::kKeptMask;
+      again.stream.reset();
+      again.kept = (*steps)[j].kept = KeptBits(n);
+      ++summary_.masks_kept;
+    } else {
+      ++summary_.masks_redrawn;
+    }
     for (size_t i : readers) {
       std::vector<PointwiseStep> chain = *ReaderSteps(i, n);
-      chain.insert(chain.begin(), redraw);
+      chain.insert(chain.begin(), again);
       SetChain(r_.ops[i], std::move(chain), n);
     }
-    ++summary_.masks_redrawn;
+    return keep_mask_bits_;
+  }
+
+  // n bits for a kept mask, the recording's own (outside the pool, whose
+  // blocks hold one step's tensors).
+  uint8_t* KeptBits(int64_t n) {
+    ScopedBufferPool outside_the_pool(nullptr);
+    r_.kept_masks.push_back(Tensor::Empty({(n + 31) / 32}, pool_.device()));  // n bits, as floats
+    return reinterpret_cast<uint8_t*>(r_.kept_masks.back().ptr());
   }
 
   // Operation i's steps when it is a chain over n elements or one call a
@@ -217,15 +242,16 @@ class Rewriter {
 
   StepRecording& r_;
   const BufferPool& pool_;
+  const bool keep_mask_bits_;
   Lives lives_;
-  std::vector<std::vector<const void*>> named_;  // by operation; redraws add no block
+  std::vector<std::vector<const void*>> named_;  // by operation; redraws and kept bits add no block
   ScratchSummary summary_;
 };
 
 }  // namespace
 
-ScratchSummary KeepDeadOutputsInScratch(StepRecording* recording, const BufferPool& pool) {
-  Rewriter rewriter(recording, pool);
+ScratchSummary KeepDeadOutputsInScratch(StepRecording* recording, const BufferPool& pool, bool keep_mask_bits) {
+  Rewriter rewriter(recording, pool, keep_mask_bits);
   rewriter.RedrawMasks();
   rewriter.MarkScratch();
   return rewriter.summary();

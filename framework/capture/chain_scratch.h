@@ -10,12 +10,17 @@
 // After fusion (pointwise_fusion.h) two rewrites of the recording remove
 // them, each keeping the replay bit for bit the eager step:
 //
-//  1. Redrawn masks. A dropout mask drawn in a forward chain and afterwards
-//     only read, by elementwise steps in the backward (dy * mask), is drawn
-//     again at the start of each backward chain that reads it: the same
-//     counter-based Philox draws (rng.h), so the same bits, from the same
-//     stream rekeyed to the replayed step. Nothing reads the forward's copy
-//     after its chain any more.
+//  1. Redrawn or kept masks. A dropout mask drawn in a forward chain and
+//     afterwards only read, by elementwise steps in the backward
+//     (dy * mask), is drawn again at the start of each backward chain that
+//     reads it: the same counter-based Philox draws (rng.h), so the same
+//     bits, from the same stream rekeyed to the replayed step. Where the
+//     backend keeps mask bits (Backend::KeepsMaskBits: cpu_onednn), the
+//     forward's draw also writes one bit an element (kept or dropped) to a
+//     buffer of the recording's own, and each backward chain turns them
+//     back into the same factors (PointwiseStep::kKeptMask): 1/32 of the
+//     mask's bytes instead of a second draw. Nothing reads the forward's
+//     floats after its chain any more.
 //  2. Scratch outputs. A chain step whose output no operation after the
 //     chain reads before the tensor is freed or fully rewritten is marked
 //     PointwiseStep::scratch: its chain's later steps still see it, but
@@ -38,14 +43,17 @@ namespace tvlab {
 namespace capture {
 
 struct ScratchSummary {
+  int masks_kept = 0;               // forward masks the backward reads as bits
   int masks_redrawn = 0;            // forward masks drawn again in the backward
   int scratch_steps = 0;            // chain steps marked scratch
   int64_t bytes_not_written = 0;    // their outputs' bytes, each replay
 };
 
 // Rewrites `recording`'s chains in place (after FusePointwiseChains, before
-// the first replay); `pool` holds the step's blocks.
-ScratchSummary KeepDeadOutputsInScratch(StepRecording* recording, const BufferPool& pool);
+// the first replay); `pool` holds the step's blocks; masks are kept as bits
+// when `keep_mask_bits` (the backend's KeepsMaskBits()), else redrawn.
+ScratchSummary KeepDeadOutputsInScratch(StepRecording* recording, const BufferPool& pool,
+                                        bool keep_mask_bits = false);
 
 }  // namespace capture
 }  // namespace tvlab

@@ -85,9 +85,30 @@ std::vector<bool> Scratch(const std::vector<PointwiseStep>& steps) {
   return out;
 }
 
-ScratchSummary Rewrite(StepRecording* r, const BufferPool& pool) {
+ScratchSummary Rewrite(StepRecording* r, const BufferPool& pool, bool keep_mask_bits = false) {
   FusePointwiseChains(r);
-  return KeepDeadOutputsInScratch(r, pool);
+  return KeepDeadOutputsInScratch(r, pool, keep_mask_bits);
+}
+
+// Runs `plain` then `rewritten` at step 8 (the tensors refilled with other
+// values between them) and expects the same z, g, dz and dx bits.
+void ExpectSameOutputs(Backend& backend, const Tensors& t, StepRecording* plain, StepRecording* rewritten) {
+  auto outputs = [&] {
+    std::vector<float> all;
+    for (const Tensor* x : {&t.z, &t.g, &t.dz, &t.dx}) {
+      const std::vector<float> v = x->ToVector();
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  for (RecordedOp& op : plain->ops) op.call->Run(backend, 8);
+  const std::vector<float> want = outputs();
+  for (const Tensor* x : {&t.mask, &t.y, &t.z, &t.g, &t.dz, &t.dx})  // other values: all must be written again
+    backend.DropoutMask(RngStream(9, RngPurpose::kDropout, 0), 0.5f, x->ptr(), kN);
+  for (RecordedOp& op : rewritten->ops) op.call->Run(backend, 8);
+  const std::vector<float> got = outputs();
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
 }
 
 TEST(ChainScratch, TheBackwardRedrawsTheMaskAndTheForwardWritesOnlyWhatIsReadLater) {
@@ -115,22 +136,28 @@ TEST(ChainScratch, RewrittenOperationsReplayTheRecordedBits) {
   Tensors t;
   StepRecording plain = DropoutBlock(t), rewritten = DropoutBlock(t);
   ASSERT_EQ(Rewrite(&rewritten, *t.pool).masks_redrawn, 1);
-  auto outputs = [&] {
-    std::vector<float> all;
-    for (const Tensor* x : {&t.z, &t.g, &t.dz, &t.dx}) {
-      const std::vector<float> v = x->ToVector();
-      all.insert(all.end(), v.begin(), v.end());
-    }
-    return all;
-  };
-  for (RecordedOp& op : plain.ops) op.call->Run(**backend, 8);
-  const std::vector<float> want = outputs();
-  for (const Tensor* x : {&t.mask, &t.y, &t.z, &t.g, &t.dz, &t.dx})  // other values: all must be written again
-    (**backend).DropoutMask(RngStream(9, RngPurpose::kDropout, 0), 0.5f, x->ptr(), kN);
-  for (RecordedOp& op : rewritten.ops) op.call->Run(**backend, 8);
-  const std::vector<float> got = outputs();
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+  ExpectSameOutputs(**backend, t, &plain, &rewritten);
+}
+
+// Where the backend keeps mask bits, the forward's draw also writes them
+// and the backward turns them back into the factors instead of drawing the
+// mask again: the same z, g, dz and dx bits as the recorded operations.
+TEST(ChainScratch, KeptMaskBitsReplayTheRecordedBits) {
+  auto backend = MakeBackend("cpu_onednn");
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  ASSERT_TRUE((**backend).KeepsMaskBits());
+  Tensors t;
+  StepRecording plain = DropoutBlock(t), rewritten = DropoutBlock(t);
+  const ScratchSummary s = Rewrite(&rewritten, *t.pool, /*keep_mask_bits=*/true);
+  EXPECT_EQ(s.masks_kept, 1);
+  EXPECT_EQ(s.masks_redrawn, 0);
+  ASSERT_EQ(rewritten.kept_masks.size(), 1u);
+  const std::vector<PointwiseStep> forward = Steps(rewritten, 0), backward = Steps(rewritten, 3);
+  ASSERT_EQ(backward.size(), 2u);
+  EXPECT_EQ(backward[0].kind, PointwiseStep::Kind::kKeptMask);
+  EXPECT_NE(backward[0].kept, nullptr);
+  EXPECT_EQ(forward[0].kept, backward[0].kept);
+  ExpectSameOutputs(**backend, t, &plain, &rewritten);
 }
 
 TEST(ChainScratch, AMaskAnotherKernelReadsStaysInMemory) {

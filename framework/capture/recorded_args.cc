@@ -59,8 +59,8 @@ bool Same(const std::vector<AdamWTensor>& a, const std::vector<AdamWTensor>& b) 
 bool Same(const std::vector<PointwiseStep>& a, const std::vector<PointwiseStep>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tie(a[i].kind, a[i].op, a[i].a, a[i].b, a[i].c, a[i].out, a[i].stream, a[i].p, a[i].scratch) !=
-        std::tie(b[i].kind, b[i].op, b[i].a, b[i].b, b[i].c, b[i].out, b[i].stream, b[i].p, b[i].scratch))
+    if (std::tie(a[i].kind, a[i].op, a[i].a, a[i].b, a[i].c, a[i].out, a[i].stream, a[i].p, a[i].kept, a[i].scratch) !=
+        std::tie(b[i].kind, b[i].op, b[i].a, b[i].b, b[i].c, b[i].out, b[i].stream, b[i].p, b[i].kept, b[i].scratch))
       return false;
   }
   return true;
@@ -82,7 +82,8 @@ void Rekey(std::vector<PointwiseStep>& steps, uint64_t from, uint64_t to) {
 void Pointers(const std::vector<PointwiseStep>& steps, std::vector<const void*>* out) {
   for (const PointwiseStep& s : steps) {
     for (const void* p : {static_cast<const void*>(s.a), static_cast<const void*>(s.b),
-                          static_cast<const void*>(s.c), static_cast<const void*>(s.out)})
+                          static_cast<const void*>(s.c), static_cast<const void*>(s.out),
+                          static_cast<const void*>(s.kept)})
       if (p != nullptr) out->push_back(p);
   }
 }

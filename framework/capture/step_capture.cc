@@ -111,7 +111,7 @@ absl::StatusOr<CapturedStepResult> StepCapture::Record(int64_t step, const Batch
   }
   recording_ = std::move(recording);
   fusion_ = capture::FusePointwiseChains(&recording_);
-  scratch_ = capture::KeepDeadOutputsInScratch(&recording_, *pool_);
+  scratch_ = capture::KeepDeadOutputsInScratch(&recording_, *pool_, CurrentBackend().KeepsMaskBits());
   if (absl::Status kept = KeepOutputs(e.loss); !kept.ok()) {
     TVLAB_RETURN_IF_ERROR(TurnOff(std::string(kept.message())));
     return result;
@@ -193,10 +193,10 @@ absl::StatusOr<CapturedStepResult> StepCapture::Verify(int64_t step, const Batch
   for (const capture::RecordedOp& op : recording_.ops) kernels += op.kind == capture::RecordedOp::Kind::kKernel;
   summary_ = absl::StrFormat(
       "on from step %d: %d operations (%d kernel calls, %d of them elementwise chains fused from %d calls) "
-      "replayed per step from a %.1f MiB pool, %d dropout masks redrawn in the backward and %d chain results "
-      "(%.2f MiB) kept out of memory",
+      "replayed per step from a %.1f MiB pool, %d dropout masks kept as bits and %d redrawn for the backward, "
+      "and %d chain results (%.2f MiB) kept out of memory",
       step + 1, recording_.ops.size(), kernels, fusion_.chains, fusion_.calls, pool_->bytes() / 1048576.0,
-      scratch_.masks_redrawn, scratch_.scratch_steps, scratch_.bytes_not_written / 1048576.0);
+      scratch_.masks_kept, scratch_.masks_redrawn, scratch_.scratch_steps, scratch_.bytes_not_written / 1048576.0);
   progress_ << "step capture: " << summary_ << "; step " << step << "'s replay matched the eager step bit for bit\n";
   progress_.flush();
   return FromEager(e);

@@ -22,6 +22,7 @@
 #include "framework/backend/backend.h"
 #include "framework/interfaces/task.h"
 #include "framework/tensor/device_memory.h"
+#include "framework/tensor/tensor.h"
 
 namespace tvlab {
 namespace capture {
@@ -83,6 +84,9 @@ struct StepRecording {
   // Blocks outside the capture pool the operations use (parameters,
   // optimizer-independent tables): each must still be live on replay.
   std::vector<CachingAllocator::LiveBlock> outside_blocks;
+  // Bits of forward dropout masks the backward reads instead of drawing
+  // them again (chain_scratch.h), outside the pool: the recording's own.
+  std::vector<Tensor> kept_masks;
 };
 
 // "kernel Gemm", "upload of 2048 bytes", ...: for refusal messages.

@@ -90,18 +90,21 @@ absl::StatusOr<std::string> Train(const Case& c, const std::string& capture, con
     EXPECT_EQ(metrics->step_capture().rfind("on from step 4:", 0), 0u) << metrics->step_capture();
     EXPECT_EQ(metrics->captured_steps(), steps - 4);
     EXPECT_NE(progress.str().find("step 3's replay matched the eager step bit for bit"), std::string::npos);
-    // Every case has dropout: the replay draws the masks again in the
-    // backward (but under per-block checkpointing, which draws them in the
-    // recomputed forward) and keeps chain results out of memory
-    // (chain_scratch.h), and the losses and weights below stay the eager
-    // ones'.
+    // Every case has dropout: the replay keeps the masks as bits for the
+    // backward (cpu_onednn) or draws them again there (but not under
+    // per-block checkpointing, which draws them in the recomputed forward)
+    // and keeps chain results out of memory (chain_scratch.h), and the
+    // losses and weights below stay the eager ones'.
     std::smatch counts;
     const std::string summary = metrics->step_capture();
-    EXPECT_TRUE(std::regex_search(summary, counts, std::regex(R"((\d+) dropout masks redrawn.* (\d+) chain results)")))
+    EXPECT_TRUE(std::regex_search(
+        summary, counts, std::regex(R"((\d+) dropout masks kept as bits and (\d+) redrawn.* (\d+) chain results)")))
         << summary;
-    if (counts.size() == 3) {
-      EXPECT_EQ(std::stoi(counts[1]) > 0, std::string(c.train).empty()) << summary;
-      EXPECT_GT(std::stoi(counts[2]), 0) << summary;
+    if (counts.size() == 4) {
+      const int kept = std::stoi(counts[1]), redrawn = std::stoi(counts[2]);
+      EXPECT_EQ(kept + redrawn > 0, std::string(c.train).empty()) << summary;
+      EXPECT_EQ(kept > 0, std::string(c.train).empty() && backend == "cpu_onednn") << summary;
+      EXPECT_GT(std::stoi(counts[3]), 0) << summary;
     }
   }
   return run_dir;

@@ -53,8 +53,10 @@ class OnednnBackend : public ReferenceBackend {
   // The reference's Philox mask in L1-sized chunks (onednn_elementwise.cc).
   TVLAB_OVERRIDE_KERNEL(DropoutMask);
   // Elementwise chains a tile of kPointwiseTile elements at a time through
-  // every step, with the loops above (onednn_elementwise.cc).
+  // every step, with the loops above (onednn_elementwise.cc); dropout masks
+  // kept as bits for a later chain too.
   TVLAB_OVERRIDE_KERNEL(PointwiseChain);
+  bool KeepsMaskBits() const override { return true; }
   TVLAB_OVERRIDE_KERNEL(AdamW);
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
   TVLAB_OVERRIDE_KERNEL(SgdMany);

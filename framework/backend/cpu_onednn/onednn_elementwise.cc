@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/kept_mask_bits.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/check.h"
@@ -286,6 +287,7 @@ namespace {
 // Elements of one PointwiseChain tile: the tile's operands of a three-step
 // chain (about six 4 KiB blocks) stay in L1 from one step to the next.
 constexpr int64_t kPointwiseTile = 1024;
+static_assert(kPointwiseTile % 8 == 0, "a tile's kept mask bits start at a whole byte");
 
 // Step `s` over one tile of `len` elements from element `first` of the
 // chain, its pointers already at the tile: the same loop (and so the same
@@ -295,7 +297,11 @@ void PointwiseStepTile(const PointwiseStep& s, int64_t first, int64_t len, std::
     case PointwiseStep::Kind::kBinary: return BinaryChunk(s.op, s.a, len, s.b, len, s.out, len, 0, len);
     case PointwiseStep::Kind::kRelu: return ReluRange(s.a, s.out, 0, len);
     case PointwiseStep::Kind::kReluBackward: return ReluBackwardRange(s.a, s.c, s.out, 0, len);
-    case PointwiseStep::Kind::kDropoutMask: return DropoutFactors(*s.stream, s.p, first, len, s.out, words);
+    case PointwiseStep::Kind::kDropoutMask:
+      DropoutFactors(*s.stream, s.p, first, len, s.out, words);
+      if (s.kept != nullptr) onednn::KeptBits(s.out, len, s.kept);
+      return;
+    case PointwiseStep::Kind::kKeptMask: return onednn::FactorsOfKeptBits(s.kept, len, 1.0f / (1.0f - s.p), s.out);
   }
 }
 
@@ -321,6 +327,7 @@ void StepsAtTile(const std::vector<PointwiseStep>& steps, int64_t first, float* 
     t.a = at_tile(t.a), t.b = at_tile(t.b), t.c = at_tile(t.c);
     moved.erase(std::remove_if(moved.begin(), moved.end(), [&](const auto& m) { return m.first == steps[i].out; }),
                 moved.end());
+    if (t.kept != nullptr) t.kept += first / 8;  // bits; tiles start at multiples of 8
     if (!t.scratch) {
       t.out += first;
       continue;
@@ -341,6 +348,8 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
     scratch_steps += s.scratch;
     TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
         << "PointwiseChain: a dropout step without its stream";
+    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kKeptMask || s.kept != nullptr)
+        << "PointwiseChain: a kept mask without its bytes";
   }
   const int64_t tiles = (n + kPointwiseTile - 1) / kPointwiseTile;
 #pragma omp parallel if (n >= (draws ? onednn::kParallelOptimizerElements : kParallelElements))

@@ -9,7 +9,9 @@
 // and CrossEntropy's probabilities, whose short rows go eight at a time in
 // vector lanes, against the row definition. LayerNorm's AVX-512 rows
 // against their order definition and, within rounding, the reference.
-// CrossEntropy's backward against the reference's loop, bit for bit.
+// CrossEntropy's backward against the reference's loop, bit for bit. A
+// dropout mask kept as bits by one PointwiseChain and turned back into
+// factors by another against DropoutMask's factors.
 
 #include <algorithm>
 #include <cmath>
@@ -262,6 +264,35 @@ TEST(OnednnLoops, CrossEntropyBackwardIsTheReferencesBits) {
       backend.CrossEntropyBackward(probs.data(), targets.data(), rows, cols, -100, smoothing, &dloss, got.data());
       reference.CrossEntropyBackward(probs.data(), targets.data(), rows, cols, -100, smoothing, &dloss, want.data());
       ExpectBitwise(got, want, "CrossEntropyBackward", cols);
+    }
+  }
+}
+
+// A chain's dropout step writes the mask's bits; a later chain's kKeptMask
+// step gives DropoutMask's factors back, bit for bit, at sizes whose tiles
+// end in part vectors (the portable loops) and one large enough to be
+// threaded.
+TEST(OnednnLoops, KeptMaskBitsGiveTheDrawnFactorsBack) {
+  OnednnBackend backend;
+  ASSERT_TRUE(backend.KeepsMaskBits());
+  const RngStream stream(4, RngPurpose::kDropout, 7);
+  for (int64_t n : {int64_t{5}, int64_t{16}, int64_t{1000}, int64_t{2061}, (int64_t{1} << 17) + 9}) {
+    for (float p : {0.1f, 0.5f}) {
+      std::vector<float> want(n), drawn(n, 9.0f), again(n, 9.0f);
+      std::vector<uint8_t> bits((n + 7) / 8, 0xAB);
+      backend.DropoutMask(stream, p, want.data(), n);
+      PointwiseStep draw;
+      draw.kind = PointwiseStep::Kind::kDropoutMask;
+      draw.stream = stream, draw.p = p, draw.out = drawn.data(), draw.kept = bits.data();
+      backend.PointwiseChain({draw}, n);
+      PointwiseStep read;
+      read.kind = PointwiseStep::Kind::kKeptMask;
+      read.p = p, read.out = again.data(), read.kept = bits.data();
+      backend.PointwiseChain({read}, n);
+      ExpectBitwise(drawn, want, "the drawing chain's factors", n);
+      ExpectBitwise(again, want, "the factors from the kept bits", n);
+      for (int64_t e = 0; e < n; e += 97)
+        ASSERT_EQ((bits[e / 8] >> (e % 8)) & 1, want[e] != 0.0f ? 1 : 0) << "bit " << e << " of " << n;
     }
   }
 }

@@ -20,6 +20,8 @@ namespace tvlab {
 namespace {
 
 cuda::GpuPointwiseStep ToGpu(const PointwiseStep& s) {
+  TVLAB_CHECK(s.kind != PointwiseStep::Kind::kKeptMask && s.kept == nullptr)
+      << "PointwiseChain: gpu_cuda keeps no mask bits (KeepsMaskBits is false)";
   cuda::GpuPointwiseStep g;
   g.kind = static_cast<cuda::GpuPointwiseKind>(static_cast<int>(s.kind));
   g.op = static_cast<int32_t>(s.op);  // BinaryOp and GpuBinary share their order

@@ -1,0 +1,26 @@
+#ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_KEPT_MASK_BITS_H_
+#define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_KEPT_MASK_BITS_H_
+
+// A dropout mask kept as one bit an element between a forward chain and
+// the backward chains that read it (PointwiseStep::kDropoutMask's `kept`,
+// kKeptMask; step capture's chain_scratch.h), on AVX-512 CPUs one compare
+// mask a vector.
+
+#include <cstdint>
+
+namespace tvlab {
+namespace onednn {
+
+// Bit i % 8 of kept[i / 8] = 1 where factors[i] keeps element i (a factor
+// of 1 / (1 - p), never 0 for p < 1), else 0; the last byte's unused bits
+// are 0.
+void KeptBits(const float* factors, int64_t n, uint8_t* kept);
+
+// factors[i] = bit i of kept ? keep_scale : 0: the factors KeptBits saw,
+// bit for bit, given keep_scale computed as DropoutFactors computes it.
+void FactorsOfKeptBits(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
+
+}  // namespace onednn
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_KEPT_MASK_BITS_H_
