@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <vector>
 
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
@@ -291,8 +292,17 @@ RngStream RngStream::SkipWords(uint64_t words) const {
   return skipped;
 }
 
-uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const {
-  return static_cast<uint32_t>((static_cast<uint64_t>(Word(index)) * n) >> 32);
+namespace {
+// Word w mapped to [0, n) (UniformInt's map: the high half of w * n).
+uint32_t ScaledToBound(uint32_t w, uint32_t n) { return static_cast<uint32_t>((static_cast<uint64_t>(w) * n) >> 32); }
+}  // namespace
+
+uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const { return ScaledToBound(Word(index), n); }
+
+void RngStream::UniformInts(uint64_t first, uint64_t count, uint32_t n, int32_t* out) const {
+  std::vector<uint32_t> words(count);  // host: the words, 4x cheaper in one call
+  Words(first, count, words.data());
+  for (uint64_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(ScaledToBound(words[i], n));
 }
 
 namespace {

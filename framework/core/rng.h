@@ -49,6 +49,8 @@ class RngStream {
   float Normal(uint64_t index) const;
   // Uniform integer in [0, n) from word `index` (n small; bias < n / 2^32).
   uint32_t UniformInt(uint64_t index, uint32_t n) const;
+  // UniformInt(first + i, n) for i < count into `out`, from one Words call.
+  void UniformInts(uint64_t first, uint64_t count, uint32_t n, int32_t* out) const;
 
   // Data parallelism (docs/distributed.md): the stream as one rank sees it
   // when its batch-major tensors hold rows [first_row, first_row + rows) of

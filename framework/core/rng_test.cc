@@ -134,5 +134,17 @@ TEST(RngStream, MomentsOfUniformAndNormal) {
   for (int c : counts) EXPECT_NEAR(c, n / 10, n / 100);
 }
 
+// UniformInts is UniformInt index by index (one Words call instead of a
+// Word each), from an odd first index, across Philox blocks.
+TEST(RngStream, UniformIntsAreUniformIntsOneByOne) {
+  const RngStream s(11, RngPurpose::kTrainData, 3);
+  for (uint32_t bound : {2u, 10u, 1000u}) {
+    std::vector<int32_t> got(37, -1);
+    s.UniformInts(5, got.size(), bound, got.data());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_EQ(got[i], static_cast<int32_t>(s.UniformInt(5 + i, bound))) << "index " << 5 + i << " bound " << bound;
+  }
+}
+
 }  // namespace
 }  // namespace tvlab

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "framework/core/rng.h"
@@ -57,12 +56,9 @@ class SortDigits : public TaggingTask {
     b.batch = count;
     b.length = length_;
     b.inputs.resize(count * length_);  // (B, T)
-    // Every row's first draw at once: words [first * T, (first + count) * T)
-    // in one Words call, each as UniformInt maps it.
-    std::vector<uint32_t> words(count * length_);  // host: the first draws' words
-    rng.Words(first * length_, words.size(), words.data());
-    for (size_t i = 0; i < words.size(); ++i)
-      b.inputs[i] = static_cast<int32_t>((static_cast<uint64_t>(words[i]) * vocab_) >> 32);
+    // Every row's first draw at once: the digits of words [first * T,
+    // (first + count) * T), as UniformInt draws them one by one below.
+    rng.UniformInts(first * length_, count * length_, vocab_, b.inputs.data());
     for (int64_t r = 0; r < count; ++r) {
       int32_t* row = b.inputs.data() + r * length_;
       for (int attempt = 1; IsHeldOut(row, length_) != heldout; ++attempt) {
