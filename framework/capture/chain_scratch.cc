@@ -139,7 +139,7 @@ class Rewriter {
         named_(BlocksNamed(*r, pool)) {}
 
   // Rewrite 1 for every mask step of a forward chain.
-  void RedrawMasks() {
+  void RedrawOrKeepMasks() {
     for (size_t w = 0; w < r_.backward_begin; ++w) {
       const ChainArgs* chain = ChainOf(r_.ops[w]);
       if (chain == nullptr) continue;
@@ -147,7 +147,7 @@ class Rewriter {
       const int64_t n = std::get<1>(*chain);
       bool kept = false;
       for (size_t j = 0; j < steps.size(); ++j)
-        if (steps[j].kind == PointwiseStep::Kind::kDropoutMask) kept = RedrawMask(w, &steps, j, n) || kept;
+        if (steps[j].kind == PointwiseStep::Kind::kDropoutMask) kept = RedrawOrKeepMask(w, &steps, j, n) || kept;
       if (kept) SetChain(r_.ops[w], std::move(steps), n);
     }
   }
@@ -177,7 +177,7 @@ class Rewriter {
   // rest of its life only reads it, and only in the backward, each reader
   // first draws it again, or, where the backend keeps mask bits, reads it
   // from the bits step j now also writes. True when step j got bits.
-  bool RedrawMask(size_t w, std::vector<PointwiseStep>* steps, size_t j, int64_t n) {
+  bool RedrawOrKeepMask(size_t w, std::vector<PointwiseStep>* steps, size_t j, int64_t n) {
     const float* mask = (*steps)[j].out;
     const void* block = BlockOf(pool_, mask);
     const std::optional<Life> life = block ? lives_.At(block, w) : std::nullopt;
@@ -252,7 +252,7 @@ class Rewriter {
 
 ScratchSummary KeepDeadOutputsInScratch(StepRecording* recording, const BufferPool& pool, bool keep_mask_bits) {
   Rewriter rewriter(recording, pool, keep_mask_bits);
-  rewriter.RedrawMasks();
+  rewriter.RedrawOrKeepMasks();
   rewriter.MarkScratch();
   return rewriter.summary();
 }

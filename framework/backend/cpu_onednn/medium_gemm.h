@@ -9,11 +9,11 @@
 // read where they lie (no packing, since B is not transposed).
 //
 // Why: inside the captured sort step oneDNN 2.6's matmul ran these at
-// 90-140 GFLOP/s (its brgemm re-packs A^T and blocks for larger shapes);
-// this loop took the step's backward products from 1,331-1,367 to
-// 1,248-1,312 us a step on an Intel Xeon (bench/README.md). Forward
-// products (B transposed: the weight) stay on oneDNN, which was as fast as
-// this loop with B^T packed per call.
+// 90-140 GFLOP/s; with this loop the step's Gemm calls (these and
+// attention's small products) went from 1,331-1,367 to 1,248-1,312 us a
+// step on an Intel Xeon (bench/README.md). Forward products (B transposed:
+// the weight) stay on oneDNN: this loop with B^T packed each call made the
+// sort run slower.
 //
 // Each output is sum over p in order 0..k-1 of op(A)(i, p) * B(p, j), one
 // fused multiply-add per term from 0, then + bias(j) when there is one:
