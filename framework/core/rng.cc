@@ -301,7 +301,7 @@ uint32_t RngStream::UniformInt(uint64_t index, uint32_t n) const { return Scaled
 
 void RngStream::UniformInts(uint64_t first, uint64_t count, uint32_t n, int32_t* out) const {
   std::vector<uint32_t> words(count);  // host: the words, 4x cheaper in one call
-  Words(first, count, words.data());
+  Words(first, count, words.data());  // host: random words
   for (uint64_t i = 0; i < count; ++i) out[i] = static_cast<int32_t>(ScaledToBound(words[i], n));
 }
 

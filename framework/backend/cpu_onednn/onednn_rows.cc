@@ -81,8 +81,8 @@ __attribute__((target("avx512f"))) inline float SumOfLanes(__m512 lanes) {
 
 // LayerNorm's rows on AVX-512 (Normalize with subtract_mean, cols a
 // multiple of 16, the call small enough for one thread): in the captured
-// sort step oneDNN's primitive took 19-22 us a call at 512 x 64 for 5-10 of
-// work (bench/README.md). Per row, in float: 16 lanes of partial sums (lane
+// sort step oneDNN's primitive took 19-22 us a call at 512 x 64, this loop
+// 11 (bench/README.md). Per row, in float: 16 lanes of partial sums (lane
 // l takes columns l, l + 16, ... in order, from 0), the lanes added as
 // SumOfLanes adds them (l + l + 8, then + 4, + 2, + 1), divided
 // by cols: the mean; the same over fma(x - mean, x - mean, partial): the
