@@ -349,7 +349,7 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
     TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
         << "PointwiseChain: a dropout step without its stream";
     TVLAB_CHECK(s.kind != PointwiseStep::Kind::kKeptMask || s.kept != nullptr)
-        << "PointwiseChain: a kept mask without its bytes";
+        << "PointwiseChain: a kept mask without its bits";
   }
   const int64_t tiles = (n + kPointwiseTile - 1) / kPointwiseTile;
 #pragma omp parallel if (n >= (draws ? onednn::kParallelOptimizerElements : kParallelElements))
