@@ -4,6 +4,9 @@
 #include "framework/backend/cpu_onednn/medium_gemm.h"
 
 #include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
 
 #include "framework/backend/cpu_onednn/parallel.h"
 
@@ -14,18 +17,22 @@ namespace {
 // Columns of C one register block covers: NV AVX-512 vectors.
 constexpr int kLanes = 16;
 
-// C's MR rows x (kLanes * NV) columns from column j: the sum over p in
-// order of a(r, p) * b(p, j + ...), one FMA per term from 0, then + bias.
-// a(r, p) is at a[r * a_row + p * a_col]; b's row p at b + p * ldb; C's rows
-// ldc apart. MR and NV are compile-time so that the MR x NV sums stay in
-// registers for the whole of k.
+// C's MR rows x (kLanes * NV) columns from column j, over terms [0, k) of
+// a panel: the sum over p in order of a(r, p) * b(p, j + ...), one FMA per
+// term, from 0 (first panel) or from what C holds (a later panel: the
+// float the chain had reached, so the panels change no bit), then + bias
+// (last panel). a(r, p) is at a[r * a_row + p * a_col]; b's row p at
+// b + p * ldb; C's rows ldc apart. MR and NV are compile-time so that the
+// MR x NV sums stay in registers for the whole panel.
 template <int MR, int NV>
 __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, const float* a, int64_t a_row,
                                                                    int64_t a_col, const float* b, int64_t ldb,
-                                                                   const float* bias, float* c, int64_t ldc) {
+                                                                   bool from_c, const float* bias, float* c,
+                                                                   int64_t ldc) {
   __m512 sum[MR][NV];
   for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v)
+      sum[r][v] = from_c ? _mm512_loadu_ps(c + r * ldc + kLanes * v) : _mm512_setzero_ps();
   for (int64_t p = 0; p < k; ++p) {
     __m512 row[NV];  // B(p, j .. j + kLanes * NV)
     for (int v = 0; v < NV; ++v) row[v] = _mm512_loadu_ps(b + p * ldb + kLanes * v);
@@ -52,26 +59,55 @@ struct Operands {
   float* c;              // (m, n)
 };
 
-// Rows [i, i + MR) of C, every column: blocks of 64 columns, then of 16.
-template <int MR>
-__attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i) {
-  const float* a = o.a + i * o.a_row;
+// The terms [p0, p0 + kc) of rows [i, i + MR) of C, every column: blocks
+// of NV vectors, then of one.
+template <int MR, int NV>
+__attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, int64_t p0, int64_t kc) {
+  const float* a = o.a + i * o.a_row + p0 * o.a_col;
+  const float* b = o.b + p0 * o.n;
+  const bool from_c = p0 > 0, last = p0 + kc == o.k;
   float* c = o.c + i * o.n;
   int64_t j = 0;
-  for (; j + 4 * kLanes <= o.n; j += 4 * kLanes)
-    Block<MR, 4>(o.k, a, o.a_row, o.a_col, o.b + j, o.n, o.bias ? o.bias + j : nullptr, c + j, o.n);
+  for (; j + NV * kLanes <= o.n; j += NV * kLanes)
+    Block<MR, NV>(kc, a, o.a_row, o.a_col, b + j, o.n, from_c, last && o.bias ? o.bias + j : nullptr, c + j, o.n);
   for (; j < o.n; j += kLanes)
-    Block<MR, 1>(o.k, a, o.a_row, o.a_col, o.b + j, o.n, o.bias ? o.bias + j : nullptr, c + j, o.n);
+    Block<MR, 1>(kc, a, o.a_row, o.a_col, b + j, o.n, from_c, last && o.bias ? o.bias + j : nullptr, c + j, o.n);
 }
 
-// Four rows at a time (one thread a block), the rows past a multiple of
-// four one at a time.
-void Product(const Operands& o) {
-  const int64_t blocks = o.m / 4;
+// Rows [first, end) of C in blocks of MR (the rest one at a time), the
+// terms in panels of kc: a panel's rows of B (kc x n) stay in L1 while
+// every row block uses them.
+template <int MR, int NV>
+void RowRange(const Operands& o, int64_t first, int64_t end, int64_t kc) {
+  for (int64_t p0 = 0; p0 < o.k; p0 += kc) {
+    const int64_t panel = std::min(kc, o.k - p0);
+    int64_t i = first;
+    for (; i + MR <= end; i += MR) RowBlock<MR, NV>(o, i, p0, panel);
+    for (; i < end; ++i) RowBlock<1, NV>(o, i, p0, panel);
+  }
+}
+
+// dW = dY^T X (A transposed, k the batch's rows): 8 rows x 2 vectors in
+// panels of 64 terms (on the Xeon of bench/README.md, 98-106 -> 136-143
+// GFLOP/s at the sort model's 64..128 x 64..128 x 512; B's 128..256 KiB no
+// longer stream from L2 for every row block). dX = dY W (k at most 128 there, B
+// in L1): 4 rows x 4 vectors over the whole of k. Threads take contiguous
+// ranges of whole row blocks.
+void Product(const Operands& o, bool trans_a) {
+  const int mr = trans_a ? 8 : 4;
+  const int64_t blocks = (o.m + mr - 1) / mr;
   const bool parallel = o.m * o.n * o.k >= kParallelGemmMacs;
-#pragma omp parallel for if (parallel) schedule(static)
-  for (int64_t x = 0; x < blocks; ++x) RowBlock<4>(o, 4 * x);
-  for (int64_t i = 4 * blocks; i < o.m; ++i) RowBlock<1>(o, i);
+#pragma omp parallel if (parallel)
+  {
+    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t first = std::min(o.m, blocks * t / threads * mr);
+    const int64_t end = std::min(o.m, blocks * (t + 1) / threads * mr);
+    if (trans_a) {
+      RowRange<8, 2>(o, first, end, /*kc=*/64);
+    } else {
+      RowRange<4, 4>(o, first, end, /*kc=*/o.k);
+    }
+  }
 }
 
 }  // namespace
@@ -83,7 +119,7 @@ bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
 }
 
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c) {
-  Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, c});
+  Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, c}, d.trans_a);
 }
 
 }  // namespace onednn

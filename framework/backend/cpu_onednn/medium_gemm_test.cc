@@ -54,9 +54,11 @@ class MediumGemmTest : public ::testing::Test {
 TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
   ReferenceBackend ref;
   int cases = 0;
-  for (int64_t m : {1, 3, 4, 10, 64})
+  // m past multiples of 4 and 8 (the row blocks), n of an odd number of
+  // vectors, k past a multiple of 64 (the weight gradients' panels).
+  for (int64_t m : {1, 3, 4, 10, 17, 64})
     for (int64_t n : {16, 48, 64, 80, 128})
-      for (int64_t k : {1, 10, 64, 512})
+      for (int64_t k : {1, 10, 64, 130, 512})
         for (bool ta : {false, true})
           for (bool with_bias : {false, true}) {
             const GemmDesc d = Desc(m, n, k, ta);
@@ -74,25 +76,26 @@ TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
             ASSERT_EQ(0, std::memcmp(got.data(), ordered.data(), got.size() * sizeof(float))) << at;
             ++cases;
           }
-  EXPECT_EQ(cases, 5 * 5 * 4 * 2 * 2);
+  EXPECT_EQ(cases, 6 * 5 * 5 * 2 * 2);
 }
 
-// The largest product it takes, large enough to split its rows over two
-// threads: the same bits as one.
+// Products large enough to split their rows over two threads (the largest
+// it takes; an odd number of row blocks; a dX): the same bits as one.
 TEST_F(MediumGemmTest, TwoThreadsGiveTheSameBits) {
-  const GemmDesc d = Desc(128, 64, 512, true);
-  ASSERT_TRUE(onednn::IsMediumGemm(d, true));
-  ASSERT_GE(d.m * d.n * d.k, onednn::kParallelGemmMacs) << "the product no longer reaches the threaded path";
-  const auto a = Values(d.m * d.k, 4), b = Values(d.k * d.n, 5);
-  std::vector<float> one(d.m * d.n), two(one.size());
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  onednn::MediumGemm(d, a.data(), b.data(), nullptr, one.data());
-  omp_set_num_threads(2);
-  onednn::MediumGemm(d, a.data(), b.data(), nullptr, two.data());
-  omp_set_num_threads(threads);
-  EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float)));
-  EXPECT_EQ(0, std::memcmp(one.data(), InOrder(d, a, b, nullptr).data(), one.size() * sizeof(float)));
+  for (const GemmDesc& d : {Desc(128, 64, 512, true), Desc(120, 96, 512, true), Desc(512, 80, 128, false)}) {
+    ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+    ASSERT_GE(d.m * d.n * d.k, onednn::kParallelGemmMacs) << "the product no longer reaches the threaded path";
+    const auto a = Values(d.m * d.k, 4), b = Values(d.k * d.n, 5);
+    std::vector<float> one(d.m * d.n), two(one.size());
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    onednn::MediumGemm(d, a.data(), b.data(), nullptr, one.data());
+    omp_set_num_threads(2);
+    onednn::MediumGemm(d, a.data(), b.data(), nullptr, two.data());
+    omp_set_num_threads(threads);
+    EXPECT_EQ(0, std::memcmp(one.data(), two.data(), one.size() * sizeof(float))) << d.m;
+    EXPECT_EQ(0, std::memcmp(one.data(), InOrder(d, a, b, nullptr).data(), one.size() * sizeof(float))) << d.m;
+  }
 }
 
 TEST(MediumGemm, TakesOnlyTheBackwardProductsOfSmallModels) {
