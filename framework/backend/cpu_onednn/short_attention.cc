@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/short_attention_avx512.h"
 #include "framework/backend/cpu_onednn/short_attention_lanes.h"
 #include "framework/core/check.h"
 #include "framework/core/rng.h"
@@ -302,6 +303,12 @@ bool IsShortAttention(const FusedAttentionDesc& d) {
 
 void ShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
+  if (onednn::ShortAttentionAvx512Available()) return onednn::ShortAttentionForwardAvx512(d, q, k, v, out, lse);
+  PortableShortAttentionForward(d, q, k, v, out, lse);
+}
+
+void PortableShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
+                                   const float* v, float* out, float* lse) {
   d.CheckConsistent();
   TVLAB_CHECK(IsShortAttention(d)) << "ShortAttentionForward on " << d.keys << " keys";
   short_lanes::Forward(d, q, k, v, out, lse);
@@ -310,6 +317,14 @@ void ShortAttentionForward(const FusedAttentionDesc& d, const float* q, const fl
 void ShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
                             const float* v, const float* out, const float* lse,
                             const float* dout, float* dq, float* dk, float* dv) {
+  if (onednn::ShortAttentionAvx512Available())
+    return onednn::ShortAttentionBackwardAvx512(d, q, k, v, out, lse, dout, dq, dk, dv);
+  PortableShortAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
+}
+
+void PortableShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
+                                    const float* v, const float* out, const float* lse,
+                                    const float* dout, float* dq, float* dk, float* dv) {
   d.CheckConsistent();
   TVLAB_CHECK(IsShortAttention(d)) << "ShortAttentionBackward on " << d.keys << " keys";
   short_lanes::Backward(d, q, k, v, out, lse, dout, dq, dk, dv);

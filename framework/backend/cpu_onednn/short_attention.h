@@ -39,11 +39,21 @@ constexpr int64_t kShortAttentionKeys = 16;
 // bucketed bias, no soft-cap.
 bool IsShortAttention(const FusedAttentionDesc& d);
 
+// The AVX-512 kernel (short_attention_avx512.h) where the CPU has
+// AVX-512F, else the portable kernel of this file.
 void ShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse);
 void ShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
                             const float* v, const float* out, const float* lse,
                             const float* dout, float* dq, float* dk, float* dv);
+
+// The portable kernel on any x86-64 CPU (short_attention_avx512_test
+// compares the two kernels with it on AVX-512 machines).
+void PortableShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
+                                   const float* v, float* out, float* lse);
+void PortableShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,
+                                    const float* v, const float* out, const float* lse,
+                                    const float* dout, float* dq, float* dk, float* dv);
 
 }  // namespace tvlab
 

@@ -1,0 +1,291 @@
+// The short fused attention kernel on AVX-512F (short_attention_avx512.h).
+
+#include "framework/backend/cpu_onednn/short_attention_avx512.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/short_attention.h"
+#include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"
+#include "framework/core/check.h"
+#include "framework/core/cpu_features.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+namespace onednn {
+namespace short_avx512 {
+namespace {
+
+// Below this many multiply-adds the kernel runs on one thread (as the
+// portable kernel's).
+constexpr int64_t kParallelMacs = int64_t{1} << 22;
+
+struct Transposed {
+  std::vector<float> xt;
+  const float* Fill(const float* x, int64_t s, int64_t width) {
+    xt.resize(static_cast<size_t>(width * kLanes));
+    TransposeKeys(x, s, width, xt.data());
+    return xt.data();
+  }
+};
+
+// One thread's buffers, grown as needed and kept across calls.
+struct Scratch {
+  Transposed kt, vt;            // a key/value head's keys, values: (width, kLanes)
+  std::vector<float> a, b;      // a query head's rows: (T, kLanes) each
+  std::vector<float> keep;      // dropout factors of a task's heads, then kLanes zeros
+  std::vector<uint32_t> words;  // DropoutFactors' scratch
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// What one query head's rows read and write.
+struct Head {
+  const FusedAttentionDesc* d;
+  int64_t b, h, row0;              // row0: its query 0's row, (b * H + h) * T
+  const float *kt, *vt, *kg, *vg;  // its key/value head: transposed, and (S, width)
+  const float* keep;               // its dropout factors (T, S), or null
+  Scratch* scratch;
+  bool unmasked;  // every query sees every key
+};
+
+bool Unmasked(const AttentionMask& m) {
+  return !m.causal && m.key_lengths.empty() && m.window <= 0 && !m.has_documents();
+}
+
+// The keys query i of row b sees, as lanes.
+TVLAB_AVX512_INLINE __mmask16 VisibleLanes(const FusedAttentionDesc& d, bool unmasked, int64_t b, int64_t i) {
+  if (unmasked) return Columns(0, d.keys);
+  const int64_t first = std::clamp<int64_t>(d.VisibleBegin(b, i), 0, d.keys);
+  const int64_t end = std::clamp<int64_t>(d.VisibleEnd(b, i), first, d.keys);
+  return __mmask16(((1u << end) - 1) & ~((1u << first) - 1));
+}
+
+// Keys [first, end) of the lanes any of `lanes` has.
+struct KeySpan {
+  int64_t first = 0, end = 0;
+};
+KeySpan SpanOf(unsigned lanes) {
+  if (lanes == 0) return {};
+  return {__builtin_ctz(lanes), 32 - __builtin_clz(lanes)};
+}
+
+// Row r's dropout factors (zeros past S), or ones without dropout.
+TVLAB_AVX512_INLINE __m512 KeepRow(const Head& hd, int64_t i) {
+  if (hd.keep == nullptr) return _mm512_set1_ps(1.0f);
+  return _mm512_maskz_loadu_ps(Columns(0, hd.d->keys), hd.keep + i * hd.d->keys);
+}
+
+
+// One query row's softmax statistics, for rows that do not come in eights:
+// lse, and the weights exp(logit - max) (0 for hidden keys) and 1 / sum.
+TVLAB_AVX512_INLINE __m512 RowWeights(const FusedAttentionDesc& d, float sink, __mmask16 visible, __m512 logits,
+                                      float* inv_sum, float* lse) {
+  const float max = std::max(sink, _mm512_reduce_max_ps(logits));
+  const float shift = max == kNegInf ? 0.0f : max;
+  const __m512 e = _mm512_maskz_mov_ps(visible, Exp(_mm512_sub_ps(logits, _mm512_set1_ps(shift))));
+  const float sum = _mm512_reduce_add_ps(e) + (d.has_sink() ? std::exp(sink - max) : 0.0f);
+  *inv_sum = max == kNegInf ? 0.0f : 1.0f / sum;  // no key and no sink: out 0
+  *lse = max == kNegInf ? kNegInf : max + std::log(sum);
+  return e;
+}
+
+// The same for eight rows at once, with the vector Fold, Exp and Log.
+TVLAB_AVX512_INLINE void EightRowWeights(const FusedAttentionDesc& d, float sink, const __mmask16* visible,
+                                         __m512* logits, float* inv_sum, float* lse) {
+  const __m512 max = _mm512_max_ps(_mm512_set1_ps(sink), Fold(logits, MaxOf{}));
+  const __mmask16 none = _mm512_cmp_ps_mask(max, _mm512_set1_ps(kNegInf), _CMP_EQ_OQ);
+  const __m512 shift = _mm512_mask_mov_ps(max, none, _mm512_setzero_ps());
+  for (int r = 0; r < kRows; ++r)
+    logits[r] = _mm512_maskz_mov_ps(visible[r], Exp(_mm512_sub_ps(logits[r], RowValue(shift, r))));
+  __m512 sum = Fold(logits, SumOf{});
+  if (d.has_sink()) sum = _mm512_add_ps(sum, Exp(_mm512_sub_ps(_mm512_set1_ps(sink), shift)));
+  const __m512 safe_sum = _mm512_mask_mov_ps(sum, none, _mm512_set1_ps(1.0f));
+  StoreRows(_mm512_maskz_div_ps(~none, _mm512_set1_ps(1.0f), safe_sum), inv_sum);
+  StoreRows(_mm512_mask_mov_ps(_mm512_add_ps(max, Log(safe_sum)), none, max), lse);
+}
+
+// Queries [i, i + R): lse, and out = weights @ values / sum; the weights
+// exp(logit - max) * keep go through scratch->a.
+template <int R>
+TVLAB_AVX512_INLINE void ForwardRows(const Head& hd, const float* q, int64_t i, float* out, float* lse) {
+  const FusedAttentionDesc& d = *hd.d;
+  const int64_t row0 = hd.row0 + i;
+  const float sink = d.has_sink() ? d.sink_logits[hd.h] : kNegInf;
+  float* w = hd.scratch->a.data() + i * kLanes;
+  __m512 x[R];
+  Products<R>(q + row0 * d.head_dim, d.head_dim, hd.kt, x);
+  __mmask16 visible[R];
+  unsigned any = 0;
+  for (int r = 0; r < R; ++r) {
+    visible[r] = VisibleLanes(d, hd.unmasked, hd.b, i + r);
+    any |= visible[r];
+    x[r] = _mm512_mask_mul_ps(_mm512_set1_ps(kNegInf), visible[r], x[r], _mm512_set1_ps(d.scale));
+  }
+  float inv_sum[R];
+  if constexpr (R == kRows) {
+    EightRowWeights(d, sink, visible, x, inv_sum, lse + row0);
+  } else {
+    for (int r = 0; r < R; ++r) x[r] = RowWeights(d, sink, visible[r], x[r], &inv_sum[r], &lse[row0 + r]);
+  }
+  for (int r = 0; r < R; ++r) _mm512_storeu_ps(w + r * kLanes, _mm512_mul_ps(x[r], KeepRow(hd, i + r)));
+  const KeySpan keys = SpanOf(any);
+  WeightedRows<R>(w, hd.vg, keys.first, keys.end, d.value_dim, inv_sum, out + row0 * d.value_dim);
+}
+
+TVLAB_AVX512 void ForwardHead(const Head& hd, const float* q, float* out, float* lse) {
+  const int64_t t = hd.d->queries;
+  int64_t i = 0;
+  for (; i + kRows <= t; i += kRows) ForwardRows<kRows>(hd, q, i, out, lse);
+  for (; i < t; ++i) ForwardRows<1>(hd, q, i, out, lse);
+}
+
+// What the backward reads besides the head.
+struct Gradients {
+  const float *q, *out, *lse, *dout;
+  float *dq, *dkg, *dvg;
+};
+
+// Queries [i, i + R): the logits' gradients ds into scratch->a and the
+// weights the forward used (weight * keep) into scratch->b, 0 for hidden
+// keys, and dq rows = ds @ keys.
+template <int R>
+TVLAB_AVX512_INLINE void BackwardRows(const Head& hd, const Gradients& g, int64_t i) {
+  const FusedAttentionDesc& d = *hd.d;
+  const int64_t hs = d.head_dim, hv = d.value_dim, row0 = hd.row0 + i;
+  float* ds = hd.scratch->a.data() + i * kLanes;
+  float* kept_weights = hd.scratch->b.data() + i * kLanes;
+  __m512 logits[R], dp[R];  // q . k_j; dout . v_j
+  Products<R>(g.q + row0 * hs, hs, hd.kt, logits);
+  Products<R>(g.dout + row0 * hv, hv, hd.vt, dp);
+  unsigned any = 0;
+  for (int r = 0; r < R; ++r) {
+    const __mmask16 visible = VisibleLanes(d, hd.unmasked, hd.b, i + r);
+    any |= visible;
+    const float row_lse = g.lse[row0 + r];
+    // Every weight is 0 in a row without a key (lse -inf, without a sink too).
+    const __m512 shifted = _mm512_fmsub_ps(logits[r], _mm512_set1_ps(d.scale), _mm512_set1_ps(row_lse));
+    const __m512 weight = row_lse == kNegInf ? _mm512_setzero_ps() : _mm512_maskz_mov_ps(visible, Exp(shifted));
+    const __m512 kept = KeepRow(hd, i + r);
+    const float big_d = Dot(g.dout + (row0 + r) * hv, g.out + (row0 + r) * hv, hv);  // dout . out
+    const __m512 grad = _mm512_fmsub_ps(kept, dp[r], _mm512_set1_ps(big_d));
+    _mm512_storeu_ps(ds + r * kLanes, _mm512_mul_ps(_mm512_mul_ps(weight, grad), _mm512_set1_ps(d.scale)));
+    _mm512_storeu_ps(kept_weights + r * kLanes, _mm512_mul_ps(weight, kept));
+  }
+  const KeySpan keys = SpanOf(any);
+  WeightedRows<R>(ds, hd.kg, keys.first, keys.end, hs, nullptr, g.dq + row0 * hs);
+}
+
+// dq of the head's rows; dk_j += sum_i ds_ij q_i and dv_j += sum_i
+// weight_ij keep_ij dout_i into its key/value head's (= for the group's
+// first query head).
+TVLAB_AVX512 void BackwardHead(const Head& hd, const Gradients& g, bool first_of_group) {
+  const FusedAttentionDesc& d = *hd.d;
+  const int64_t t = d.queries;
+  int64_t i = 0;
+  for (; i + kRows <= t; i += kRows) BackwardRows<kRows>(hd, g, i);
+  for (; i < t; ++i) BackwardRows<1>(hd, g, i);
+  const Scratch& s = *hd.scratch;
+  AddWeightedRowsToKeys(s.a.data(), g.q + hd.row0 * d.head_dim, t, d.head_dim, d.keys, !first_of_group, g.dkg);
+  AddWeightedRowsToKeys(s.b.data(), g.dout + hd.row0 * d.value_dim, t, d.value_dim, d.keys, !first_of_group,
+                        g.dvg);
+}
+
+bool Parallel(const FusedAttentionDesc& d) {
+  return d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
+}
+
+// Key/value heads a task takes: enough that their query heads' dropout
+// factors come from one DropoutFactors call of about 4096.
+int64_t GroupsPerTask(const FusedAttentionDesc& d) {
+  return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, d.group_size() * d.queries * d.keys));
+}
+
+// The dropout factors (count, T, S) of query heads [first, first + count)
+// in b * H + h order, as Backend::DropoutMask draws the (B, H, T, S)
+// weights, then kLanes zeros; null without dropout.
+const float* KeepFactorsOf(const FusedAttentionDesc& d, int64_t first, int64_t count, Scratch& scratch) {
+  if (d.dropout <= 0.0f) return nullptr;
+  const int64_t n = count * d.queries * d.keys;
+  scratch.keep.resize(static_cast<size_t>(n + kLanes));
+  std::fill(scratch.keep.begin() + n, scratch.keep.end(), 0.0f);
+  DropoutFactors(*d.dropout_stream, d.dropout, static_cast<uint64_t>(first * d.queries * d.keys), n,
+                 scratch.keep.data(), scratch.words);
+  return scratch.keep.data();
+}
+
+// Runs body(head) for every query head, grouped by key/value head bg =
+// b * G + g in tasks of GroupsPerTask (OpenMP; a key/value head's dk and dv
+// are one thread's). `prepare(bg, scratch)` fills the scratch's transposed
+// keys (and values) of a key/value head first.
+template <typename Prepare, typename Body>
+void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
+  const int64_t groups = d.batch * d.kv_heads, per_task = GroupsPerTask(d), gs = d.group_size();
+  const int64_t hs = d.head_dim, hv = d.value_dim, s = d.keys, t = d.queries;
+  const bool unmasked = Unmasked(d.mask);
+#pragma omp parallel for schedule(static) if (Parallel(d))
+  for (int64_t first = 0; first < groups; first += per_task) {
+    Scratch& scratch = ThreadScratch();
+    scratch.a.resize(static_cast<size_t>(t * kLanes));
+    scratch.b.resize(static_cast<size_t>(t * kLanes));
+    const int64_t end = std::min(groups, first + per_task);
+    const float* keep = KeepFactorsOf(d, first * gs, (end - first) * gs, scratch);
+    for (int64_t bg = first; bg < end; ++bg) {
+      prepare(bg, scratch);
+      const int64_t b = bg / d.kv_heads, g = bg % d.kv_heads;
+      for (int64_t h = g * gs; h < (g + 1) * gs; ++h) {
+        const float* head_keep = keep == nullptr ? nullptr : keep + ((bg - first) * gs + h - g * gs) * t * s;
+        body(Head{&d, b, h, (b * d.heads + h) * t, scratch.kt.xt.data(), scratch.vt.xt.data(),
+                  nullptr, nullptr, head_keep, &scratch, unmasked},
+             bg * s * hs, bg * s * hv, /*first_of_group=*/h == g * gs);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace short_avx512
+
+bool ShortAttentionAvx512Available() { return CpuHasAvx512f(); }
+
+void ShortAttentionForwardAvx512(const FusedAttentionDesc& d, const float* q, const float* k,
+                                 const float* v, float* out, float* lse) {
+  d.CheckConsistent();
+  TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionForwardAvx512";
+  const int64_t hs = d.head_dim;
+  short_avx512::ForEachHead(
+      d, [&](int64_t bg, short_avx512::Scratch& s) { s.kt.Fill(k + bg * d.keys * hs, d.keys, hs); },
+      [&](short_avx512::Head hd, int64_t /*k_offset*/, int64_t v_offset, bool /*first_of_group*/) {
+        hd.vg = v + v_offset;
+        short_avx512::ForwardHead(hd, q, out, lse);
+      });
+}
+
+void ShortAttentionBackwardAvx512(const FusedAttentionDesc& d, const float* q, const float* k,
+                                  const float* v, const float* out, const float* lse,
+                                  const float* dout, float* dq, float* dk, float* dv) {
+  d.CheckConsistent();
+  TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionBackwardAvx512";
+  const int64_t hs = d.head_dim, hv = d.value_dim, s = d.keys;
+  short_avx512::ForEachHead(
+      d,
+      [&](int64_t bg, short_avx512::Scratch& scratch) {
+        scratch.kt.Fill(k + bg * s * hs, s, hs);
+        scratch.vt.Fill(v + bg * s * hv, s, hv);
+      },
+      [&](short_avx512::Head hd, int64_t k_offset, int64_t v_offset, bool first_of_group) {
+        hd.kg = k + k_offset;
+        hd.vg = v + v_offset;
+        short_avx512::BackwardHead(hd, short_avx512::Gradients{q, out, lse, dout, dq, dk + k_offset, dv + v_offset}, first_of_group);
+      });
+}
+
+}  // namespace onednn
+}  // namespace tvlab
