@@ -1,5 +1,10 @@
 // The short fused attention kernel on AVX-512F (short_attention_avx512.h).
 
+// GCC 12's AVX-512 intrinsics (the reductions, getmant) start from
+// _mm512_undefined_*() and warn that it "may be used uninitialized" (a
+// false positive in the header; the pragma comes before it is included).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
 
 #include <immintrin.h>
