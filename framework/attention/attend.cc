@@ -13,6 +13,7 @@
 #include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/ops.h"
 #include "framework/backend/backend.h"
+#include "framework/backend/backend_registry.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -62,36 +63,51 @@ PositionEncoding::FusedLogitBias FusedBias(const AttentionContext& c, int64_t he
   return c.logit_bias->FusedLogitBiasFor(heads);
 }
 
-// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v)
-// through Backend::FusedAttention.
-Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+// Where query and key/value heads meet in the fused kernel: (B, H, T, hs)
+// queries against (B, G, S, hs) keys and (B, G, S, hs_v) values, whatever
+// their layout.
+struct FusedSizes {
+  int64_t batch, heads, kv_heads, queries, keys, head_dim, value_dim;
+};
+
+// The fused kernel's description of context `c` at `z` with the position
+// plugin's fused `bias` (its bucket table's values come as a Var: the
+// caller's FusedAttention argument). REQUIRES: the score fuses.
+FusedAttentionDesc FusedDescFor(const AttentionContext& c, const PositionEncoding::FusedLogitBias& bias,
+                                const FusedSizes& z) {
   FusedAttentionDesc d;
-  d.batch = q.dim(0), d.heads = q.dim(1), d.queries = q.dim(2), d.head_dim = q.dim(3);
-  d.kv_heads = k.dim(1), d.keys = k.dim(2), d.value_dim = v.dim(3);
+  d.batch = z.batch, d.heads = z.heads, d.queries = z.queries, d.head_dim = z.head_dim;
+  d.kv_heads = z.kv_heads, d.keys = z.keys, d.value_dim = z.value_dim;
   d.scale = *c.score->FusedDotProductScale();
   d.mask = c.mask;
-  const PositionEncoding::FusedLogitBias bias = FusedBias(c, d.heads);
   d.alibi_slopes = bias.alibi_slopes;
   d.alibi_offset = c.position_offset;
-  if (bias.bucket_table.defined()) {  // the table's values: FusedAttention below
+  if (bias.bucket_table.defined()) {
     d.bucket_bias.rule = bias.bucket_rule;
     d.bucket_bias.query_offset = c.position_offset;
   }
   d.precision = CurrentMatMulPrecision();  // runtime.precision, as the unfused path's MatMuls
-  Var sink_logits;  // (H) or undefined
-  if (c.extras != nullptr) {
-    d.logit_softcap = c.extras->options().logit_softcap;
-    sink_logits = c.extras->SinkLogits(d.heads);
-  }
+  if (c.extras != nullptr) d.logit_softcap = c.extras->options().logit_softcap;
   if (c.ctx.training && c.dropout > 0.0f) {
     d.dropout = c.dropout;
     // A data-parallel shard's weights start at an even element (TakesFusedPath).
     const RngStream stream = c.owner->DropoutStream(c.ctx, "attention_weights");
     d.dropout_stream = stream.SkipWords(stream.ShardFirstElement(d.batch * d.heads * d.queries * d.keys) / 2);
   }
+  return d;
+}
+
+// q (B, H, T, hs), k (B, G, S, hs), v (B, G, S, hs_v) -> (B, H, T, hs_v)
+// through Backend::FusedAttention.
+Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+  const PositionEncoding::FusedLogitBias bias = FusedBias(c, q.dim(1));
+  const FusedAttentionDesc d =
+      FusedDescFor(c, bias, {q.dim(0), q.dim(1), k.dim(1), q.dim(2), k.dim(2), q.dim(3), v.dim(3)});
+  const Var sink_logits = c.extras != nullptr ? c.extras->SinkLogits(d.heads) : Var();  // (H) or undefined
   FusedCalls().fetch_add(1);
   return FusedAttention(q, k, v, d, sink_logits, bias.bucket_table);  // (B, H, T, hs_v)
 }
+
 
 // Dropout of the weights (B, H, rows, S) of queries [first, first + rows)
 // out of T: the factors Backend::DropoutMask draws for the whole
@@ -195,6 +211,24 @@ Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionCont
   return UnfusedAttend(q, k, v, c, /*first_query=*/0, /*all_queries=*/t);  // (B, H, T, hs_v)
 }
 
+// Whether `c` lets token-major q, k, v reach the fused kernel as they are:
+// no cache, rotation (LeavesQueriesAndKeysAlone), position bias, extras
+// (sinks, soft-cap, QK-norm, gate) or value mixing; no weights wanted (probe, statistics); a score
+// that fuses; a policy other than "unfused"; and a dropout draw the kernel
+// can start (TakesFusedPath).
+bool ContextTakesTokenMajor(const AttentionContext& c, int64_t heads, int64_t t, int64_t s) {
+  if (Policy() == AttentionKernel::kUnfused || c.cache != nullptr || c.extras != nullptr || c.mix_values)
+    return false;
+  // A test that sets chunk rows wants the chunked composition under "auto".
+  if (Policy() == AttentionKernel::kAuto && ChunkRowsOverride() > 0) return false;
+  if (c.rotation != nullptr && !c.rotation->LeavesQueriesAndKeysAlone()) return false;
+  const PositionEncoding::FusedLogitBias bias = FusedBias(c, heads);  // none at all, or no token-major
+  if (!bias.fusable || !bias.alibi_slopes.empty() || bias.bucket_table.defined()) return false;
+  if ((c.probe != nullptr && *c.probe) || AttentionStatistics::Current() != nullptr) return false;
+  if (c.ctx.training && c.dropout > 0.0f && c.ctx.shard_first_row * heads * t * s % 2 != 0) return false;
+  return c.score->FusedDotProductScale().has_value();
+}
+
 // A sliding window's cache dropped the keys before absolute position
 // `first_key` (kv_cache.h): key j of k and v sits at first_key + j. The mask
 // (documents included) and the position bias, stated by the caller over
@@ -296,6 +330,22 @@ Var Attend(const Var& q_in, const NewKeysOrValues& new_keys, const NewKeysOrValu
 
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
   return Attend(q, NewKeysOrValues([&] { return k; }), NewKeysOrValues([&] { return v; }), c);
+}
+
+Var AttendTokenMajor(const Var& q, const Var& k, const Var& v, const AttentionContext& c) {
+  TVLAB_CHECK(c.cache == nullptr) << "AttendTokenMajor takes no cache (Attend does)";
+  const int64_t b = q.dim(0), t = q.dim(1), h = q.dim(2), s = k.dim(1), g = k.dim(2);
+  TVLAB_CHECK(g > 0 && h % g == 0) << g << " key/value heads for " << h << " query heads";
+  if (ContextTakesTokenMajor(c, h, t, s)) {
+    FusedAttentionDesc d = FusedDescFor(c, {true, {}}, {b, h, g, t, s, q.dim(3), v.dim(3)});
+    d.token_major = true;
+    if (CurrentBackend().PrefersTokenMajorFusedAttention(d)) {
+      FusedCalls().fetch_add(1);
+      return FusedAttention(q, k, v, d);  // (B, T, H, hs_v)
+    }
+  }
+  const std::vector<int> swap = {0, 2, 1, 3};  // (B, T, H, x) <-> (B, H, T, x)
+  return Permute(Attend(Permute(q, swap), Permute(k, swap), Permute(v, swap), c), swap);  // (B, T, H, hs_v)
 }
 
 }  // namespace tvlab

@@ -128,7 +128,8 @@ int64_t UnfusedAttentionCalls();
 // The same for the query-chunked composition.
 int64_t QueryChunkedAttentionCalls();
 // Tests: chunks of `rows` queries whenever T > rows (0 restores the rule of
-// query_chunks.h), so that small inputs exercise the chunked path.
+// query_chunks.h), so that small inputs exercise the chunked path (under
+// "auto" AttendTokenMajor then takes the composition too).
 void SetQueryChunkRowsForTesting(int64_t rows);
 
 // Keys or values of the tokens this call brings, (B, G, S_new, hs). Called
@@ -144,6 +145,18 @@ Var Attend(const Var& q, const NewKeysOrValues& new_keys, const NewKeysOrValues&
            const AttentionContext& c);
 // The same with keys and values already computed.
 Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c);
+
+// Attention over keys and values already computed, every token's heads side
+// by side as the projections write them: q (B, T, H, hs), k (B, S, G, hs),
+// v (B, S, G, hs_v) -> (B, T, H, hs_v). Where the backend prefers the fused
+// kernel token-major for the call (Backend::PrefersTokenMajorFusedAttention:
+// cpu_onednn's AVX-512 short kernel) and the context allows it (no cache,
+// rotation, position bias, extras or value mixing, no weights wanted, a
+// fusing score, runtime.attention not "unfused"), the kernel reads them
+// where they lie: no head permutes. Otherwise Attend between permutes, the
+// same operations as SplitHeads / MergeHeads around it.
+// REQUIRES: c.cache null; G divides H.
+Var AttendTokenMajor(const Var& q, const Var& k, const Var& v, const AttentionContext& c);
 
 }  // namespace tvlab
 

@@ -3,7 +3,8 @@
 // gradient; a described mask hides exactly the keys it names; a KV cache
 // decodes what the full sequence computes; packed documents give the same
 // outputs and gradients on the fused, unfused and query-chunked paths and
-// through a sliding window's cache.
+// through a sliding window's cache; AttendTokenMajor reads the projections
+// where they lie on a backend that prefers it, and matches the composition.
 
 #include "framework/attention/attend.h"
 
@@ -15,7 +16,9 @@
 #include "framework/autograd/gradcheck.h"
 #include "framework/autograd/matmul_precision.h"
 #include "framework/autograd/ops.h"
+#include "framework/backend/backend_registry.h"
 #include "framework/backend/describe_backend.h"
+#include "framework/interfaces/position_encoding.h"
 #include "framework/backend/reference/reference_backend.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
@@ -234,6 +237,58 @@ TEST(Attend, KvCacheWithAWindowKeepsTheDocuments) {
     Var step = Attend(Slice(q, 2, i, 1), Slice(k, 2, i, 1), Slice(v, 2, i, 1), c);  // (B, H, 1, hs)
     EXPECT_LE(MaxDiff(step.value(), Slice(full, 2, i, 1).value()), 1e-6f) << i;
   }
+}
+
+// A position that rotates (negates) queries and keys, and one that leaves
+// them alone and adds no bias.
+class Negating : public PositionEncoding {
+ public:
+  Var RotateQueryOrKey(const Var& qk, int64_t) const override { return Scale(qk, -1.0f); }
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+};
+class Untouched : public PositionEncoding {
+ public:
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+  bool LeavesQueriesAndKeysAlone() const override { return true; }
+};
+
+// Output and the gradients of token-major q (B, T, H, hs), k and v of
+// Sum(Square(AttendTokenMajor)) under `kernel`.
+std::vector<Tensor> TokenMajorOutputAndGradients(const AttentionContext& c, AttentionKernel kernel) {
+  SetAttentionKernel(kernel);
+  Var q = Random({2, 7, 4, 3}, 21), k = Random({2, 7, 2, 3}, 22), v = Random({2, 7, 2, 3}, 23);
+  Var out = AttendTokenMajor(q, k, v, c);  // (B, T, H, hs)
+  Backward(Sum(Square(out)));
+  SetAttentionKernel(AttentionKernel::kAuto);
+  return {out.value(), q.grad(), k.grad(), v.grad()};
+}
+
+// On cpu_onednn with AVX-512 (PrefersTokenMajorFusedAttention), "auto" at 7
+// tokens runs the fused kernel on token-major q, k, v, with the
+// composition's output and gradients; "unfused", or a position that
+// rotates, keeps the permuted composition.
+TEST(Attend, TokenMajorCallsFuseWhereTheBackendPrefersThem) {
+  ScopedBackend backend("cpu_onednn");
+  FusedAttentionDesc probe;
+  probe.batch = 2, probe.heads = 4, probe.kv_heads = 2, probe.queries = 7, probe.keys = 7;
+  probe.head_dim = probe.value_dim = 3, probe.token_major = true;
+  if (!CurrentBackend().PrefersTokenMajorFusedAttention(probe)) GTEST_SKIP() << "no AVX-512: no token-major calls";
+  FusableDotScore score;
+  Module owner;
+  Untouched untouched;
+  Negating negating;
+  AttentionContext c;
+  c.score = &score, c.mask = CausalMask(0), c.owner = &owner;
+  c.rotation = c.logit_bias = &untouched;  // as sinusoidal positions: nothing inside attention
+  const int64_t before = FusedAttentionCalls();
+  const std::vector<Tensor> fused = TokenMajorOutputAndGradients(c, AttentionKernel::kAuto);
+  EXPECT_EQ(FusedAttentionCalls(), before + 1) << "auto did not take the token-major kernel";
+  const std::vector<Tensor> composed = TokenMajorOutputAndGradients(c, AttentionKernel::kUnfused);
+  EXPECT_EQ(FusedAttentionCalls(), before + 1) << "unfused fused";
+  for (size_t i = 0; i < fused.size(); ++i) EXPECT_LE(MaxDiff(fused[i], composed[i]), 1e-5f) << i;
+  c.rotation = c.logit_bias = &negating;
+  TokenMajorOutputAndGradients(c, AttentionKernel::kAuto);
+  EXPECT_EQ(FusedAttentionCalls(), before + 1) << "a rotation the kernel cannot apply was skipped";
 }
 
 }  // namespace

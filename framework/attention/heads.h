@@ -14,6 +14,11 @@ namespace tvlab {
 Var SplitHeads(const Var& x, int64_t heads);
 // x (B, H, T, hs) -> (B, T, H * hs).
 Var MergeHeads(const Var& x);
+// The same without the permutes, every token's heads side by side (a view):
+// x (B, T, H * hs) -> (B, T, H, hs), and (B, T, H, hs) -> (B, T, H * hs)
+// (AttendTokenMajor, attend.h).
+Var SplitTokenHeads(const Var& x, int64_t heads);
+Var MergeTokenHeads(const Var& x);
 
 }  // namespace tvlab
 

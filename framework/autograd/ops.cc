@@ -60,9 +60,15 @@ Tensor SinkLogitGradient(const FusedAttentionDesc& d, const Tensor& sink, const 
 Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentionDesc& desc,
                    const Var& sink_logits, const Var& bucket_table) {
   FusedAttentionDesc d = desc;
-  TVLAB_CHECK(q.shape() == Shape({d.batch, d.heads, d.queries, d.head_dim})) << ShapeToString(q.shape());
-  TVLAB_CHECK(k.shape() == Shape({d.batch, d.kv_heads, d.keys, d.head_dim})) << ShapeToString(k.shape());
-  TVLAB_CHECK(v.shape() == Shape({d.batch, d.kv_heads, d.keys, d.value_dim})) << ShapeToString(v.shape());
+  // (B, H, T, width), or (B, T, H, width) token-major (fused_attention.h).
+  const auto layout = [&d](int64_t heads, int64_t tokens, int64_t width) {
+    return d.token_major ? Shape({d.batch, tokens, heads, width}) : Shape({d.batch, heads, tokens, width});
+  };
+  TVLAB_CHECK(q.shape() == layout(d.heads, d.queries, d.head_dim)) << ShapeToString(q.shape());
+  TVLAB_CHECK(k.shape() == layout(d.kv_heads, d.keys, d.head_dim)) << ShapeToString(k.shape());
+  TVLAB_CHECK(v.shape() == layout(d.kv_heads, d.keys, d.value_dim)) << ShapeToString(v.shape());
+  // The sink's gradient below reads out and dout head-major.
+  TVLAB_CHECK(!d.token_major || !sink_logits.defined()) << "token-major fused attention takes no sink";
   std::vector<Var> inputs = {q, k, v};
   if (sink_logits.defined()) {
     TVLAB_CHECK(sink_logits.shape() == Shape({d.heads})) << ShapeToString(sink_logits.shape());
@@ -76,8 +82,8 @@ Var FusedAttention(const Var& q, const Var& k, const Var& v, const FusedAttentio
     inputs.push_back(bucket_table);
   }
   // Selective checkpointing keeps both (kept_outputs.h): the rerun takes them.
-  Tensor out, lse;  // (B, H, T, hs_v), (B, H, T)
-  const Shape out_shape = {d.batch, d.heads, d.queries, d.value_dim}, lse_shape = {d.batch, d.heads, d.queries};
+  Tensor out, lse;  // (B, H, T, hs_v) or token-major (B, T, H, hs_v), and (B, H, T)
+  const Shape out_shape = layout(d.heads, d.queries, d.value_dim), lse_shape = {d.batch, d.heads, d.queries};
   if (!kept_outputs::Take(out_shape, &out)) {
     out = Tensor::Empty(out_shape);
     lse = Tensor::Empty(lse_shape);

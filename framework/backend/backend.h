@@ -177,6 +177,14 @@ class Backend {
   // bits for the backward only where it does, and draws the mask again
   // elsewhere (chain_scratch.h).
   virtual bool KeepsMaskBits() const { return false; }
+  // Whether its FusedAttention runs `d` with token_major set (q, k, v and
+  // out with every token's heads side by side, fused_attention.h) and is
+  // then faster than the unfused composition with its head permutes at any
+  // length: Attend then takes that path for a layout that can hand over
+  // its projections so (AttendTokenMajor, attend.h), whatever
+  // runtime.attention says short of "unfused". cpu_onednn's AVX-512 short
+  // kernel does; a backend that answers false is never given token_major.
+  virtual bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& /*d*/) const { return false; }
   // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a
   // run's MFU looks its peak up by (framework/perf/peak.h); empty for host
   // backends, whose CPU the OS names.

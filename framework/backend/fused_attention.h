@@ -30,7 +30,13 @@
 //
 // Layouts (contiguous, row-major): q (B, H, T, hs), k (B, G, S, hs),
 // v (B, G, S, hs_v), out (B, H, T, hs_v), lse (B, H, T). Shared K/V heads
-// (GQA, MQA) are read by index, never copied.
+// (GQA, MQA) are read by index, never copied. With token_major, q, k, v and
+// out (and the backward's dq, dk, dv, dout) are (B, T, H, hs),
+// (B, S, G, hs), (B, S, G, hs_v), (B, T, H, hs_v) instead: every token's
+// heads side by side, as the projections write them, so that no head
+// permute runs around the call. lse, the dropout order and everything else
+// stay as above. Only a backend whose PrefersTokenMajorFusedAttention(d)
+// holds is given token_major (and the reference, the oracle).
 
 #include <algorithm>
 #include <cmath>
@@ -75,8 +81,21 @@ struct FusedAttentionDesc {
   // where they enter a product, accumulating in fp32 (gpu_cuda's tensor-core
   // kernels do); computing in fp32 is always within the contract.
   Precision precision = Precision::kFp32;
+  bool token_major = false;  // the layouts above
 
   int64_t group_size() const { return heads / kv_heads; }
+  // Row of query i of head h of batch row b in q, out, dq and dout (times
+  // head_dim or value_dim: the offset of its first element).
+  int64_t QueryRow(int64_t b, int64_t h, int64_t i) const {
+    return token_major ? (b * queries + i) * heads + h : (b * heads + h) * queries + i;
+  }
+  // Row of key j of key/value head g of batch row b in k, v, dk and dv.
+  int64_t KeyRow(int64_t b, int64_t g, int64_t j) const {
+    return token_major ? (b * keys + j) * kv_heads + g : (b * kv_heads + g) * keys + j;
+  }
+  // Rows from query i to query i + 1 of one head, and from key j to j + 1.
+  int64_t QueryRowStep() const { return token_major ? heads : 1; }
+  int64_t KeyRowStep() const { return token_major ? kv_heads : 1; }
   // Stops the process on a desc no caller should build (Attend derives
   // every field from tensors and validated plugins; not user input).
   void CheckConsistent() const {

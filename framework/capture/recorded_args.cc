@@ -20,11 +20,11 @@ bool Same(const FusedAttentionDesc& a, const FusedAttentionDesc& b) {
   return std::tie(a.batch, a.heads, a.kv_heads, a.queries, a.keys, a.head_dim, a.value_dim, a.scale,
                   a.alibi_slopes, a.alibi_offset, a.logit_softcap, a.sink_logits, a.bucket_bias.table,
                   a.bucket_bias.query_offset, ra.causal, ra.num_buckets, ra.max_distance, a.dropout,
-                  a.dropout_stream, a.precision) ==
+                  a.dropout_stream, a.precision, a.token_major) ==
              std::tie(b.batch, b.heads, b.kv_heads, b.queries, b.keys, b.head_dim, b.value_dim, b.scale,
                       b.alibi_slopes, b.alibi_offset, b.logit_softcap, b.sink_logits, b.bucket_bias.table,
                       b.bucket_bias.query_offset, rb.causal, rb.num_buckets, rb.max_distance, b.dropout,
-                      b.dropout_stream, b.precision) &&
+                      b.dropout_stream, b.precision, b.token_major) &&
          Same(a.mask, b.mask);
 }
 

@@ -27,6 +27,11 @@ class RecordingBackend : public Backend {
   std::string name() const override { return inner_.name(); }
   Device device() const override { return inner_.device(); }
   std::string device_model() const override { return inner_.device_model(); }
+  // The recorded step must take the paths the eager step takes.
+  bool KeepsMaskBits() const override { return inner_.KeepsMaskBits(); }
+  bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const override {
+    return inner_.PrefersTokenMajorFusedAttention(d);
+  }
 
 #define TVLAB_KERNEL(name, kind, parameters, arguments) void name parameters override;
 #include "framework/backend/kernels.def"

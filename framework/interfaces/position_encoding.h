@@ -57,6 +57,13 @@ class PositionEncoding : public Module {
   // for every plugin that declares itself fusable.
   virtual FusedLogitBias FusedLogitBiasFor(int64_t num_heads) const { return {}; }
 
+  // Whether RotateQuery and RotateKey are the identity (the plugin acts on
+  // embeddings or logits only), so that attention may leave queries and
+  // keys where the projections wrote them (AttendTokenMajor, attend.h). The
+  // default, false, is always correct (only slower); the conformance suite
+  // checks a plugin that says true against its capabilities and its hooks.
+  virtual bool LeavesQueriesAndKeysAlone() const { return false; }
+
   // Where a self-attention sublayer sits: the model's causal stack (a
   // decoder) or its bidirectional one (an encoder), and its layer there.
   struct Site {

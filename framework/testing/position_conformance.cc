@@ -219,6 +219,19 @@ TEST_P(PositionConformance, FusedBiasDescriptionIsTheLogitBias) {
             << "head " << h << ", query " << i << ", key " << j;
 }
 
+// A plugin that lets attention skip its rotation (token-major fused
+// attention does, attend.h) declares no rotation and rotates nothing: its
+// RotateQuery and RotateKey return their input bit for bit.
+TEST_P(PositionConformance, LeavingQueriesAndKeysAloneMeansTheyAreLeftAlone) {
+  if (!pe_->LeavesQueriesAndKeysAlone()) GTEST_SKIP() << GetParam() << " may rotate: attention always calls it";
+  EXPECT_EQ(PluginKindById("position").capabilities(GetParam()) & kRotatesQueriesAndKeys, 0u);
+  const Tensor x = RandomTensor({2, 2, 5, 4}, 9);
+  for (int64_t offset : {0, 7}) {
+    EXPECT_EQ(pe_->RotateQuery(Var(x), offset).value().ToVector(), x.ToVector()) << "offset " << offset;
+    EXPECT_EQ(pe_->RotateKey(Var(x), offset).value().ToVector(), x.ToVector()) << "offset " << offset;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, PositionConformance,
                          ::testing::ValuesIn(PluginsUnderTest("position")),
                          [](const auto& info) { return info.param; });

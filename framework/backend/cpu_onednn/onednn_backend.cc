@@ -5,6 +5,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
 #include "framework/backend/cpu_onednn/short_attention.h"
+#include "framework/backend/cpu_onednn/short_attention_avx512.h"
 #include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/describe_backend.h"
@@ -43,6 +44,10 @@ PrecisionSupport OnednnPrecisionSupport(Precision precision) {
 
 OnednnBackend::OnednnBackend()
     : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), avx512_core_(onednn::OnednnHasAvx512Core()) {}
+
+bool OnednnBackend::PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const {
+  return IsShortAttention(d) && onednn::ShortAttentionAvx512Available();
+}
 
 void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                                    const float* v, float* out, float* lse) {

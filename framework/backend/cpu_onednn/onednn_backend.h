@@ -57,6 +57,9 @@ class OnednnBackend : public ReferenceBackend {
   // kept as bits for a later chain too.
   TVLAB_OVERRIDE_KERNEL(PointwiseChain);
   bool KeepsMaskBits() const override { return true; }
+  // The AVX-512 short kernel's calls (short_attention_avx512.h): it reads
+  // token-major q, k, v where they lie.
+  bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const override;
   TVLAB_OVERRIDE_KERNEL(AdamW);
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
   TVLAB_OVERRIDE_KERNEL(SgdMany);

@@ -311,6 +311,7 @@ void PortableShortAttentionForward(const FusedAttentionDesc& d, const float* q, 
                                    const float* v, float* out, float* lse) {
   d.CheckConsistent();
   TVLAB_CHECK(IsShortAttention(d)) << "ShortAttentionForward on " << d.keys << " keys";
+  TVLAB_CHECK(!d.token_major) << "the portable short kernel takes head-major q, k, v only";
   short_lanes::Forward(d, q, k, v, out, lse);
 }
 
@@ -327,6 +328,7 @@ void PortableShortAttentionBackward(const FusedAttentionDesc& d, const float* q,
                                     const float* dout, float* dq, float* dk, float* dv) {
   d.CheckConsistent();
   TVLAB_CHECK(IsShortAttention(d)) << "ShortAttentionBackward on " << d.keys << " keys";
+  TVLAB_CHECK(!d.token_major) << "the portable short kernel takes head-major q, k, v only";
   short_lanes::Backward(d, q, k, v, out, lse, dout, dq, dk, dv);
 }
 

@@ -29,12 +29,13 @@ namespace {
 // portable kernel's).
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
 
+// A key/value head's keys or values (s rows of width, ldx apart),
+// transposed into lanes: (width, kLanes).
 struct Transposed {
   std::vector<float> xt;
-  const float* Fill(const float* x, int64_t s, int64_t width) {
+  void Fill(const float* x, int64_t ldx, int64_t s, int64_t width) {
     xt.resize(static_cast<size_t>(width * kLanes));
-    TransposeKeys(x, s, width, xt.data());
-    return xt.data();
+    TransposeKeys(x, ldx, s, width, xt.data());
   }
 };
 
@@ -51,14 +52,21 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-// What one query head's rows read and write.
+// What one query head's rows read and write. Query i is row q0 + i * qstep
+// of q, out, dq and dout; key j of its key/value head row k0 + j * kstep
+// of k, v, dk and dv (fused_attention.h: head- or token-major).
 struct Head {
   const FusedAttentionDesc* d;
-  int64_t b, h, row0;              // row0: its query 0's row, (b * H + h) * T
-  const float *kt, *vt, *kg, *vg;  // its key/value head: transposed, and (S, width)
-  const float* keep;               // its dropout factors (T, S), or null
+  int64_t b, h;
+  int64_t lse0;          // its query 0's entry of lse, (b * H + h) * T
+  int64_t q0, qstep;     // rows of its queries
+  int64_t k0, kstep;     // rows of its key/value head's keys
+  const float *kt, *vt;  // its key/value head's keys and values in lanes
+  const float* keep;     // its dropout factors (T, S), or null
   Scratch* scratch;
   bool unmasked;  // every query sees every key
+  int64_t QueryOffset(int64_t i, int64_t width) const { return (q0 + i * qstep) * width; }
+  int64_t KeyOffset(int64_t width) const { return k0 * width; }
 };
 
 bool Unmasked(const AttentionMask& m) {
@@ -120,13 +128,14 @@ TVLAB_AVX512_INLINE void EightRowWeights(const FusedAttentionDesc& d, float sink
 // Queries [i, i + R): lse, and out = weights @ values / sum; the weights
 // exp(logit - max) * keep go through scratch->a.
 template <int R>
-TVLAB_AVX512_INLINE void ForwardRows(const Head& hd, const float* q, int64_t i, float* out, float* lse) {
+TVLAB_AVX512_INLINE void ForwardRows(const Head& hd, const float* q, const float* v, int64_t i, float* out,
+                                     float* lse) {
   const FusedAttentionDesc& d = *hd.d;
-  const int64_t row0 = hd.row0 + i;
+  const int64_t hs = d.head_dim, hv = d.value_dim, lse_row = hd.lse0 + i;
   const float sink = d.has_sink() ? d.sink_logits[hd.h] : kNegInf;
   float* w = hd.scratch->a.data() + i * kLanes;
   __m512 x[R];
-  Products<R>(q + row0 * d.head_dim, d.head_dim, hd.kt, x);
+  Products<R>(q + hd.QueryOffset(i, hs), hd.qstep * hs, hs, hd.kt, x);
   __mmask16 visible[R];
   unsigned any = 0;
   for (int r = 0; r < R; ++r) {
@@ -136,26 +145,27 @@ TVLAB_AVX512_INLINE void ForwardRows(const Head& hd, const float* q, int64_t i, 
   }
   float inv_sum[R];
   if constexpr (R == kRows) {
-    EightRowWeights(d, sink, visible, x, inv_sum, lse + row0);
+    EightRowWeights(d, sink, visible, x, inv_sum, lse + lse_row);
   } else {
-    for (int r = 0; r < R; ++r) x[r] = RowWeights(d, sink, visible[r], x[r], &inv_sum[r], &lse[row0 + r]);
+    for (int r = 0; r < R; ++r) x[r] = RowWeights(d, sink, visible[r], x[r], &inv_sum[r], &lse[lse_row + r]);
   }
   for (int r = 0; r < R; ++r) _mm512_storeu_ps(w + r * kLanes, _mm512_mul_ps(x[r], KeepRow(hd, i + r)));
   const KeySpan keys = SpanOf(any);
-  WeightedRows<R>(w, hd.vg, keys.first, keys.end, d.value_dim, inv_sum, out + row0 * d.value_dim);
+  WeightedRows<R>(w, v + hd.KeyOffset(hv), hd.kstep * hv, keys.first, keys.end, hv, inv_sum,
+                  out + hd.QueryOffset(i, hv), hd.qstep * hv);
 }
 
-TVLAB_AVX512 void ForwardHead(const Head& hd, const float* q, float* out, float* lse) {
+TVLAB_AVX512 void ForwardHead(const Head& hd, const float* q, const float* v, float* out, float* lse) {
   const int64_t t = hd.d->queries;
   int64_t i = 0;
-  for (; i + kRows <= t; i += kRows) ForwardRows<kRows>(hd, q, i, out, lse);
-  for (; i < t; ++i) ForwardRows<1>(hd, q, i, out, lse);
+  for (; i + kRows <= t; i += kRows) ForwardRows<kRows>(hd, q, v, i, out, lse);
+  for (; i < t; ++i) ForwardRows<1>(hd, q, v, i, out, lse);
 }
 
-// What the backward reads besides the head.
+// What the backward reads and writes (whole tensors).
 struct Gradients {
-  const float *q, *out, *lse, *dout;
-  float *dq, *dkg, *dvg;
+  const float *q, *k, *out, *lse, *dout;
+  float *dq, *dk, *dv;
 };
 
 // Queries [i, i + R): the logits' gradients ds into scratch->a and the
@@ -164,28 +174,30 @@ struct Gradients {
 template <int R>
 TVLAB_AVX512_INLINE void BackwardRows(const Head& hd, const Gradients& g, int64_t i) {
   const FusedAttentionDesc& d = *hd.d;
-  const int64_t hs = d.head_dim, hv = d.value_dim, row0 = hd.row0 + i;
+  const int64_t hs = d.head_dim, hv = d.value_dim, lse_row = hd.lse0 + i;
   float* ds = hd.scratch->a.data() + i * kLanes;
   float* kept_weights = hd.scratch->b.data() + i * kLanes;
   __m512 logits[R], dp[R];  // q . k_j; dout . v_j
-  Products<R>(g.q + row0 * hs, hs, hd.kt, logits);
-  Products<R>(g.dout + row0 * hv, hv, hd.vt, dp);
+  Products<R>(g.q + hd.QueryOffset(i, hs), hd.qstep * hs, hs, hd.kt, logits);
+  Products<R>(g.dout + hd.QueryOffset(i, hv), hd.qstep * hv, hv, hd.vt, dp);
   unsigned any = 0;
   for (int r = 0; r < R; ++r) {
     const __mmask16 visible = VisibleLanes(d, hd.unmasked, hd.b, i + r);
     any |= visible;
-    const float row_lse = g.lse[row0 + r];
+    const float row_lse = g.lse[lse_row + r];
     // Every weight is 0 in a row without a key (lse -inf, without a sink too).
     const __m512 shifted = _mm512_fmsub_ps(logits[r], _mm512_set1_ps(d.scale), _mm512_set1_ps(row_lse));
     const __m512 weight = row_lse == kNegInf ? _mm512_setzero_ps() : _mm512_maskz_mov_ps(visible, Exp(shifted));
     const __m512 kept = KeepRow(hd, i + r);
-    const float big_d = Dot(g.dout + (row0 + r) * hv, g.out + (row0 + r) * hv, hv);  // dout . out
+    const int64_t o = hd.QueryOffset(i + r, hv);
+    const float big_d = Dot(g.dout + o, g.out + o, hv);  // dout . out
     const __m512 grad = _mm512_fmsub_ps(kept, dp[r], _mm512_set1_ps(big_d));
     _mm512_storeu_ps(ds + r * kLanes, _mm512_mul_ps(_mm512_mul_ps(weight, grad), _mm512_set1_ps(d.scale)));
     _mm512_storeu_ps(kept_weights + r * kLanes, _mm512_mul_ps(weight, kept));
   }
   const KeySpan keys = SpanOf(any);
-  WeightedRows<R>(ds, hd.kg, keys.first, keys.end, hs, nullptr, g.dq + row0 * hs);
+  WeightedRows<R>(ds, g.k + hd.KeyOffset(hs), hd.kstep * hs, keys.first, keys.end, hs, nullptr,
+                  g.dq + hd.QueryOffset(i, hs), hd.qstep * hs);
 }
 
 // dq of the head's rows; dk_j += sum_i ds_ij q_i and dv_j += sum_i
@@ -198,9 +210,11 @@ TVLAB_AVX512 void BackwardHead(const Head& hd, const Gradients& g, bool first_of
   for (; i + kRows <= t; i += kRows) BackwardRows<kRows>(hd, g, i);
   for (; i < t; ++i) BackwardRows<1>(hd, g, i);
   const Scratch& s = *hd.scratch;
-  AddWeightedRowsToKeys(s.a.data(), g.q + hd.row0 * d.head_dim, t, d.head_dim, d.keys, !first_of_group, g.dkg);
-  AddWeightedRowsToKeys(s.b.data(), g.dout + hd.row0 * d.value_dim, t, d.value_dim, d.keys, !first_of_group,
-                        g.dvg);
+  const int64_t hs = d.head_dim, hv = d.value_dim;
+  AddWeightedRowsToKeys(s.a.data(), g.q + hd.QueryOffset(0, hs), hd.qstep * hs, t, hs, d.keys, !first_of_group,
+                        g.dk + hd.KeyOffset(hs), hd.kstep * hs);
+  AddWeightedRowsToKeys(s.b.data(), g.dout + hd.QueryOffset(0, hv), hd.qstep * hv, t, hv, d.keys, !first_of_group,
+                        g.dv + hd.KeyOffset(hv), hd.kstep * hv);
 }
 
 bool Parallel(const FusedAttentionDesc& d) {
@@ -226,14 +240,15 @@ const float* KeepFactorsOf(const FusedAttentionDesc& d, int64_t first, int64_t c
   return scratch.keep.data();
 }
 
-// Runs body(head) for every query head, grouped by key/value head bg =
-// b * G + g in tasks of GroupsPerTask (OpenMP; a key/value head's dk and dv
-// are one thread's). `prepare(bg, scratch)` fills the scratch's transposed
-// keys (and values) of a key/value head first.
+// Runs body(head, first_of_group) for every query head, grouped by
+// key/value head bg = b * G + g in tasks of GroupsPerTask (OpenMP; a
+// key/value head's dk and dv are one thread's). `prepare(k0, kstep,
+// scratch)` fills the scratch's transposed keys (and values) of a key/value
+// head first (its keys at rows k0 + j * kstep).
 template <typename Prepare, typename Body>
 void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
   const int64_t groups = d.batch * d.kv_heads, per_task = GroupsPerTask(d), gs = d.group_size();
-  const int64_t hs = d.head_dim, hv = d.value_dim, s = d.keys, t = d.queries;
+  const int64_t s = d.keys, t = d.queries;
   const bool unmasked = Unmasked(d.mask);
 #pragma omp parallel for schedule(static) if (Parallel(d))
   for (int64_t first = 0; first < groups; first += per_task) {
@@ -243,13 +258,13 @@ void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
     const int64_t end = std::min(groups, first + per_task);
     const float* keep = KeepFactorsOf(d, first * gs, (end - first) * gs, scratch);
     for (int64_t bg = first; bg < end; ++bg) {
-      prepare(bg, scratch);
-      const int64_t b = bg / d.kv_heads, g = bg % d.kv_heads;
+      const int64_t b = bg / d.kv_heads, g = bg % d.kv_heads, k0 = d.KeyRow(b, g, 0);
+      prepare(k0, d.KeyRowStep(), scratch);
       for (int64_t h = g * gs; h < (g + 1) * gs; ++h) {
         const float* head_keep = keep == nullptr ? nullptr : keep + ((bg - first) * gs + h - g * gs) * t * s;
-        body(Head{&d, b, h, (b * d.heads + h) * t, scratch.kt.xt.data(), scratch.vt.xt.data(),
-                  nullptr, nullptr, head_keep, &scratch, unmasked},
-             bg * s * hs, bg * s * hv, /*first_of_group=*/h == g * gs);
+        body(Head{&d, b, h, (b * d.heads + h) * t, d.QueryRow(b, h, 0), d.QueryRowStep(), k0, d.KeyRowStep(),
+                  scratch.kt.xt.data(), scratch.vt.xt.data(), head_keep, &scratch, unmasked},
+             /*first_of_group=*/h == g * gs);
       }
     }
   }
@@ -266,11 +281,9 @@ void ShortAttentionForwardAvx512(const FusedAttentionDesc& d, const float* q, co
   TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionForwardAvx512";
   const int64_t hs = d.head_dim;
   short_avx512::ForEachHead(
-      d, [&](int64_t bg, short_avx512::Scratch& s) { s.kt.Fill(k + bg * d.keys * hs, d.keys, hs); },
-      [&](short_avx512::Head hd, int64_t /*k_offset*/, int64_t v_offset, bool /*first_of_group*/) {
-        hd.vg = v + v_offset;
-        short_avx512::ForwardHead(hd, q, out, lse);
-      });
+      d,
+      [&](int64_t k0, int64_t kstep, short_avx512::Scratch& s) { s.kt.Fill(k + k0 * hs, kstep * hs, d.keys, hs); },
+      [&](const short_avx512::Head& hd, bool /*first_of_group*/) { short_avx512::ForwardHead(hd, q, v, out, lse); });
 }
 
 void ShortAttentionBackwardAvx512(const FusedAttentionDesc& d, const float* q, const float* k,
@@ -279,17 +292,14 @@ void ShortAttentionBackwardAvx512(const FusedAttentionDesc& d, const float* q, c
   d.CheckConsistent();
   TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionBackwardAvx512";
   const int64_t hs = d.head_dim, hv = d.value_dim, s = d.keys;
+  const short_avx512::Gradients g{q, k, out, lse, dout, dq, dk, dv};
   short_avx512::ForEachHead(
       d,
-      [&](int64_t bg, short_avx512::Scratch& scratch) {
-        scratch.kt.Fill(k + bg * s * hs, s, hs);
-        scratch.vt.Fill(v + bg * s * hv, s, hv);
+      [&](int64_t k0, int64_t kstep, short_avx512::Scratch& scratch) {
+        scratch.kt.Fill(k + k0 * hs, kstep * hs, s, hs);
+        scratch.vt.Fill(v + k0 * hv, kstep * hv, s, hv);
       },
-      [&](short_avx512::Head hd, int64_t k_offset, int64_t v_offset, bool first_of_group) {
-        hd.kg = k + k_offset;
-        hd.vg = v + v_offset;
-        short_avx512::BackwardHead(hd, short_avx512::Gradients{q, out, lse, dout, dq, dk + k_offset, dv + v_offset}, first_of_group);
-      });
+      [&](const short_avx512::Head& hd, bool first_of_group) { short_avx512::BackwardHead(hd, g, first_of_group); });
 }
 
 }  // namespace onednn

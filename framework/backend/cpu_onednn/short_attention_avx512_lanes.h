@@ -51,62 +51,64 @@ TVLAB_AVX512_INLINE __mmask16 Columns(int64_t c, int64_t n) {
   return n - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
 }
 
-// acc[r] lane j = row r of x (R, width) . column j of xt (width, kLanes).
+// acc[r] lane j = row r of x (R rows of width, ldx apart) . column j of xt
+// (width, kLanes).
 template <int R>
-TVLAB_AVX512_INLINE void Products(const float* x, int64_t width, const float* xt, __m512* acc) {
+TVLAB_AVX512_INLINE void Products(const float* x, int64_t ldx, int64_t width, const float* xt, __m512* acc) {
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t e = 0; e < width; ++e) {
     const __m512 column = _mm512_loadu_ps(xt + e * kLanes);
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * width + e]), column, acc[r]);
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + e]), column, acc[r]);
   }
 }
 
 // out row r = (sum over j in [first, end) of w[r][j] * rows[j]) * scale[r]
-// (scale null: 1) for R rows: w (R, kLanes), rows (S, n), out rows n apart.
+// (scale null: 1) for R rows of n: w (R, kLanes), rows j ldr apart, out
+// rows ldo apart.
 template <int R>
-TVLAB_AVX512_INLINE void WeightedRows(const float* w, const float* rows, int64_t first, int64_t end, int64_t n,
-                                      const float* scale, float* out) {
+TVLAB_AVX512_INLINE void WeightedRows(const float* w, const float* rows, int64_t ldr, int64_t first, int64_t end,
+                                      int64_t n, const float* scale, float* out, int64_t ldo) {
   for (int64_t c = 0; c < n; c += kLanes) {
     const __mmask16 lanes = Columns(c, n);
     __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t j = first; j < end; ++j) {
-      const __m512 row = _mm512_maskz_loadu_ps(lanes, rows + j * n + c);
+      const __m512 row = _mm512_maskz_loadu_ps(lanes, rows + j * ldr + c);
       for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(w[r * kLanes + j]), row, acc[r]);
     }
     for (int r = 0; r < R; ++r)
-      _mm512_mask_storeu_ps(out + r * n + c, lanes,
+      _mm512_mask_storeu_ps(out + r * ldo + c, lanes,
                             scale == nullptr ? acc[r] : _mm512_mul_ps(acc[r], _mm512_set1_ps(scale[r])));
   }
 }
 
 // rows[j0 + jj] += sum over i < t of w[i][j0 + jj] * x[i] for jj < J: the J
-// sums of a column block in registers over every i (w (t, kLanes), x (t, n),
-// rows (S, n)).
+// sums of a column block in registers over every i (w (t, kLanes); x's t
+// rows of n ldx apart, rows' ldr apart).
 template <int J>
-TVLAB_AVX512_INLINE void AddWeightedColumns(const float* w, const float* x, int64_t t, int64_t n, int64_t j0,
-                                            bool accumulate, float* rows) {
+TVLAB_AVX512_INLINE void AddWeightedColumns(const float* w, const float* x, int64_t ldx, int64_t t, int64_t n,
+                                            int64_t j0, bool accumulate, float* rows, int64_t ldr) {
   for (int64_t c = 0; c < n; c += kLanes) {
     const __mmask16 lanes = Columns(c, n);
     __m512 acc[J];
     for (int jj = 0; jj < J; ++jj)
-      acc[jj] = accumulate ? _mm512_maskz_loadu_ps(lanes, rows + (j0 + jj) * n + c) : _mm512_setzero_ps();
+      acc[jj] = accumulate ? _mm512_maskz_loadu_ps(lanes, rows + (j0 + jj) * ldr + c) : _mm512_setzero_ps();
     for (int64_t i = 0; i < t; ++i) {
-      const __m512 xi = _mm512_maskz_loadu_ps(lanes, x + i * n + c);
+      const __m512 xi = _mm512_maskz_loadu_ps(lanes, x + i * ldx + c);
       for (int jj = 0; jj < J; ++jj)
         acc[jj] = _mm512_fmadd_ps(_mm512_set1_ps(w[i * kLanes + j0 + jj]), xi, acc[jj]);
     }
-    for (int jj = 0; jj < J; ++jj) _mm512_mask_storeu_ps(rows + (j0 + jj) * n + c, lanes, acc[jj]);
+    for (int jj = 0; jj < J; ++jj) _mm512_mask_storeu_ps(rows + (j0 + jj) * ldr + c, lanes, acc[jj]);
   }
 }
 
 // The same for every key j < s, eight at a time, then one at a time; with
 // accumulate false, rows = the sums.
-TVLAB_AVX512 void AddWeightedRowsToKeys(const float* w, const float* x, int64_t t, int64_t n, int64_t s,
-                                        bool accumulate, float* rows) {
+TVLAB_AVX512 void AddWeightedRowsToKeys(const float* w, const float* x, int64_t ldx, int64_t t, int64_t n,
+                                        int64_t s, bool accumulate, float* rows, int64_t ldr) {
   int64_t j = 0;
-  for (; j + 8 <= s; j += 8) AddWeightedColumns<8>(w, x, t, n, j, accumulate, rows);
-  for (; j < s; ++j) AddWeightedColumns<1>(w, x, t, n, j, accumulate, rows);
+  for (; j + 8 <= s; j += 8) AddWeightedColumns<8>(w, x, ldx, t, n, j, accumulate, rows, ldr);
+  for (; j < s; ++j) AddWeightedColumns<1>(w, x, ldx, t, n, j, accumulate, rows, ldr);
 }
 
 TVLAB_AVX512_INLINE float Dot(const float* a, const float* b, int64_t n) {
@@ -145,13 +147,13 @@ TVLAB_AVX512_INLINE void Transpose16(const __m512* r, __m512* t) {
   }
 }
 
-// xt (width, kLanes): lane j of row e = x[j * width + e] for j < s, else 0.
-TVLAB_AVX512 void TransposeKeys(const float* x, int64_t s, int64_t width, float* xt) {
+// xt (width, kLanes): lane j of row e = x[j * ldx + e] for j < s, else 0.
+TVLAB_AVX512 void TransposeKeys(const float* x, int64_t ldx, int64_t s, int64_t width, float* xt) {
   for (int64_t c = 0; c < width; c += kLanes) {
     const __mmask16 lanes = Columns(c, width);
     __m512 rows[kLanes], columns[kLanes];
     for (int64_t j = 0; j < kLanes; ++j)
-      rows[j] = j < s ? _mm512_maskz_loadu_ps(lanes, x + j * width + c) : _mm512_setzero_ps();
+      rows[j] = j < s ? _mm512_maskz_loadu_ps(lanes, x + j * ldx + c) : _mm512_setzero_ps();
     Transpose16(rows, columns);
     for (int64_t e = 0; e < std::min<int64_t>(kLanes, width - c); ++e) _mm512_storeu_ps(xt + (c + e) * kLanes, columns[e]);
   }

@@ -280,6 +280,7 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
 void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
   d.CheckConsistent();
+  TVLAB_CHECK(!d.token_major) << "the tiled kernel takes head-major q, k, v only";
   const TiledDistanceBias bias(d);
   const int64_t tile_rows = QueryTileRows(d);
   const int64_t query_tiles = (d.queries + tile_rows - 1) / tile_rows;
@@ -302,6 +303,7 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
                             const float* dout, float* dq, float* dk, float* dv,
                             float* dbias_table) {
   d.CheckConsistent();
+  TVLAB_CHECK(!d.token_major) << "the tiled kernel takes head-major q, k, v only";
   TVLAB_CHECK(!d.has_bucket_bias() || dbias_table != nullptr) << "a bucket bias needs dbias_table";
   const TiledDistanceBias bias(d);
   const bool parallel =

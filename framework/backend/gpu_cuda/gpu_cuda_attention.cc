@@ -27,6 +27,8 @@ namespace {
 // (it does: the caller holds it until they are queued, and a later reuse of
 // its memory is ordered after them on the one stream).
 cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* tables) {
+  TVLAB_CHECK(!d.token_major) << "gpu_cuda's fused attention takes head-major q, k, v only "
+                                 "(PrefersTokenMajorFusedAttention is false)";
   d.CheckConsistent();
   cuda::FusedAttentionParams p;
   p.batch = d.batch, p.heads = d.heads, p.kv_heads = d.kv_heads;

@@ -39,14 +39,13 @@ void KeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t n, float* k
 void RowLogits(const FusedAttentionDesc& d, const float* q, const float* k,
                const float* distance_bias, int64_t b, int64_t h, int64_t i, float* logits) {
   const int64_t g = h / d.group_size();
-  const float* qi = q + ((b * d.heads + h) * d.queries + i) * d.head_dim;
-  const float* kg = k + (b * d.kv_heads + g) * d.keys * d.head_dim;
+  const float* qi = q + d.QueryRow(b, h, i) * d.head_dim;
   for (int64_t j = 0; j < d.keys; ++j) {
     if (!d.Visible(b, i, j)) {
       logits[j] = kNegInf;
       continue;
     }
-    float l = d.scale * Dot(qi, kg + j * d.head_dim, d.head_dim);
+    float l = d.scale * Dot(qi, k + d.KeyRow(b, g, j) * d.head_dim, d.head_dim);
     if (!d.alibi_slopes.empty())
       l -= static_cast<float>(d.alibi_slopes[h] * std::abs(d.alibi_offset + i - j));
     if (distance_bias != nullptr) l += distance_bias[h * d.distance_span() + j - i + d.queries - 1];
@@ -64,10 +63,10 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
   const float* bias = d.has_bucket_bias() ? distance_bias.data() : nullptr;
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
-      const float* vg = v + (b * d.kv_heads + h / d.group_size()) * d.keys * d.value_dim;
+      const int64_t g = h / d.group_size();
       for (int64_t i = 0; i < d.queries; ++i) {
-        const int64_t row = (b * d.heads + h) * d.queries + i;
-        float* o = out + row * d.value_dim;
+        const int64_t row = (b * d.heads + h) * d.queries + i;  // of lse and the dropout order
+        float* o = out + d.QueryRow(b, h, i) * d.value_dim;
         std::fill(o, o + d.value_dim, 0.0f);
         RowLogits(d, q, k, bias, b, h, i, logits.data());
         const float sink = d.has_sink() ? d.sink_logits[h] : kNegInf;
@@ -85,7 +84,8 @@ void ReferenceBackend::FusedAttention(const FusedAttentionDesc& d, const float* 
         for (int64_t j = 0; j < d.keys; ++j) {
           if (logits[j] == kNegInf) continue;
           const float p = std::exp(logits[j] - row_lse) * keep[j];
-          for (int64_t c = 0; c < d.value_dim; ++c) o[c] += p * vg[j * d.value_dim + c];
+          const float* vj = v + d.KeyRow(b, g, j) * d.value_dim;
+          for (int64_t c = 0; c < d.value_dim; ++c) o[c] += p * vj[c];
         }
       }
     }
@@ -114,32 +114,32 @@ void ReferenceBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const
   if (bias != nullptr) std::fill(dbias_table, dbias_table + d.bucket_bias.table.size(), 0.0f);
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h) {
-      const int64_t kv = b * d.kv_heads + h / d.group_size();
-      const float* kg = k + kv * d.keys * d.head_dim;
-      const float* vg = v + kv * d.keys * d.value_dim;
-      float* dkg = dk + kv * d.keys * d.head_dim;
-      float* dvg = dv + kv * d.keys * d.value_dim;
+      const int64_t g = h / d.group_size();
       for (int64_t i = 0; i < d.queries; ++i) {
-        const int64_t row = (b * d.heads + h) * d.queries + i;
+        const int64_t row = (b * d.heads + h) * d.queries + i;  // of lse and the dropout order
         if (lse[row] == kNegInf) continue;  // saw no key: no gradient
-        const float* qi = q + row * d.head_dim;
-        const float* doi = dout + row * d.value_dim;
-        float* dqi = dq + row * d.head_dim;
-        const float big_d = Dot(doi, out + row * d.value_dim, d.value_dim);
+        const int64_t qrow = d.QueryRow(b, h, i);
+        const float* qi = q + qrow * d.head_dim;
+        const float* doi = dout + qrow * d.value_dim;
+        float* dqi = dq + qrow * d.head_dim;
+        const float big_d = Dot(doi, out + qrow * d.value_dim, d.value_dim);
         RowLogits(d, q, k, bias, b, h, i, logits.data());
         KeepFactors(d, row * d.keys, d.keys, keep.data());
         for (int64_t j = 0; j < d.keys; ++j) {
           if (logits[j] == kNegInf) continue;
           const float p = std::exp(logits[j] - lse[row]);
-          for (int64_t c = 0; c < d.value_dim; ++c)
-            dvg[j * d.value_dim + c] += p * keep[j] * doi[c];
-          const float dw = Dot(doi, vg + j * d.value_dim, d.value_dim);
+          const int64_t krow = d.KeyRow(b, g, j);
+          const float* kj = k + krow * d.head_dim;
+          float* dkj = dk + krow * d.head_dim;
+          float* dvj = dv + krow * d.value_dim;
+          for (int64_t c = 0; c < d.value_dim; ++c) dvj[c] += p * keep[j] * doi[c];
+          const float dw = Dot(doi, v + krow * d.value_dim, d.value_dim);
           const float dbias = p * (keep[j] * dw - big_d) * d.SoftCapSlope(logits[j]);
           if (bias != nullptr) dbias_table[buckets[j - i + d.queries - 1] * d.heads + h] += dbias;
           const float dlogit = dbias * d.scale;
           for (int64_t c = 0; c < d.head_dim; ++c) {
-            dqi[c] += dlogit * kg[j * d.head_dim + c];
-            dkg[j * d.head_dim + c] += dlogit * qi[c];
+            dqi[c] += dlogit * kj[c];
+            dkj[c] += dlogit * qi[c];
           }
         }
       }

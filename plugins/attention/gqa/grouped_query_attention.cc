@@ -19,6 +19,13 @@ GroupedQueryAttention::GroupedQueryAttention(const ModelDims& dims, int64_t kv_h
 
 Var GroupedQueryAttention::Forward(const AttentionInput& in) const {
   const Var& source = in.memory.defined() ? in.memory : in.x;  // (B, S, C); new tokens with a self cache
+  if (in.cache == nullptr) {  // every token's heads side by side: no permutes where the kernel reads them so
+    const Var q = SplitTokenHeads(w_q_->Forward(in.x), dims_.num_heads);  // (B, T, H, hs)
+    const Var k = SplitTokenHeads(w_k_->Forward(source), kv_heads_);      // (B, S, G, hs)
+    const Var v = SplitTokenHeads(w_v_->Forward(source), kv_heads_);      // (B, S, G, hs)
+    Var heads = AttendTokenMajor(q, k, v, ContextFor(in, *this, dims_.dropout));  // (B, T, H, hs)
+    return w_o_->Forward(MergeTokenHeads(heads));                                  // (B, T, C)
+  }
   Var q = SplitHeads(w_q_->Forward(in.x), dims_.num_heads);      // (B, H, T, hs)
   // Attend rotates q and the new keys (self-attention), caches k and v, and
   // lets each query head read its group's key/value head.

@@ -56,6 +56,7 @@ class LearnedPosition : public PositionEncoding {
 
   // No logit bias: the fused attention kernel may run (attend.h).
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+  bool LeavesQueriesAndKeysAlone() const override { return true; }
 
  private:
   int64_t rows_;

@@ -20,6 +20,7 @@ class NoPosition : public PositionEncoding {
 
   // No logit bias: the fused attention kernel may run (attend.h).
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+  bool LeavesQueriesAndKeysAlone() const override { return true; }
 };
 
 TVLAB_REGISTER_POSITION_ENCODING("none", NoPosition, NoPositionOptions);

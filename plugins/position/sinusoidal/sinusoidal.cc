@@ -78,6 +78,7 @@ class Sinusoidal : public PositionEncoding {
 
   // No logit bias: the fused attention kernel may run (attend.h).
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+  bool LeavesQueriesAndKeysAlone() const override { return true; }
 
  private:
   // At most this many lengths' tables are kept (a run uses one or two).
