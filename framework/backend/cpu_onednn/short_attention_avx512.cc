@@ -180,6 +180,8 @@ TVLAB_AVX512_INLINE void BackwardRows(const Head& hd, const Gradients& g, int64_
   __m512 logits[R], dp[R];  // q . k_j; dout . v_j
   Products<R>(g.q + hd.QueryOffset(i, hs), hd.qstep * hs, hs, hd.kt, logits);
   Products<R>(g.dout + hd.QueryOffset(i, hv), hd.qstep * hv, hv, hd.vt, dp);
+  float big_d[R];  // dout . out per row
+  RowDots<R>(g.dout + hd.QueryOffset(i, hv), g.out + hd.QueryOffset(i, hv), hd.qstep * hv, hv, big_d);
   unsigned any = 0;
   for (int r = 0; r < R; ++r) {
     const __mmask16 visible = VisibleLanes(d, hd.unmasked, hd.b, i + r);
@@ -189,9 +191,7 @@ TVLAB_AVX512_INLINE void BackwardRows(const Head& hd, const Gradients& g, int64_
     const __m512 shifted = _mm512_fmsub_ps(logits[r], _mm512_set1_ps(d.scale), _mm512_set1_ps(row_lse));
     const __m512 weight = row_lse == kNegInf ? _mm512_setzero_ps() : _mm512_maskz_mov_ps(visible, Exp(shifted));
     const __m512 kept = KeepRow(hd, i + r);
-    const int64_t o = hd.QueryOffset(i + r, hv);
-    const float big_d = Dot(g.dout + o, g.out + o, hv);  // dout . out
-    const __m512 grad = _mm512_fmsub_ps(kept, dp[r], _mm512_set1_ps(big_d));
+    const __m512 grad = _mm512_fmsub_ps(kept, dp[r], _mm512_set1_ps(big_d[r]));
     _mm512_storeu_ps(ds + r * kLanes, _mm512_mul_ps(_mm512_mul_ps(weight, grad), _mm512_set1_ps(d.scale)));
     _mm512_storeu_ps(kept_weights + r * kLanes, _mm512_mul_ps(weight, kept));
   }

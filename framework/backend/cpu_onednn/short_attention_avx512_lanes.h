@@ -111,15 +111,6 @@ TVLAB_AVX512 void AddWeightedRowsToKeys(const float* w, const float* x, int64_t 
   for (; j < s; ++j) AddWeightedColumns<1>(w, x, ldx, t, n, j, accumulate, rows, ldr);
 }
 
-TVLAB_AVX512_INLINE float Dot(const float* a, const float* b, int64_t n) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t c = 0; c < n; c += kLanes) {
-    const __mmask16 lanes = Columns(c, n);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lanes, a + c), _mm512_maskz_loadu_ps(lanes, b + c), acc);
-  }
-  return _mm512_reduce_add_ps(acc);
-}
-
 // t[e] lane j = r[j] lane e: a 16 x 16 transpose in four rounds of 16
 // shuffles.
 TVLAB_AVX512_INLINE void Transpose16(const __m512* r, __m512* t) {
@@ -147,8 +138,37 @@ TVLAB_AVX512_INLINE void Transpose16(const __m512* r, __m512* t) {
   }
 }
 
+// TransposeKeys for at most eight keys: two rounds of unpacks put four
+// keys' columns in each 128-bit lane, and one two-source permute a row
+// gathers the two lanes of its column (32 shuffles for 16 columns instead
+// of 64; lanes 8-15 zero).
+TVLAB_AVX512 void TransposeEightKeys(const float* x, int64_t ldx, int64_t s, int64_t width, float* xt) {
+  for (int64_t c = 0; c < width; c += kLanes) {
+    const __mmask16 lanes = Columns(c, width);
+    __m512 r[8], a[8], b[8];
+    for (int64_t j = 0; j < 8; ++j) r[j] = j < s ? _mm512_maskz_loadu_ps(lanes, x + j * ldx + c) : _mm512_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      a[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      a[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    for (int g = 0; g < 2; ++g)  // b[4g + m] lane L: column 4L + m of keys 4g .. 4g + 3
+      for (int half = 0; half < 2; ++half) {
+        const __m512d lo = _mm512_castps_pd(a[4 * g + half]), hi = _mm512_castps_pd(a[4 * g + half + 2]);
+        b[4 * g + 2 * half] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, hi));
+        b[4 * g + 2 * half + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, hi));
+      }
+    for (int64_t e = 0; e < std::min<int64_t>(kLanes, width - c); ++e) {
+      const int lane = static_cast<int>(e / 4), m = static_cast<int>(e % 4);
+      const __m512i pick = _mm512_setr_epi32(4 * lane, 4 * lane + 1, 4 * lane + 2, 4 * lane + 3, 16 + 4 * lane,
+                                             17 + 4 * lane, 18 + 4 * lane, 19 + 4 * lane, 0, 0, 0, 0, 0, 0, 0, 0);
+      _mm512_storeu_ps(xt + (c + e) * kLanes, _mm512_maskz_permutex2var_ps(0x00FF, b[m], pick, b[4 + m]));
+    }
+  }
+}
+
 // xt (width, kLanes): lane j of row e = x[j * ldx + e] for j < s, else 0.
 TVLAB_AVX512 void TransposeKeys(const float* x, int64_t ldx, int64_t s, int64_t width, float* xt) {
+  if (s <= 8) return TransposeEightKeys(x, ldx, s, width, xt);
   for (int64_t c = 0; c < width; c += kLanes) {
     const __mmask16 lanes = Columns(c, width);
     __m512 rows[kLanes], columns[kLanes];
@@ -205,6 +225,25 @@ TVLAB_AVX512_INLINE __m512 RowValue(__m512 folded, int r) {
 TVLAB_AVX512_INLINE void StoreRows(__m512 folded, float* out) {
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0);
   _mm512_mask_storeu_ps(out, 0xFF, _mm512_permutexvar_ps(order, folded));
+}
+
+// out[r] = row r of a . row r of b for R rows of n (ld apart): the eight
+// rows' sums folded together when R is eight.
+template <int R>
+TVLAB_AVX512_INLINE void RowDots(const float* a, const float* b, int64_t ld, int64_t n, float* out) {
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < n; c += kLanes) {
+    const __mmask16 lanes = Columns(c, n);
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(lanes, a + r * ld + c), _mm512_maskz_loadu_ps(lanes, b + r * ld + c),
+                               acc[r]);
+  }
+  if constexpr (R == kRows) {
+    StoreRows(Fold(acc, SumOf{}), out);
+  } else {
+    for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
 }
 
 }  // namespace short_avx512

@@ -3,7 +3,7 @@
 // two must agree on within rounding: the sort model's shape with dropout,
 // grouped heads with a causal mask, a batch row without keys and sinks, one
 // query against 16 keys, rows past a multiple of eight with head sizes
-// past a multiple of 16, a window. Both against the reference: the fused
+// past a multiple of 16, a window, five keys with head sizes 20 and 40. Both against the reference: the fused
 // attention conformance suite. Skipped without AVX-512F.
 
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
@@ -53,6 +53,10 @@ std::vector<Case> Cases() {
   d = Desc(2, 2, 2, 16, 16, 16, 16);
   d.mask.causal = true, d.mask.window = 3;
   cases.push_back({"causal window 3", d});
+  d = Desc(2, 2, 1, 9, 5, 20, 40);  // the eight-key transpose, columns past a multiple of 16
+  d.mask.key_lengths = {5, 3};
+  d.dropout = 0.1f, d.dropout_stream = RngStream(10, RngPurpose::kDropout, 4);
+  cases.push_back({"5 keys, head sizes 20 and 40, padding, dropout", d});
   return cases;
 }
 
