@@ -108,7 +108,6 @@ Var FusedAttend(const Var& q, const Var& k, const Var& v, const AttentionContext
   return FusedAttention(q, k, v, d, sink_logits, bias.bucket_table);  // (B, H, T, hs_v)
 }
 
-
 // Dropout of the weights (B, H, rows, S) of queries [first, first + rows)
 // out of T: the factors Backend::DropoutMask draws for the whole
 // (B, H, T, S) tensor at those positions, so that a chunked pass drops
@@ -213,9 +212,9 @@ Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionCont
 
 // Whether `c` lets token-major q, k, v reach the fused kernel as they are:
 // no cache, rotation (LeavesQueriesAndKeysAlone), position bias, extras
-// (sinks, soft-cap, QK-norm, gate) or value mixing; no weights wanted (probe, statistics); a score
-// that fuses; a policy other than "unfused"; and a dropout draw the kernel
-// can start (TakesFusedPath).
+// (sinks, soft-cap, QK-norm, gate) or value mixing; no weights wanted
+// (probe, statistics); a score that fuses; a policy other than "unfused";
+// and a dropout draw the kernel can start (TakesFusedPath).
 bool ContextTakesTokenMajor(const AttentionContext& c, int64_t heads, int64_t t, int64_t s) {
   if (Policy() == AttentionKernel::kUnfused || c.cache != nullptr || c.extras != nullptr || c.mix_values)
     return false;

@@ -17,6 +17,11 @@
 // summed eight keys at a time in registers (bench/README.md, "Short
 // attention on AVX-512").
 //
+// It also takes token-major calls (FusedAttentionDesc::token_major: q, k,
+// v and out with every token's heads side by side), reading rows with
+// strides, which is why cpu_onednn prefers them on AVX-512 CPUs
+// (Backend::PrefersTokenMajorFusedAttention, AttendTokenMajor).
+//
 // Not the portable kernel's bits (FMA, another exponential and sum order):
 // fused attention's contract is the reference's values within rounding, and
 // the fused attention conformance suite checks this kernel against the
