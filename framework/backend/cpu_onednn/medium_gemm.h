@@ -4,9 +4,10 @@
 // One fp32 product of the sizes small models' linear layers have in their
 // backward (the sort model's dX = dY W, 512 x 64..128 x 64..128, and
 // dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without oneDNN:
-// each block of 4 rows x 64 columns of C is 16 AVX-512 sums kept in
-// registers over the whole of k, with op(A)'s values broadcast and B's rows
-// read where they lie (no packing, since B is not transposed).
+// each block of 4 rows x 64 columns of C (for dW, 8 rows x 32 columns over
+// panels of 64 terms, so a panel's rows of B stay in L1 across row blocks)
+// is AVX-512 sums kept in registers, with op(A)'s values broadcast and B's
+// rows read where they lie (no packing, since B is not transposed).
 //
 // Why: inside the captured sort step oneDNN 2.6's matmul ran these at
 // 90-140 GFLOP/s; with this loop the step's Gemm calls (these and

@@ -71,7 +71,7 @@ struct RowBuffers {
 struct Scratch {
   Transposed kt, vt;            // the key/value head's keys and values
   RowBuffers rows;              // between a head's two passes
-  std::vector<float> keep;      // dropout factors (KeepFactorsOf)
+  std::vector<float> keep;      // dropout factors (ShortAttentionKeepFactors)
   std::vector<uint32_t> words;  // DropoutFactors' scratch
 };
 
@@ -88,28 +88,6 @@ struct Head {
 
 Head HeadOf(const FusedAttentionDesc& d, int64_t b, int64_t h) {
   return {b, h, (b * d.heads + h) * d.queries};
-}
-
-// The key/value groups a task takes: enough that their query heads'
-// dropout factors are drawn in one call of about kDrawElements (a call per
-// head, 64 factors at the sort model's shape, made its forward 20% slower).
-constexpr int64_t kDrawElements = 4096;
-int64_t GroupsPerTask(const FusedAttentionDesc& d) {
-  return std::max<int64_t>(1, kDrawElements / std::max<int64_t>(1, d.group_size() * d.queries * d.keys));
-}
-
-// The dropout factors (count, T, S) of query heads [first, first + count)
-// in b * H + h order, where Backend::DropoutMask draws the (B, H, T, S)
-// weights' (element ((b * H + h) * T + i) * S + j), then kLanes zeros (a
-// row's factors load as one vector); null without dropout.
-const float* KeepFactorsOf(const FusedAttentionDesc& d, int64_t first, int64_t count, Scratch& scratch) {
-  if (d.dropout <= 0.0f) return nullptr;
-  const int64_t n = count * d.queries * d.keys;
-  scratch.keep.resize(static_cast<size_t>(n + kLanes));
-  std::fill(scratch.keep.begin() + n, scratch.keep.end(), 0.0f);
-  DropoutFactors(*d.dropout_stream, d.dropout, static_cast<uint64_t>(first * d.queries * d.keys), n,
-                 scratch.keep.data(), scratch.words);
-  return scratch.keep.data();
 }
 
 // Query i's visible keys [first, end), clamped to [0, S).
@@ -239,18 +217,18 @@ bool Parallel(const FusedAttentionDesc& d) {
 }
 
 // Runs body(scratch, bg, group_keep) for every key/value head bg = b * G + g
-// in tasks of GroupsPerTask heads (OpenMP, one task a thread at a time, so a
+// in tasks of ShortAttentionGroupsPerTask heads (OpenMP, one task a thread at a time, so a
 // key/value head's dk and dv are one thread's); group_keep is the dropout
 // factors (H / G, T, S) of its query heads, or null.
 template <typename Body>
 void ForEachGroup(const FusedAttentionDesc& d, Body&& body) {
-  const int64_t groups = d.batch * d.kv_heads, per_task = GroupsPerTask(d), gs = d.group_size();
+  const int64_t groups = d.batch * d.kv_heads, per_task = ShortAttentionGroupsPerTask(d), gs = d.group_size();
 #pragma omp parallel for schedule(static) if (Parallel(d))
   for (int64_t first = 0; first < groups; first += per_task) {
     Scratch& scratch = ThreadScratch();
     scratch.rows.Reserve(d.queries);
     const int64_t end = std::min(groups, first + per_task);
-    const float* keep = KeepFactorsOf(d, first * gs, (end - first) * gs, scratch);
+    const float* keep = ShortAttentionKeepFactors(d, first * gs, (end - first) * gs, scratch.keep, scratch.words);
     for (int64_t bg = first; bg < end; ++bg)
       body(scratch, bg, keep == nullptr ? nullptr : keep + (bg - first) * gs * d.queries * d.keys);
   }
@@ -295,6 +273,25 @@ void Backward(const FusedAttentionDesc& d, const float* q, const float* k, const
 
 }  // namespace
 }  // namespace short_lanes
+
+// The key/value groups a task takes: enough that their query heads'
+// dropout factors are drawn in one call of about 4096 (a call per head, 64
+// factors at the sort model's shape, made the portable forward 20% slower).
+int64_t ShortAttentionGroupsPerTask(const FusedAttentionDesc& d) {
+  constexpr int64_t kDrawElements = 4096;
+  return std::max<int64_t>(1, kDrawElements / std::max<int64_t>(1, d.group_size() * d.queries * d.keys));
+}
+
+const float* ShortAttentionKeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t count,
+                                       std::vector<float>& keep, std::vector<uint32_t>& words) {
+  if (d.dropout <= 0.0f) return nullptr;
+  const int64_t n = count * d.queries * d.keys;
+  keep.resize(static_cast<size_t>(n + kShortAttentionKeys));
+  std::fill(keep.begin() + n, keep.end(), 0.0f);
+  DropoutFactors(*d.dropout_stream, d.dropout, static_cast<uint64_t>(first * d.queries * d.keys), n, keep.data(),
+                 words);
+  return keep.data();
+}
 
 bool IsShortAttention(const FusedAttentionDesc& d) {
   return d.keys >= 1 && d.keys <= kShortAttentionKeys && d.alibi_slopes.empty() &&

@@ -28,6 +28,7 @@
 // backward (one thread adds into a key/value head's dk and dv).
 
 #include <cstdint>
+#include <vector>
 
 #include "framework/backend/fused_attention.h"
 
@@ -38,6 +39,16 @@ constexpr int64_t kShortAttentionKeys = 16;
 // Whether `d` takes this kernel: 1..kShortAttentionKeys keys, no ALiBi, no
 // bucketed bias, no soft-cap.
 bool IsShortAttention(const FusedAttentionDesc& d);
+
+// What both kernels share: the key/value heads an OpenMP task takes, and
+// the dropout factors (count, T, S) of query heads [first, first + count)
+// in b * H + h order, as Backend::DropoutMask draws the (B, H, T, S)
+// weights, then kShortAttentionKeys zeros (a row's factors load as one
+// vector), into `keep` (`words`: DropoutFactors' scratch); null without
+// dropout.
+int64_t ShortAttentionGroupsPerTask(const FusedAttentionDesc& d);
+const float* ShortAttentionKeepFactors(const FusedAttentionDesc& d, int64_t first, int64_t count,
+                                       std::vector<float>& keep, std::vector<uint32_t>& words);
 
 // The AVX-512 kernel (short_attention_avx512.h) where the CPU has
 // AVX-512F, else the portable kernel of this file.

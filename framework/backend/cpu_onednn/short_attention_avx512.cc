@@ -221,33 +221,14 @@ bool Parallel(const FusedAttentionDesc& d) {
   return d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
 }
 
-// Key/value heads a task takes: enough that their query heads' dropout
-// factors come from one DropoutFactors call of about 4096.
-int64_t GroupsPerTask(const FusedAttentionDesc& d) {
-  return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, d.group_size() * d.queries * d.keys));
-}
-
-// The dropout factors (count, T, S) of query heads [first, first + count)
-// in b * H + h order, as Backend::DropoutMask draws the (B, H, T, S)
-// weights, then kLanes zeros; null without dropout.
-const float* KeepFactorsOf(const FusedAttentionDesc& d, int64_t first, int64_t count, Scratch& scratch) {
-  if (d.dropout <= 0.0f) return nullptr;
-  const int64_t n = count * d.queries * d.keys;
-  scratch.keep.resize(static_cast<size_t>(n + kLanes));
-  std::fill(scratch.keep.begin() + n, scratch.keep.end(), 0.0f);
-  DropoutFactors(*d.dropout_stream, d.dropout, static_cast<uint64_t>(first * d.queries * d.keys), n,
-                 scratch.keep.data(), scratch.words);
-  return scratch.keep.data();
-}
-
 // Runs body(head, first_of_group) for every query head, grouped by
-// key/value head bg = b * G + g in tasks of GroupsPerTask (OpenMP; a
+// key/value head bg = b * G + g in tasks of ShortAttentionGroupsPerTask (OpenMP; a
 // key/value head's dk and dv are one thread's). `prepare(k0, kstep,
 // scratch)` fills the scratch's transposed keys (and values) of a key/value
 // head first (its keys at rows k0 + j * kstep).
 template <typename Prepare, typename Body>
 void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
-  const int64_t groups = d.batch * d.kv_heads, per_task = GroupsPerTask(d), gs = d.group_size();
+  const int64_t groups = d.batch * d.kv_heads, per_task = ShortAttentionGroupsPerTask(d), gs = d.group_size();
   const int64_t s = d.keys, t = d.queries;
   const bool unmasked = Unmasked(d.mask);
 #pragma omp parallel for schedule(static) if (Parallel(d))
@@ -256,7 +237,7 @@ void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
     scratch.a.resize(static_cast<size_t>(t * kLanes));
     scratch.b.resize(static_cast<size_t>(t * kLanes));
     const int64_t end = std::min(groups, first + per_task);
-    const float* keep = KeepFactorsOf(d, first * gs, (end - first) * gs, scratch);
+    const float* keep = ShortAttentionKeepFactors(d, first * gs, (end - first) * gs, scratch.keep, scratch.words);
     for (int64_t bg = first; bg < end; ++bg) {
       const int64_t b = bg / d.kv_heads, g = bg % d.kv_heads, k0 = d.KeyRow(b, g, 0);
       prepare(k0, d.KeyRowStep(), scratch);
