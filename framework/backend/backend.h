@@ -183,7 +183,8 @@ class Backend {
   // length: Attend then takes that path for a layout that can hand over
   // its projections so (AttendTokenMajor, attend.h), whatever
   // runtime.attention says short of "unfused". cpu_onednn's AVX-512 short
-  // kernel does; a backend that answers false is never given token_major.
+  // kernel and its tiled kernel do; a backend that answers false is never
+  // given token_major.
   virtual bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& /*d*/) const { return false; }
   // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a
   // run's MFU looks its peak up by (framework/perf/peak.h); empty for host

@@ -1,8 +1,9 @@
 // Fused attention with token_major q, k, v and out (fused_attention.h): the
 // reference computes the same bits in either layout, and every backend
 // that prefers token-major calls (Backend::PrefersTokenMajorFusedAttention:
-// cpu_onednn's AVX-512 short kernel) matches the reference's head-major
-// results, permuted, forward and backward. Backends that prefer none skip.
+// cpu_onednn's AVX-512 short kernel, and its tiled kernel from 64 x 64
+// query-key pairs on) matches the reference's head-major results, permuted,
+// forward and backward. Backends that prefer none skip.
 
 #include <string>
 #include <vector>
@@ -43,6 +44,18 @@ std::vector<Case> Cases() {
   d.dropout = 0.2f, d.dropout_stream = RngStream(8, RngPurpose::kDropout, 1);
   cases.push_back({"gqa, causal, a row without keys, dropout, value size 24", d});
   cases.push_back({"mqa, 3 queries against 16 keys, head size 40", Desc(2, 4, 1, 3, 16, 40, 40)});
+  // Longer rows: cpu_onednn's tiled kernel (two query tiles of 64 rows).
+  d = Desc(3, 4, 2, 80, 80, 16, 24);
+  d.mask.causal = true, d.mask.key_lengths = {80, 0, 37};
+  d.dropout = 0.1f, d.dropout_stream = RngStream(9, RngPurpose::kDropout, 2);
+  cases.push_back({"gqa, causal 80 x 80, a row without keys, dropout, value size 24", d});
+  d = Desc(2, 4, 4, 70, 90, 32, 32);
+  d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625}, d.alibi_offset = 20;
+  d.logit_softcap = 5.0f, d.sink_logits = {0.1f, -0.2f, 0.3f, 0.0f};
+  cases.push_back({"mha, 70 x 90, ALiBi, soft-cap, sinks", d});
+  d = Desc(2, 4, 2, 40, 300, 16, 16);  // two key tiles of 256
+  d.mask.window = 280;
+  cases.push_back({"gqa, 40 queries against 300 keys, a window", d});
   return cases;
 }
 

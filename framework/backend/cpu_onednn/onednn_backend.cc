@@ -46,7 +46,12 @@ OnednnBackend::OnednnBackend()
     : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), avx512_core_(onednn::OnednnHasAvx512Core()) {}
 
 bool OnednnBackend::PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const {
-  return IsShortAttention(d) && onednn::ShortAttentionAvx512Available();
+  if (IsShortAttention(d)) return onednn::ShortAttentionAvx512Available();
+  // The tiled kernel reads rows at any stride (its products are sgemm calls
+  // with leading dimensions), from as many query-key pairs on as "auto"
+  // fuses head-major calls (kFusedAttentionMinPairs, attend.h).
+  constexpr int64_t kTiledMinPairs = 64 * 64;
+  return d.queries * d.keys >= kTiledMinPairs;
 }
 
 void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,

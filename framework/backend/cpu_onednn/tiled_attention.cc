@@ -92,6 +92,19 @@ void BiasAndMask(const FusedAttentionDesc& d, const TiledDistanceBias& bias, int
   }
 }
 
+// Leading dimensions of q (and dq), k (dk), v (dv) and out (dout): a head's
+// rows lie one row apart head-major, H or G rows apart token-major
+// (FusedAttentionDesc::token_major); sgemm takes either. lse and the
+// dropout order are head-major either way.
+struct RowStrides {
+  explicit RowStrides(const FusedAttentionDesc& d)
+      : q(d.QueryRowStep() * d.head_dim),
+        k(d.KeyRowStep() * d.head_dim),
+        v(d.KeyRowStep() * d.value_dim),
+        o(d.QueryRowStep() * d.value_dim) {}
+  int64_t q, k, v, o;
+};
+
 struct Tiles {
   // (kQueryTile, kKeyTile) tiles, the largest query tile: scores or
   // weights, dp, dropout, soft-cap slope
@@ -123,13 +136,14 @@ void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, con
                  int64_t i0, Tiles& t) {
   const int64_t rows = std::min(QueryTileRows(d), d.queries - i0);
   const int64_t hs = d.head_dim, hv = d.value_dim;
-  const int64_t row0 = (b * d.heads + h) * d.queries + i0;  // first (b, h, i) row
-  const int64_t kv = b * d.kv_heads + h / d.group_size();
-  const float* qt = q + row0 * hs;                           // (rows, hs)
-  const float* kg = k + kv * d.keys * hs;                    // (S, hs)
-  const float* vg = v + kv * d.keys * hv;                    // (S, hv)
-  float* o = out + row0 * hv;                                // (rows, hv)
-  std::fill(o, o + rows * hv, 0.0f);
+  const RowStrides ld(d);
+  const int64_t row0 = (b * d.heads + h) * d.queries + i0;  // first (b, h, i) row of lse
+  const int64_t g = h / d.group_size();
+  const float* qt = q + d.QueryRow(b, h, i0) * hs;          // (rows, hs), rows ld.q apart
+  const float* kg = k + d.KeyRow(b, g, 0) * hs;             // (S, hs), rows ld.k apart
+  const float* vg = v + d.KeyRow(b, g, 0) * hv;             // (S, hv), rows ld.v apart
+  float* o = out + d.QueryRow(b, h, i0) * hv;               // (rows, hv), rows ld.o apart
+  for (int64_t r = 0; r < rows; ++r) std::fill(o + r * ld.o, o + r * ld.o + hv, 0.0f);
   // The running max and sum start at the sink's entry (exp(sink - sink) = 1).
   std::fill(t.m.begin(), t.m.end(), d.has_sink() ? d.sink_logits[h] : kNegInf);
   std::fill(t.l.begin(), t.l.end(), d.has_sink() ? 1.0f : 0.0f);
@@ -140,8 +154,8 @@ void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, con
   for (int64_t j0 = key_begin; j0 < key_end; j0 += kKeyTile) {
     const int64_t cols = std::min(kKeyTile, key_end - j0);
     // s (rows, cols) = scale * q_tile @ k_tile^T
-    Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
-          kKeyTile);
+    Sgemm(false, true, rows, cols, hs, d.scale, qt, ld.q, kg + j0 * ld.k, ld.k, 0.0f,
+          t.s.data(), kKeyTile);
     BiasAndMask(d, bias, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data());
     for (int64_t r = 0; r < rows; ++r) {
       float* row = t.s.data() + r * kKeyTile;
@@ -158,23 +172,23 @@ void ForwardTile(const FusedAttentionDesc& d, const TiledDistanceBias& bias, con
       std::fill(span + n, row + cols, 0.0f);
       t.l[r] = t.l[r] * correction + sum;
       t.m[r] = m_new;
-      if (correction != 1.0f) ScaleRow(o + r * hv, hv, correction);
+      if (correction != 1.0f) ScaleRow(o + r * ld.o, hv, correction);
       if (d.dropout > 0.0f) {
         KeepFactors(d, (row0 + r) * d.keys + j0 + first, n, t.words, t.keep.data());
         MultiplyRows(span, t.keep.data(), n);
       }
     }
     // o (rows, hv) += p (rows, cols) @ v_tile (cols, hv)
-    Sgemm(false, false, rows, hv, cols, 1.0f, t.s.data(), kKeyTile, vg + j0 * hv, hv, 1.0f, o,
-          hv);
+    Sgemm(false, false, rows, hv, cols, 1.0f, t.s.data(), kKeyTile, vg + j0 * ld.v, ld.v, 1.0f,
+          o, ld.o);
   }
   for (int64_t r = 0; r < rows; ++r) {
     if (t.l[r] == 0.0f) {  // no visible key and no sink: zero output
-      std::fill(o + r * hv, o + (r + 1) * hv, 0.0f);
+      std::fill(o + r * ld.o, o + r * ld.o + hv, 0.0f);
       lse[row0 + r] = kNegInf;
       continue;
     }
-    ScaleRow(o + r * hv, hv, 1.0f / t.l[r]);
+    ScaleRow(o + r * ld.o, hv, 1.0f / t.l[r]);
     lse[row0 + r] = t.m[r] + std::log(t.l[r]);
   }
 }
@@ -211,33 +225,38 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
                    const float* dout, float* dq_out, float* dk, float* dv, float* dtable,
                    int64_t b, int64_t g, int64_t key_begin, int64_t key_end, Tiles& t) {
   const int64_t hs = d.head_dim, hv = d.value_dim;
-  const int64_t kv = b * d.kv_heads + g;
-  const float* kg = k + kv * d.keys * hs;  // (S, hs)
-  const float* vg = v + kv * d.keys * hv;  // (S, hv)
-  float* dkg = dk + kv * d.keys * hs;
-  float* dvg = dv + kv * d.keys * hv;
-  std::fill(dkg + key_begin * hs, dkg + key_end * hs, 0.0f);
-  std::fill(dvg + key_begin * hv, dvg + key_end * hv, 0.0f);
+  const RowStrides ld(d);
+  const float* kg = k + d.KeyRow(b, g, 0) * hs;  // (S, hs), rows ld.k apart
+  const float* vg = v + d.KeyRow(b, g, 0) * hv;  // (S, hv), rows ld.v apart
+  float* dkg = dk + d.KeyRow(b, g, 0) * hs;      // as kg
+  float* dvg = dv + d.KeyRow(b, g, 0) * hv;      // as vg
+  for (int64_t j = key_begin; j < key_end; ++j) {
+    std::fill(dkg + j * ld.k, dkg + j * ld.k + hs, 0.0f);
+    std::fill(dvg + j * ld.v, dvg + j * ld.v + hv, 0.0f);
+  }
   std::vector<float> big_d(d.queries);  // D_i = dout_i . out_i
   const int64_t tile_rows = QueryTileRows(d);
   for (int64_t h = g * d.group_size(); h < (g + 1) * d.group_size(); ++h) {
-    const int64_t head_row0 = (b * d.heads + h) * d.queries;
-    std::fill(dq_out + head_row0 * hs, dq_out + (head_row0 + d.queries) * hs, 0.0f);
-    for (int64_t i = 0; i < d.queries; ++i)
-      big_d[i] = DotRow(dout + (head_row0 + i) * hv, out + (head_row0 + i) * hv, hv);
+    const int64_t head_row0 = (b * d.heads + h) * d.queries;  // of lse
+    for (int64_t i = 0; i < d.queries; ++i) {
+      const int64_t row = d.QueryRow(b, h, i);  // of q, out, dout, dq
+      std::fill(dq_out + row * hs, dq_out + (row + 1) * hs, 0.0f);
+      big_d[i] = DotRow(dout + row * hv, out + row * hv, hv);
+    }
     for (int64_t i0 = 0; i0 < d.queries; i0 += tile_rows) {
       const int64_t rows = std::min(tile_rows, d.queries - i0);
       const int64_t row0 = head_row0 + i0;
-      const float* qt = q + row0 * hs;      // (rows, hs)
-      const float* dot = dout + row0 * hv;  // (rows, hv)
-      float* dqt = dq_out + row0 * hs;      // (rows, hs)
+      const int64_t q_row = d.QueryRow(b, h, i0);
+      const float* qt = q + q_row * hs;      // (rows, hs), rows ld.q apart
+      const float* dot = dout + q_row * hv;  // (rows, hv), rows ld.o apart
+      float* dqt = dq_out + q_row * hs;      // (rows, hs), rows ld.q apart
       const int64_t visible_begin = std::max(key_begin, d.VisibleBegin(b, i0));  // a window's band
       const int64_t visible_end = std::min(key_end, d.VisibleEnd(b, i0 + rows - 1));
       for (int64_t j0 = visible_begin; j0 < visible_end; j0 += kKeyTile) {
         const int64_t cols = std::min(kKeyTile, visible_end - j0);
         // p (rows, cols) = exp(scale * q k^T + bias - lse), 0 where hidden
-        Sgemm(false, true, rows, cols, hs, d.scale, qt, hs, kg + j0 * hs, hs, 0.0f, t.s.data(),
-              kKeyTile);
+        Sgemm(false, true, rows, cols, hs, d.scale, qt, ld.q, kg + j0 * ld.k, ld.k, 0.0f,
+              t.s.data(), kKeyTile);
         BiasAndMask(d, bias, b, h, i0, j0, rows, cols, t.s.data(), t.visible.data(),
                     t.cap_slope.data());
         const bool dropped = d.dropout > 0.0f;
@@ -259,17 +278,17 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
         }
         // dv_tile (cols, hv) += weights^T (cols, rows) @ dout_tile (rows, hv)
         Sgemm(true, false, cols, hv, rows, 1.0f, dropped ? t.p.data() : t.s.data(), kKeyTile,
-              dot, hv, 1.0f, dvg + j0 * hv, hv);
+              dot, ld.o, 1.0f, dvg + j0 * ld.v, ld.v);
         // dp (rows, cols) = dout_tile @ v_tile^T, reusing t.p
-        Sgemm(false, true, rows, cols, hv, 1.0f, dot, hv, vg + j0 * hv, hv, 0.0f, t.p.data(),
-              kKeyTile);
+        Sgemm(false, true, rows, cols, hv, 1.0f, dot, ld.o, vg + j0 * ld.v, ld.v, 0.0f,
+              t.p.data(), kKeyTile);
         TileLogitGradient(d, bias, h, i0, j0, rows, cols, big_d.data() + i0, dropped, dtable, t);
         // dq_tile (rows, hs) += ds (rows, cols) @ k_tile (cols, hs)
-        Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * hs, hs, 1.0f,
-              dqt, hs);
+        Sgemm(false, false, rows, hs, cols, 1.0f, t.p.data(), kKeyTile, kg + j0 * ld.k, ld.k,
+              1.0f, dqt, ld.q);
         // dk_tile (cols, hs) += ds^T (cols, rows) @ q_tile (rows, hs)
-        Sgemm(true, false, cols, hs, rows, 1.0f, t.p.data(), kKeyTile, qt, hs, 1.0f,
-              dkg + j0 * hs, hs);
+        Sgemm(true, false, cols, hs, rows, 1.0f, t.p.data(), kKeyTile, qt, ld.q, 1.0f,
+              dkg + j0 * ld.k, ld.k);
       }
     }
   }
@@ -280,7 +299,6 @@ void BackwardGroup(const FusedAttentionDesc& d, const TiledDistanceBias& bias, c
 void TiledAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
   d.CheckConsistent();
-  TVLAB_CHECK(!d.token_major) << "the tiled kernel takes head-major q, k, v only";
   const TiledDistanceBias bias(d);
   const int64_t tile_rows = QueryTileRows(d);
   const int64_t query_tiles = (d.queries + tile_rows - 1) / tile_rows;
@@ -303,7 +321,6 @@ void TiledAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
                             const float* dout, float* dq, float* dk, float* dv,
                             float* dbias_table) {
   d.CheckConsistent();
-  TVLAB_CHECK(!d.token_major) << "the tiled kernel takes head-major q, k, v only";
   TVLAB_CHECK(!d.has_bucket_bias() || dbias_table != nullptr) << "a bucket bias needs dbias_table";
   const TiledDistanceBias bias(d);
   const bool parallel =

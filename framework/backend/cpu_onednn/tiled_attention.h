@@ -10,6 +10,10 @@
 // place. The backward recomputes each probability tile from the saved
 // log-sum-exp. Same contract as Backend::FusedAttention (fused_attention.h);
 // tested against the reference kernel in backend_conformance_test.cc.
+// Token-major calls (FusedAttentionDesc::token_major) read and write the
+// same rows H (or G) rows apart: the products' leading dimensions
+// (oneDNN 2.6's sgemm packs either into the same panels; the GPT config's
+// losses were the same to the bit in both layouts).
 //
 // Threads (OpenMP): forward over batch x heads x query tiles; backward over
 // batch x key/value heads, so that no two threads add into the same dk/dv
