@@ -178,13 +178,14 @@ class Backend {
   // elsewhere (chain_scratch.h).
   virtual bool KeepsMaskBits() const { return false; }
   // Whether its FusedAttention runs `d` with token_major set (q, k, v and
-  // out with every token's heads side by side, fused_attention.h) and is
-  // then faster than the unfused composition with its head permutes at any
-  // length: Attend then takes that path for a layout that can hand over
-  // its projections so (AttendTokenMajor, attend.h), whatever
-  // runtime.attention says short of "unfused". cpu_onednn's AVX-512 short
-  // kernel and its tiled kernel do; a backend that answers false is never
-  // given token_major.
+  // out with every token's heads side by side, fused_attention.h) at least
+  // as fast as the path "auto" would take otherwise (the unfused
+  // composition, or the fused kernel between head permutes) and in less
+  // memory: Attend then takes it for a layout that can hand over its
+  // projections so (AttendTokenMajor, attend.h), whatever runtime.attention
+  // says short of "unfused". cpu_onednn's AVX-512 short kernel (faster) and
+  // its tiled kernel (as fast, 13% less memory on the GPT config) do; a
+  // backend that answers false is never given token_major.
   virtual bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& /*d*/) const { return false; }
   // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a
   // run's MFU looks its peak up by (framework/perf/peak.h); empty for host
