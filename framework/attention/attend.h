@@ -150,7 +150,7 @@ Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c);
 // by side as the projections write them: q (B, T, H, hs), k (B, S, G, hs),
 // v (B, S, G, hs_v) -> (B, T, H, hs_v). Where the backend prefers the fused
 // kernel token-major for the call (Backend::PrefersTokenMajorFusedAttention:
-// cpu_onednn's AVX-512 short kernel, and its tiled kernel from 64 x 64
+// cpu_onednn's AVX-512 short kernel, and its tiled kernels from 64 x 64
 // query-key pairs on) and the context allows it (no cache,
 // rotation, position bias, extras or value mixing, no weights wanted, a
 // fusing score, runtime.attention not "unfused"), the kernel reads them

@@ -184,7 +184,8 @@ class Backend {
   // memory: Attend then takes it for a layout that can hand over its
   // projections so (AttendTokenMajor, attend.h), whatever runtime.attention
   // says short of "unfused". cpu_onednn's AVX-512 short kernel (faster) and
-  // its tiled kernel (as fast, 13% less memory on the GPT config) do; a
+  // its tiled kernels (the sgemm one as fast, 13% less memory on the GPT
+  // config; the AVX-512 one also reads them where they lie) do; a
   // backend that answers false is never given token_major.
   virtual bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& /*d*/) const { return false; }
   // The accelerator's model name (a GPU's, e.g. "NVIDIA H200"), which a

@@ -202,6 +202,34 @@ std::vector<float> TableGradient(const FusedAttentionDesc& d, float fill) {
   return std::vector<float>(std::max<size_t>(d.bucket_bias.table.size(), 1), fill);
 }
 
+// Plain attention (masks only, head sizes 16, 32, 64: cpu_onednn's AVX-512
+// tiled kernel, tiled_attention_avx512.h, where the CPU has AVX-512F):
+// causal GQA with a last query block of 4 rows; a cache offset, key
+// padding and a row without keys at head size 64; a causal window across
+// packed documents; bidirectional with padding.
+std::vector<FusedCase> PlainCases() {
+  std::vector<FusedCase> cases;
+  FusedAttentionDesc d = Base(2, 4, 2, 100, 100, 32, 32);
+  d.mask = CausalMask(0);
+  cases.push_back({"plain gqa causal, head size 32", d});
+  d = Base(2, 2, 1, 45, 120, 64, 64);
+  d.mask = CausalMask(75);
+  d.mask.key_lengths = {0, 100};  // row 0 sees no key
+  cases.push_back({"plain mqa cache offset, padding, empty row, head size 64", d});
+  d = Base(2, 2, 2, 150, 150, 16, 16);
+  d.mask = CausalMask(0);
+  d.mask.window = 40;
+  std::vector<int32_t> ids;  // (B, S): row 0 three documents, row 1 one
+  for (int doc = 0; doc < 3; ++doc) ids.insert(ids.end(), doc == 0 ? 60 : doc == 1 ? 1 : 89, doc);
+  ids.insert(ids.end(), 150, 0);
+  SetDocuments(&d.mask, ids, d.batch, d.keys);
+  cases.push_back({"plain causal window 40 across documents, head size 16", d});
+  d = Base(1, 3, 3, 70, 90, 32, 32);
+  d.mask = KeyPaddingMask({77});
+  cases.push_back({"plain bidirectional padding, head size 32", d});
+  return cases;
+}
+
 // At most 16 keys (cpu_onednn's short kernel, short_attention.h; runtime
 // attention "auto" fuses these): the sort model's shape with dropout; GQA
 // causal with an empty row, sinks and dropout; MQA decoding against a
@@ -267,6 +295,7 @@ std::vector<FusedCase> AllCases() {
   d.head_dim = 128, d.value_dim = 96, d.scale = 1.0f / std::sqrt(128.0f);
   d.mask = KeyPaddingMask({133});
   cases.push_back({"head size 128 gqa padding", d});
+  for (FusedCase& c : PlainCases()) cases.push_back(std::move(c));
   for (FusedCase& c : ShortCases()) cases.push_back(std::move(c));
   return cases;
 }

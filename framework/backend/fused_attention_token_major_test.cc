@@ -1,7 +1,7 @@
 // Fused attention with token_major q, k, v and out (fused_attention.h): the
 // reference computes the same bits in either layout, and every backend
 // that prefers token-major calls (Backend::PrefersTokenMajorFusedAttention:
-// cpu_onednn's AVX-512 short kernel, and its tiled kernel from 64 x 64
+// cpu_onednn's AVX-512 short kernel, and its tiled kernels from 64 x 64
 // query-key pairs on) matches the reference's head-major results, permuted,
 // forward and backward. Backends that prefer none skip.
 
@@ -53,6 +53,11 @@ std::vector<Case> Cases() {
   d.alibi_slopes = {0.5, 0.25, 0.125, 0.0625}, d.alibi_offset = 20;
   d.logit_softcap = 5.0f, d.sink_logits = {0.1f, -0.2f, 0.3f, 0.0f};
   cases.push_back({"mha, 70 x 90, ALiBi, soft-cap, sinks", d});
+  // Plain attention at head size 32: cpu_onednn's AVX-512 tiled kernel
+  // where the CPU has AVX-512F (four query blocks, the last of 4 rows).
+  d = Desc(3, 4, 2, 100, 100, 32, 32);
+  d.mask.causal = true, d.mask.key_lengths = {100, 0, 57};
+  cases.push_back({"gqa, causal 100 x 100, a row without keys, head size 32", d});
   d = Desc(2, 4, 2, 40, 300, 16, 16);  // two key tiles of 256
   d.mask.window = 280;
   cases.push_back({"gqa, 40 queries against 300 keys, a window", d});

@@ -1,11 +1,13 @@
 // cpu_onednn's engine, its GEMM precisions (decided from the CPU, without an
 // engine) and its registration; the kernels are in the other onednn_*.cc
-// files of this folder and in tiled_attention.cc and short_attention.cc.
+// files of this folder and in tiled_attention.cc, tiled_attention_avx512.cc
+// and short_attention.cc.
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
+#include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
 #include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/describe_backend.h"
@@ -47,7 +49,8 @@ OnednnBackend::OnednnBackend()
 
 bool OnednnBackend::PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const {
   if (IsShortAttention(d)) return onednn::ShortAttentionAvx512Available();
-  // The tiled kernel reads rows at any stride (its products are sgemm calls
+  // The tiled kernels read rows at any stride (the AVX-512 one packs a
+  // key/value head's rows; the sgemm one's products are sgemm calls
   // with leading dimensions), from as many query-key pairs on as "auto"
   // fuses head-major calls (kFusedAttentionMinPairs, attend.h).
   constexpr int64_t kTiledMinPairs = 64 * 64;
@@ -57,6 +60,7 @@ bool OnednnBackend::PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d)
 void OnednnBackend::FusedAttention(const FusedAttentionDesc& d, const float* q, const float* k,
                                    const float* v, float* out, float* lse) {
   if (IsShortAttention(d)) return ShortAttentionForward(d, q, k, v, out, lse);
+  if (onednn::TiledAttentionAvx512Takes(d)) return onednn::TiledAttentionForwardAvx512(d, q, k, v, out, lse);
   TiledAttentionForward(d, q, k, v, out, lse);
 }
 
@@ -65,6 +69,8 @@ void OnednnBackend::FusedAttentionBackward(const FusedAttentionDesc& d, const fl
                                            const float* lse, const float* dout, float* dq,
                                            float* dk, float* dv, float* dbias_table) {
   if (IsShortAttention(d)) return ShortAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
+  if (onednn::TiledAttentionAvx512TakesBackward(d))
+    return onednn::TiledAttentionBackwardAvx512(d, q, k, v, out, lse, dout, dq, dk, dv);
   TiledAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv, dbias_table);
 }
 

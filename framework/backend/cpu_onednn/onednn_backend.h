@@ -31,8 +31,11 @@ class OnednnBackend : public ReferenceBackend {
   // f32 destination), eltwise, layer normalization (onednn_gemm.cc,
   // onednn_elementwise.cc, onednn_rows.cc); tuned loops for the rest
   // (onednn_rows.cc, onednn_normalize_backward.cc, onednn_softmax.cc,
-  // onednn_adamw.cc); tiled fused attention
-  // (tiled_attention.h). The other kernels are the reference's.
+  // onednn_adamw.cc); fused attention: the short kernels up to 16 keys
+  // (short_attention.h, short_attention_avx512.h), on AVX-512 CPUs the
+  // AVX-512 tiled kernel for plain attention (tiled_attention_avx512.h),
+  // the sgemm tiled kernel for the rest (tiled_attention.h). The other
+  // kernels are the reference's.
   TVLAB_OVERRIDE_KERNEL(Gemm);
   TVLAB_OVERRIDE_KERNEL(GemmBias);
   TVLAB_OVERRIDE_KERNEL(Unary);
@@ -58,8 +61,8 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(PointwiseChain);
   bool KeepsMaskBits() const override { return true; }
   // The AVX-512 short kernel's calls (short_attention_avx512.h) and the
-  // tiled kernel's from 64 x 64 query-key pairs on (tiled_attention.h): both
-  // read token-major q, k, v where they lie. For the tiled kernel this saves
+  // tiled kernels' from 64 x 64 query-key pairs on (tiled_attention.h,
+  // tiled_attention_avx512.h): all read token-major q, k, v where they lie. For the tiled kernel this saves
   // memory (no permuted copies: the GPT config's training peak 13% lower),
   // not time: the strided reads cost what the permutes did (bench/README.md).
   bool PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const override;
