@@ -306,12 +306,16 @@ bool Parallel(const FusedAttentionDesc& d) {
 }  // namespace
 }  // namespace tiled_avx512
 
-bool TiledAttentionAvx512Takes(const FusedAttentionDesc& d) {
+bool TiledAttentionAvx512Computes(const FusedAttentionDesc& d) {
   static const bool available = CpuHasAvx512f();
   const bool plain = d.alibi_slopes.empty() && !d.has_bucket_bias() && d.logit_softcap == 0.0f &&
                      !d.has_sink() && d.dropout <= 0.0f && d.precision == Precision::kFp32;
   const bool widths = d.head_dim == d.value_dim && (d.head_dim == 16 || d.head_dim == 32 || d.head_dim == 64);
-  return available && plain && widths && d.keys * d.head_dim <= kTiledAvx512MaxPanel &&
+  return available && plain && widths;
+}
+
+bool TiledAttentionAvx512Takes(const FusedAttentionDesc& d) {
+  return TiledAttentionAvx512Computes(d) && d.keys * d.head_dim <= kTiledAvx512MaxPanel &&
          d.queries >= kTiledAvx512MinQueries;
 }
 
@@ -323,7 +327,7 @@ bool TiledAttentionAvx512TakesBackward(const FusedAttentionDesc& d) {
 void TiledAttentionForwardAvx512(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
                                  float* out, float* lse) {
   d.CheckConsistent();
-  TVLAB_CHECK(TiledAttentionAvx512Takes(d)) << "the AVX-512 tiled attention kernel does not take this call";
+  TVLAB_CHECK(TiledAttentionAvx512Computes(d)) << "the AVX-512 tiled attention kernel does not compute this call";
   const int64_t tasks = d.batch * d.heads;
 #pragma omp parallel if (tiled_avx512::Parallel(d))
   {
@@ -338,7 +342,7 @@ void TiledAttentionBackwardAvx512(const FusedAttentionDesc& d, const float* q, c
                                   const float* out, const float* lse, const float* dout, float* dq, float* dk,
                                   float* dv) {
   d.CheckConsistent();
-  TVLAB_CHECK(TiledAttentionAvx512TakesBackward(d)) << "the AVX-512 tiled attention kernel does not take this call";
+  TVLAB_CHECK(TiledAttentionAvx512Computes(d)) << "the AVX-512 tiled attention kernel does not compute this call";
   const int64_t tasks = d.batch * d.kv_heads;
 #pragma omp parallel if (tiled_avx512::Parallel(d))
   {

@@ -41,15 +41,18 @@ namespace onednn {
 constexpr int64_t kTiledAvx512MaxPanel = 64 * 1024;
 constexpr int64_t kTiledAvx512MinQueries = 8;
 
-// Whether this CPU runs the kernel and `d` is a call it takes (above).
+// Whether this CPU runs the kernel and `d` is plain attention at a head
+// size it has (above): what it computes. tiled_attention_bench times it
+// on such calls outside the limits below too.
+bool TiledAttentionAvx512Computes(const FusedAttentionDesc& d);
+// Whether cpu_onednn gives it `d`: it computes it, within the limits above.
 bool TiledAttentionAvx512Takes(const FusedAttentionDesc& d);
 // The same for the backward, which runs a task per key/value head: with
 // fewer of them than threads (batch 1 with MQA, say) it says no, and the
 // sgemm kernel splits their keys over the threads instead.
 bool TiledAttentionAvx512TakesBackward(const FusedAttentionDesc& d);
 
-// REQUIRE: TiledAttentionAvx512Takes(d) (forward) or
-// TiledAttentionAvx512TakesBackward(d) (backward). The arguments and layouts of
+// REQUIRE: TiledAttentionAvx512Computes(d). The arguments and layouts of
 // TiledAttentionForward / TiledAttentionBackward (no bias table).
 void TiledAttentionForwardAvx512(const FusedAttentionDesc& d, const float* q, const float* k, const float* v,
                                  float* out, float* lse);

@@ -74,15 +74,24 @@ TEST_F(TiledAttentionAvx512, TakesPlainAttentionOnly) {
   d.token_major = true;
   EXPECT_TRUE(onednn::TiledAttentionAvx512Takes(d));
   EXPECT_TRUE(onednn::TiledAttentionAvx512TakesBackward(d));
+  // What it computes, but cpu_onednn leaves to the sgemm kernel (slower here).
+  auto left = [&](auto change, const char* what) {
+    FusedAttentionDesc e = d;
+    change(e);
+    EXPECT_TRUE(onednn::TiledAttentionAvx512Computes(e)) << what;
+    EXPECT_FALSE(onednn::TiledAttentionAvx512Takes(e)) << what;
+  };
+  left([](FusedAttentionDesc& e) { e.keys = onednn::kTiledAvx512MaxPanel / 32 + 1; }, "too many keys");
+  left([](FusedAttentionDesc& e) { e.queries = 1, e.mask.causal_offset = 255; }, "one query (decoding)");
+  // What it does not compute.
   auto refused = [&](auto change, const char* what) {
     FusedAttentionDesc e = d;
     change(e);
+    EXPECT_FALSE(onednn::TiledAttentionAvx512Computes(e)) << what;
     EXPECT_FALSE(onednn::TiledAttentionAvx512Takes(e)) << what;
   };
   refused([](FusedAttentionDesc& e) { e.head_dim = e.value_dim = 40; }, "head size 40");
   refused([](FusedAttentionDesc& e) { e.value_dim = 16; }, "value size 16 against head size 32");
-  refused([](FusedAttentionDesc& e) { e.keys = onednn::kTiledAvx512MaxPanel / 32 + 1; }, "too many keys");
-  refused([](FusedAttentionDesc& e) { e.queries = 1, e.mask.causal_offset = 255; }, "one query (decoding)");
   refused([](FusedAttentionDesc& e) { e.alibi_slopes.assign(8, 0.5); }, "ALiBi");
   refused([](FusedAttentionDesc& e) { e.logit_softcap = 30.0f; }, "soft-cap");
   refused([](FusedAttentionDesc& e) { e.sink_logits.assign(8, 0.0f); }, "sinks");
