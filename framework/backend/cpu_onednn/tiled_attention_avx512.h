@@ -18,13 +18,13 @@
 // So a key/value head's panels (keys x head size floats each, five of them
 // in the backward) are at most kTiledAvx512MaxPanel floats: past that they
 // left L2, and the backward ran slower than the sgemm kernel's (head size
-// 64 at 2,048 keys: 0.88x; at 1,024: 1.08x; bench/README.md).
+// 64 at 2,048 keys: 0.62-0.89x; at 1,024: 1.08-1.09x; bench/README.md).
 //
 // Not the sgemm kernel's bits (another order of sums, FMA throughout):
 // fused attention's contract is the reference's values within rounding,
 // and the fused attention conformance suite checks this kernel against the
-// reference on every case it takes (cpu_onednn takes it wherever the CPU
-// has AVX-512F). Every thread count computes the same bits: a task is a
+// reference on every case it takes (cpu_onednn takes it on CPUs with
+// AVX-512F, within the limits below). Every thread count computes the same bits: a task is a
 // query head (forward) or a key/value head (backward), whole.
 
 #include <cstdint>
@@ -36,8 +36,8 @@ namespace onednn {
 
 // The largest keys x head size the kernel takes, and the fewest queries:
 // below eight (decoding), packing a head's keys costs more than the
-// products it serves (one query against 1,024 keys: 0.67x the sgemm
-// kernel's forward; eight: 1.13x).
+// products it serves (one query against 1,024 keys: 0.64-0.67x the sgemm
+// kernel's forward; eight: 0.97-1.13x).
 constexpr int64_t kTiledAvx512MaxPanel = 64 * 1024;
 constexpr int64_t kTiledAvx512MinQueries = 8;
 
