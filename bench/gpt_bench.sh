@@ -4,9 +4,12 @@
 # on bench/configs/gpt_byte_lm.pbtxt's model (d 256, 4 layers, 8 heads,
 # d_ff 1024, T 256, batch 16, 3.36 M parameters, 22.4 MFLOP per token), at
 # each thread count given, each peer REPEATS times (default 3). Prints the
-# CPU, a measured FP32 FMA peak, and per peer the median step time, tokens/s,
-# fraction of the FMA peak and peak RSS; then the MFU bound its GEMMs set
-# (bench/step_gemm_bound.cc) at each thread count.
+# CPU, the FP32 FMA peak measured now and the best measured on this machine
+# (framework/perf/peak.h; the fractions are of the best), and per peer the
+# median step time, tokens/s, fraction of the FMA peak and peak RSS; then
+# the peak measured again at the end (a shared host's drift shows there)
+# and the MFU bound its GEMMs set (bench/step_gemm_bound.cc) at each thread
+# count.
 # With PRECISIONS="fp32 bf16" each repeat also runs tvlab with
 # runtime.precision bf16 and PyTorch under bf16 autocast (bf16 matmuls, fp32
 # weights), reported as separate rows; %peak stays against the FP32 peak.
@@ -23,8 +26,9 @@ bazel build //experiments:run //bench:fma_peak //bench:step_gemm_bound >/dev/nul
 RUN=bazel-bin/experiments/run
 OUT=$(mktemp -d)
 echo "machine: $(nproc) vCPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-PEAK=$(bazel-bin/bench/fma_peak)
-echo "measured FP32 FMA peak, one thread: $PEAK GFLOP/s"
+PEAK_NOW=$(bazel-bin/bench/fma_peak)
+PEAK=$(bazel-bin/bench/fma_peak --best)
+echo "measured FP32 FMA peak, one thread: $PEAK_NOW GFLOP/s now; %peak is of $PEAK, the best measured on this machine"
 MODEL="--d 256 --layers 4 --heads 8 --ff 1024 --context 256 --batch 16 --positions learned"
 FLOP_PER_TOKEN=22.4e6
 row() {  # json line -> table row
@@ -61,6 +65,7 @@ for t in "${THREADS[@]}"; do
   done
 done
 echo "%peak = tokens/s x 22.4 MFLOP per token / (threads x the one-thread FMA peak)"
+echo "measured FP32 FMA peak at the end: $(bazel-bin/bench/fma_peak) GFLOP/s now"
 # The bound the GEMMs set (bench/step_gemm_bound.cc): the MFU this model's
 # step would reach if only its linear layers' products took time.
 for t in "${THREADS[@]}"; do

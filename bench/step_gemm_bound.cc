@@ -7,7 +7,8 @@
 // FLOPs per token, given) over that time is the MFU the step would reach if
 // everything else (attention, norms, activations, optimizer) took no time.
 // Issue #33's "GPT config keeps >= 60% of the measured peak" is read against
-// this bound (bench/README.md, "The GEMM bound of the GPT step").
+// this bound; its %peak column is of the best FMA peak measured on this
+// machine (framework/perf/peak.h) (bench/README.md, "The GEMM bound of the GPT step").
 //
 // usage: bazel run //bench:step_gemm_bound -- [d layers d_ff batch T vocab flops_per_token threads]
 //   defaults: the GPT config of bench/configs/gpt_byte_lm.pbtxt
@@ -25,6 +26,7 @@
 #include "bench/aligned_buffer.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/perf/fma_peak.h"
+#include "framework/perf/peak.h"
 
 namespace {
 
@@ -93,10 +95,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   omp_set_num_threads(1);
-  const tvlab::FmaPeak peak = tvlab::MeasureFmaPeak(5);
+  const tvlab::FmaPeak now = tvlab::MeasureFmaPeak(5);
+  // Fractions are of the best peak this machine has shown (peak.h): a dip
+  // of a shared host at the measurement would inflate them.
+  const tvlab::FmaPeak peak = tvlab::RecordFmaPeak(tvlab::PeakCacheDir(), tvlab::CpuModel(), now).peak;
   omp_set_num_threads(threads);
-  std::printf("cpu: %s; FP32 FMA peak %.1f GFLOP/s (one thread, %s); %d thread(s)\n",
-              tvlab::CpuModel().c_str(), peak.flops_per_second / 1e9, peak.isa.c_str(), threads);
+  std::printf("cpu: %s; FP32 FMA peak %.1f GFLOP/s now, %.1f the best measured here (one thread, %s); %d thread(s)\n",
+              tvlab::CpuModel().c_str(), now.flops_per_second / 1e9, peak.flops_per_second / 1e9,
+              peak.isa.c_str(), threads);
   std::printf("decoder d %ld, %ld layers, d_ff %ld, %ld x %ld tokens, vocab %ld\n", static_cast<long>(d),
               static_cast<long>(layers), static_cast<long>(d_ff), static_cast<long>(batch),
               static_cast<long>(t), static_cast<long>(vocab));

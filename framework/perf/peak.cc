@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -58,43 +59,74 @@ std::string Env(const char* name) {
   return value != nullptr ? value : "";
 }
 
+// The cache at `path` when it holds a peak for this CPU model and ISA;
+// otherwise nothing, and *note says why when a file was there.
+std::optional<FmaPeak> ReadCache(const std::string& path, const std::string& cpu_model, const std::string& isa,
+                                 std::string* note) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<CacheEntry> entry = ParseCache(text.str());
+  if (!entry.ok()) {
+    *note = absl::StrCat("the cached peak ", path, " does not parse (", entry.status().message(), ")");
+    return std::nullopt;
+  }
+  if (entry->cpu_model != cpu_model || entry->isa != isa) {
+    *note = absl::StrCat("the cached peak ", path, " is for '", entry->cpu_model, "' (", entry->isa, "), not this '",
+                         cpu_model, "' (", isa, ")");
+    return std::nullopt;
+  }
+  return FmaPeak{entry->flops_per_second, entry->isa};
+}
+
+// Writes `peak` to result->path (whole or not at all); a failure is said
+// in result->note.
+void WriteCache(const std::string& dir, const std::string& cpu_model, const FmaPeak& peak, CachedFmaPeak* result) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  const std::string temporary = result->path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << "cpu_model: " << cpu_model << "\nisa: " << peak.isa
+        << absl::StrFormat("\nflops_per_second: %.6e\n", peak.flops_per_second);
+    if (!out) error = std::make_error_code(std::errc::io_error);
+  }
+  if (!error) std::filesystem::rename(temporary, result->path, error);
+  if (error)
+    absl::StrAppend(&result->note, result->note.empty() ? "" : "; ", "could not cache the peak in ", result->path,
+                    " (", error.message(), "): it is measured again next run");
+}
+
 }  // namespace
 
 CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cpu_model, const std::string& isa,
                                    const std::function<FmaPeak()>& measure) {
   CachedFmaPeak result;
   result.path = (std::filesystem::path(dir) / kCacheFile).string();
-  std::ifstream in(result.path);
-  if (in) {
-    std::stringstream text;
-    text << in.rdbuf();
-    absl::StatusOr<CacheEntry> entry = ParseCache(text.str());
-    if (!entry.ok()) {
-      result.note = absl::StrCat("the cached peak ", result.path, " does not parse (", entry.status().message(),
-                                 "); measured again and rewritten");
-    } else if (entry->cpu_model != cpu_model || entry->isa != isa) {
-      result.note = absl::StrCat("the cached peak ", result.path, " is for '", entry->cpu_model, "' (", entry->isa,
-                                 "), not this '", cpu_model, "' (", isa, "); measured again and rewritten");
-    } else {
-      result.peak = FmaPeak{entry->flops_per_second, entry->isa};
-      return result;
-    }
+  if (std::optional<FmaPeak> cached = ReadCache(result.path, cpu_model, isa, &result.note)) {
+    result.peak = *cached;
+    return result;
   }
+  if (!result.note.empty()) result.note += "; measured again and rewritten";
   result.peak = measure();
   result.measured = true;
-  std::error_code error;
-  std::filesystem::create_directories(dir, error);
-  const std::string temporary = result.path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << "cpu_model: " << cpu_model << "\nisa: " << result.peak.isa
-        << absl::StrFormat("\nflops_per_second: %.6e\n", result.peak.flops_per_second);
-    if (!out) error = std::make_error_code(std::errc::io_error);
+  WriteCache(dir, cpu_model, result.peak, &result);
+  return result;
+}
+
+CachedFmaPeak RecordFmaPeak(const std::string& dir, const std::string& cpu_model, const FmaPeak& measured) {
+  CachedFmaPeak result;
+  result.path = (std::filesystem::path(dir) / kCacheFile).string();
+  std::optional<FmaPeak> cached = ReadCache(result.path, cpu_model, measured.isa, &result.note);
+  if (measured.flops_per_second <= 0 || (cached && cached->flops_per_second >= measured.flops_per_second)) {
+    result.peak = cached ? *cached : measured;
+    return result;
   }
-  if (!error) std::filesystem::rename(temporary, result.path, error);  // whole or not at all
-  if (error)
-    absl::StrAppend(&result.note, result.note.empty() ? "" : "; ", "could not cache the peak in ", result.path,
-                    " (", error.message(), "): it is measured again next run");
+  if (!result.note.empty()) result.note += "; rewritten";
+  result.peak = measured;
+  result.measured = true;
+  WriteCache(dir, cpu_model, measured, &result);
   return result;
 }
 

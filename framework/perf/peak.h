@@ -8,7 +8,12 @@
 //   runtime.threads. Measured once per machine and cached in
 //   <cache dir>/fma_peak.txt with the CPU model and the ISA it was measured
 //   with; a file for another CPU model or ISA, or one that does not parse,
-//   is measured again and rewritten (and the run says why). The cache dir
+//   is measured again and rewritten (and the run says why). Every later
+//   measurement of bench/fma_peak (which the benchmarks call) raises it
+//   when it is higher, so the cache keeps the best rate this machine has
+//   shown: on a shared host a neighbour only ever slows a measurement down
+//   (this project's 2-vCPU Xeon measured anywhere from 109 to 214 GFLOP/s),
+//   and a fraction of a dip overstates a run. The cache dir
 //   is $TVLAB_CACHE_DIR, else $XDG_CACHE_HOME/tvlab, else ~/.cache/tvlab.
 //   $TVLAB_PEAK_FLOPS overrides it: a per-core rate in FLOP/s (e.g.
 //   1.2e11) is used as given, "off" skips the peak (no MFU is reported,
@@ -46,6 +51,12 @@ struct CachedFmaPeak {
 };
 CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cpu_model, const std::string& isa,
                                    const std::function<FmaPeak()>& measure);
+
+// A peak measured now, kept in <dir>/fma_peak.txt if it beats what is
+// cached there for this CPU model and ISA (or nothing usable is): the
+// cache's peak afterwards, `measured` true when it was rewritten. A peak
+// of 0 (no FMA ISA) is never written.
+CachedFmaPeak RecordFmaPeak(const std::string& dir, const std::string& cpu_model, const FmaPeak& measured);
 
 // The cache dir from the environment (see above).
 std::string PeakCacheDir();

@@ -1,5 +1,6 @@
 // The peak cache (one measurement per machine, remeasured for another CPU
-// model or ISA and for a file that does not parse), the environment's
+// model or ISA and for a file that does not parse, raised by a higher
+// measurement and never lowered), the environment's
 // override, the GPU table, and MFU = achieved / peak. No timing: the
 // measurement is a counted stand-in.
 
@@ -76,6 +77,36 @@ TEST_F(PeakCache, AnUnwritableDirectoryStillGivesThePeakAndSaysSo) {
   CachedFmaPeak got = ReadOrMeasureFmaPeak(inside_a_file, "CPU A", "avx512f", [] { return FmaPeak{1e11, "avx512f"}; });
   EXPECT_DOUBLE_EQ(got.peak.flops_per_second, 1e11);
   EXPECT_NE(got.note.find("could not cache"), std::string::npos) << got.note;
+}
+
+TEST_F(PeakCache, ALaterMeasurementRaisesTheCacheButNeverLowersIt) {
+  Get("CPU A", "avx512f", 1.25e11);
+  CachedFmaPeak lower = RecordFmaPeak(dir_, "CPU A", FmaPeak{9e10, "avx512f"});  // a neighbour slowed it
+  EXPECT_FALSE(lower.measured);
+  EXPECT_DOUBLE_EQ(lower.peak.flops_per_second, 1.25e11);
+  CachedFmaPeak higher = RecordFmaPeak(dir_, "CPU A", FmaPeak{2.1e11, "avx512f"});
+  EXPECT_TRUE(higher.measured);
+  EXPECT_DOUBLE_EQ(higher.peak.flops_per_second, 2.1e11);
+  // What a run reads next is the best.
+  EXPECT_DOUBLE_EQ(Get("CPU A", "avx512f", 1).peak.flops_per_second, 2.1e11);
+  EXPECT_EQ(measurements_, 1);
+}
+
+TEST_F(PeakCache, ARecordForAnotherMachineOrABadFileReplacesItAndSaysSo) {
+  Get("CPU A", "avx512f", 2e11);
+  CachedFmaPeak other = RecordFmaPeak(dir_, "CPU B", FmaPeak{5e10, "avx2+fma"});
+  EXPECT_TRUE(other.measured);
+  EXPECT_DOUBLE_EQ(other.peak.flops_per_second, 5e10);
+  EXPECT_NE(other.note.find("is for 'CPU A'"), std::string::npos) << other.note;
+  Write("flops_per_second: fast\n");
+  CachedFmaPeak repaired = RecordFmaPeak(dir_, "CPU B", FmaPeak{4e10, "avx2+fma"});
+  EXPECT_TRUE(repaired.measured);
+  EXPECT_NE(repaired.note.find("does not parse"), std::string::npos) << repaired.note;
+  EXPECT_DOUBLE_EQ(Get("CPU B", "avx2+fma", 1).peak.flops_per_second, 4e10);
+  // No FMA ISA: nothing to keep.
+  std::filesystem::remove_all(dir_);
+  EXPECT_DOUBLE_EQ(RecordFmaPeak(dir_, "CPU C", FmaPeak{0, ""}).peak.flops_per_second, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/fma_peak.txt"));
 }
 
 TEST(HostPeak, TheEnvironmentOverridesOrSkipsIt) {
