@@ -86,9 +86,13 @@ class OnednnBackend : public ReferenceBackend {
 
  private:
   using GemmKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, int64_t, int64_t,
-                             int64_t, float, float, int, bool>;  // ..., precision, has bias
-  // One matmul primitive per shape (cached); bias (n) or null.
+                             int64_t, float, float, int, bool, int64_t>;  // ..., precision, has bias, ld
+  // A product through the kernel that takes it (small_gemm.h, medium_gemm.h,
+  // transposed_gemm.h, column_parts.h), else one oneDNN matmul; bias (n) or null.
   void Matmul(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
+  // One matmul primitive per shape (cached), C's rows and B's (not
+  // transposed) ld floats apart (ld = d.n but for a column part).
+  void RunMatmul(const GemmDesc& d, int64_t ld, const float* a, const float* b, const float* bias, float* c);
   // The routes of transposed_gemm.h (which products, and why): Matmul of
   // `d` after copying A into rows (a_rows_), or of its swapped product
   // into c_columns_, copied back into c by rows.

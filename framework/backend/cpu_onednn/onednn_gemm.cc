@@ -2,12 +2,14 @@
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
 // small_gemm.h's loop instead, small models' backward products
-// medium_gemm.h's, and the A-transposed products that transposed_gemm.h
-// names take its routes (transposed_gemm.cc).
+// medium_gemm.h's, the A-transposed products that transposed_gemm.h
+// names take its routes (transposed_gemm.cc), and wide ones run in
+// parts of 512 columns (column_parts.h).
 
 #include <unordered_map>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/column_parts.h"
 #include "framework/backend/cpu_onednn/medium_gemm.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
@@ -89,20 +91,35 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
   if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemm(d, a, b, bias, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
   if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
+  // Wide products in parts of 512 columns (column_parts.h).
+  if (const int64_t parts = onednn::GemmColumnParts(d, avx512_core_); parts > 1) {
+    const GemmDesc part = onednn::ColumnPart(d);
+    for (int64_t p = 0; p < parts; ++p) {
+      const onednn::ColumnPartOffsets at = onednn::ColumnPartAt(d, p);
+      RunMatmul(part, /*ld=*/d.n, a, b + at.b, bias ? bias + at.bias : nullptr, c + at.c);
+    }
+    return;
+  }
+  RunMatmul(d, /*ld=*/d.n, a, b, bias, c);
+}
+
+void OnednnBackend::RunMatmul(const GemmDesc& d, int64_t ld, const float* a, const float* b, const float* bias,
+                              float* c) {
   SingleThreaded small(d.batch * d.m * d.n * d.k < kParallelGemmMacs);
   const bool bf16 = d.precision == Precision::kBf16;
   const dt in_type = bf16 ? dt::bf16 : dt::f32;
   GemmKey key{d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b, d.stride_a, d.stride_b,
-              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision), bias != nullptr};
-  // A as (batch|1, m, k) with strides that express the transpose.
+              d.stride_c, d.alpha, d.beta, static_cast<int>(d.precision), bias != nullptr, ld};
+  // A as (batch|1, m, k) with strides that express the transpose; B's rows
+  // (not transposed) and C's rows ld apart.
   memory::dims a_dims = {d.stride_a == 0 ? 1 : d.batch, d.m, d.k};
   memory::dims a_strides = {d.stride_a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1};
   memory::dims b_dims = {d.stride_b == 0 ? 1 : d.batch, d.k, d.n};
-  memory::dims b_strides = {d.stride_b, d.trans_b ? 1 : d.n, d.trans_b ? d.k : 1};
+  memory::dims b_strides = {d.stride_b, d.trans_b ? 1 : ld, d.trans_b ? d.k : 1};
   memory::dims c_dims = {d.batch, d.m, d.n};
-  memory::dims c_strides = {d.stride_c == 0 ? d.m * d.n : d.stride_c, d.n, 1};
+  memory::dims c_strides = {d.stride_c == 0 ? d.m * ld : d.stride_c, ld, 1};
   if (a_dims[0] == 1) a_strides[0] = d.m * d.k;
-  if (b_dims[0] == 1) b_strides[0] = d.k * d.n;
+  if (b_dims[0] == 1) b_strides[0] = d.k * ld;
   auto it = matmuls_.find(key);
   if (it == matmuls_.end()) {
     memory::desc a_md(a_dims, in_type, a_strides), b_md(b_dims, in_type, b_strides),
