@@ -9,7 +9,7 @@
 //   <cache dir>/fma_peak.txt with the CPU model and the ISA it was measured
 //   with; a file for another CPU model or ISA, or one that does not parse,
 //   is measured again and rewritten (and the run says why). Every later
-//   measurement of bench/fma_peak (which the benchmarks call) raises it
+//   measurement of bench/fma_peak or step_gemm_bound raises it
 //   when it is higher, so the cache keeps the best rate this machine has
 //   shown: on a shared host a neighbour only ever slows a measurement down
 //   (this project's 2-vCPU Xeon measured anywhere from 109 to 214 GFLOP/s),
