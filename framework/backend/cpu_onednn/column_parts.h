@@ -16,7 +16,7 @@
 // 135-138 -> 156-160 in four parts. At 1,024 rows the gain was 1-10%
 // (fewer rows were not measured: one call stays); where B fits, one call
 // stays too (4096 x 512 x 256 gained 1-5% in parts, 2048 x 512 x 128
-// lost 1-13%); at k = 512 the parts gained 0-5%.
+// lost 1-14%); at k = 512 the parts gained 0-5%.
 //
 // The same bits: with k at most 256 oneDNN sums each output over all of k
 // in one block whatever n is, so every part computes the bits the whole
