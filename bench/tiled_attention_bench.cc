@@ -7,7 +7,8 @@
 // kernel and the largest difference between the two kernels' results.
 // The limits in tiled_attention_avx512.h are read off this table
 // (bench/README.md).
-// usage: bazel run //bench:tiled_attention_bench -- [REPS]   (pin it: taskset -c 0)
+// usage: bazel run //bench:tiled_attention_bench -- [REPS] [DROPOUT]   (pin it: taskset -c 0)
+// DROPOUT (default 0): the attention dropout probability of every call.
 
 #include <omp.h>
 
@@ -21,6 +22,7 @@
 #include "framework/backend/cpu_onednn/tiled_attention.h"
 #include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
 #include "framework/core/cpu_features.h"
+#include "framework/core/rng.h"
 #include "framework/perf/fma_peak.h"
 
 namespace {
@@ -73,8 +75,12 @@ float MaxDifference(const Buffers& a, const Buffers& b) {
   return m;
 }
 
-void Measure(const Shape& s, int reps) {
+void Measure(const Shape& s, int reps, float dropout) {
   tvlab::FusedAttentionDesc d;
+  if (dropout > 0.0f) {
+    d.dropout = dropout;
+    d.dropout_stream = tvlab::RngStream(1, tvlab::RngPurpose::kDropout, 1);
+  }
   d.batch = s.batch, d.heads = s.heads, d.kv_heads = s.kv_heads, d.queries = s.queries, d.keys = s.keys;
   d.head_dim = d.value_dim = s.head_dim, d.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   d.mask.causal = true, d.mask.causal_offset = s.keys - s.queries, d.token_major = true;
@@ -105,9 +111,10 @@ void Measure(const Shape& s, int reps) {
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 10;
+  const float dropout = argc > 2 ? std::strtof(argv[2], nullptr) : 0.0f;
   const tvlab::FmaPeak peak = tvlab::MeasureFmaPeak(5);
-  std::printf("cpu: %s; FMA peak %.1f GFLOP/s (one thread); %d thread(s); causal, token-major; ms a call\n",
-              tvlab::CpuModel().c_str(), peak.flops_per_second / 1e9, omp_get_max_threads());
+  std::printf("cpu: %s; FMA peak %.1f GFLOP/s (one thread); %d thread(s); causal, token-major, dropout %g; ms a call\n",
+              tvlab::CpuModel().c_str(), peak.flops_per_second / 1e9, omp_get_max_threads(), dropout);
   std::printf("%3s %2s %2s %5s %5s %3s %9s %9s %9s %9s %7s %7s %7s %9s %s\n", "B", "H", "G", "T", "S", "hs",
               "sgemm_fw", "sgemm_bw", "avx_fw", "avx_bw", "fw", "bw", "both", "max_diff", "taken");
   const Shape shapes[] = {
@@ -116,6 +123,6 @@ int main(int argc, char** argv) {
       {4, 8, 8, 1024, 1024, 32},  {4, 8, 8, 1024, 1024, 64}, {2, 8, 8, 2048, 2048, 32}, {2, 8, 8, 2048, 2048, 64},
       {1, 8, 8, 4096, 4096, 16},  {4, 8, 8, 1, 1024, 32},    {4, 8, 8, 8, 1024, 32},
   };
-  for (const Shape& s : shapes) Measure(s, reps);
+  for (const Shape& s : shapes) Measure(s, reps, dropout);
   return 0;
 }

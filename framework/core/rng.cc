@@ -67,6 +67,9 @@ uint32_t RngStream::Word(uint64_t index) const {
 namespace {
 
 constexpr int kLanes = 8;  // blocks computed side by side
+// Below this many words Words draws block by block (four blocks cost about
+// what one call of a kernel does).
+constexpr uint64_t kFewestRunWords = 16;
 
 // Eight 32-bit words, one per 64-bit lane: the lane products of two such
 // vectors are the exact 32 x 32 -> 64-bit products.
@@ -232,23 +235,34 @@ PhiloxLanes ChoosePhiloxLanes() {
 
 void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
   first += word_offset_;
-  uint64_t i = 0;
-  // Up to the first whole block, then kLanes blocks at a time, then the rest.
-  while (i < n && ((first + i) & 3) != 0) {
-    const uint64_t index = first + i;
-    const std::array<uint32_t, 4> words = Block(index >> 2);
-    for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
-  }
   static const PhiloxLanes philox_lanes = ChoosePhiloxLanes();
-  while (n - i >= 4 * philox_lanes.blocks) {
-    philox_lanes.kernel((first + i) >> 2, purpose_ << 24, static_cast<uint32_t>(step_),
-                        static_cast<uint32_t>(step_ >> 32), key_[0], key_[1], out + i);
-    i += 4 * philox_lanes.blocks;
-  }
+  const uint64_t run = 4 * philox_lanes.blocks;  // the words of one kernel call
+  auto kernel = [&](uint64_t block, uint32_t* words) {
+    philox_lanes.kernel(block, purpose_ << 24, static_cast<uint32_t>(step_), static_cast<uint32_t>(step_ >> 32),
+                        key_[0], key_[1], words);
+  };
+  // Whole runs in place; part of a run (a row's first or last words, the
+  // tiled attention's dropout draws a row of keys at a time) through a
+  // buffer, one call: on the Xeon of bench/README.md a call of the AVX-512
+  // kernel (128 words) cost 81 ns, a block drawn alone (4 words) 16, and
+  // rows of 128 dropout factors took 3.7 ns a factor block by block past
+  // their whole runs, 1.1 this way.
+  uint32_t buffer[4 * rng_internal::kAvx512Blocks];
+  uint64_t i = 0;
   while (i < n) {
-    const uint64_t index = first + i;
-    const std::array<uint32_t, 4> words = Block(index >> 2);
-    for (uint64_t lane = index & 3; lane < 4 && i < n; ++lane) out[i++] = words[lane];
+    const uint64_t index = first + i, lane = index & 3;
+    if (n - i < kFewestRunWords) {  // a few words: block by block
+      const std::array<uint32_t, 4> words = Block(index >> 2);
+      for (uint64_t w = lane; w < 4 && i < n; ++w) out[i++] = words[w];
+    } else if (lane == 0 && n - i >= run) {
+      kernel(index >> 2, out + i);
+      i += run;
+    } else {
+      kernel(index >> 2, buffer);
+      const uint64_t take = std::min(run - lane, n - i);
+      std::copy(buffer + lane, buffer + lane + take, out + i);
+      i += take;
+    }
   }
 }
 

@@ -66,15 +66,17 @@ TEST(RngStream, EveryPhiloxKernelIsTheBlockDefinition) {
   EXPECT_EQ(kernels.size(), 1u + CpuHasAvx2() + CpuHasAvx512f());
 }
 
-// Words computes whole runs of blocks side by side (the kernels above);
-// each word must still be Philox4x32's block by block
-// (Word), at every alignment and length around a run, at large block
-// numbers (the counter's high word) and after SkipWords.
+// Words computes whole runs of blocks side by side (the kernels above), and
+// parts of runs through a buffer; each word must still be Philox4x32's
+// block by block (Word), at every alignment and length around a run and
+// the few words drawn block by block, at large block numbers (the
+// counter's high word) and after SkipWords.
 TEST(RngStream, BatchedWordsMatchWordByWord) {
   const RngStream stream = RngStream(0x123456789abcdefull, RngPurpose::kDropout, (7ull << 32) + 5);
   for (const RngStream& s : {stream, stream.SkipWords(3), stream.SkipWords((1ull << 34) - 70)}) {
-    for (uint64_t first : {0ull, 1ull, 3ull, 4ull, 61ull, 64ull}) {
-      for (uint64_t n : {0ull, 5ull, 63ull, 64ull, 65ull, 200ull, 1031ull}) {
+    for (uint64_t first : {0ull, 1ull, 3ull, 4ull, 61ull, 64ull, 127ull, 130ull}) {
+      for (uint64_t n : {0ull, 5ull, 15ull, 16ull, 17ull, 63ull, 64ull, 65ull, 127ull, 128ull, 129ull, 200ull, 300ull,
+                         1031ull}) {
         std::vector<uint32_t> words(n);
         s.Words(first, n, words.data());
         for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(words[i], s.Word(first + i)) << first << " " << n << " " << i;

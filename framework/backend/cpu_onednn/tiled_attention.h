@@ -19,9 +19,9 @@
 // batch x key/value heads, so that no two threads add into the same dk/dv
 // (or dq) rows.
 //
-// On CPUs with AVX-512F cpu_onednn gives plain attention (masks only, head
-// sizes 16, 32, 64) to tiled_attention_avx512.h instead; this kernel keeps
-// ALiBi, bucketed biases, soft-caps, sinks, dropout, other head sizes,
+// On CPUs with AVX-512F cpu_onednn gives plain attention (masks and
+// dropout, head sizes 16, 32, 64) to tiled_attention_avx512.h instead; this
+// kernel keeps ALiBi, bucketed biases, soft-caps, sinks, other head sizes,
 // decoding and AVX2 CPUs.
 
 #include "framework/backend/fused_attention.h"

@@ -19,6 +19,7 @@
 #include "framework/backend/cpu_onednn/tiled_attention_avx512_blocks.h"
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
+#include "framework/core/rng.h"
 
 namespace tvlab {
 namespace onednn {
@@ -48,7 +49,9 @@ struct Scratch {
   std::vector<float> kc, vc;       // (S, D): keys, values side by side
   std::vector<float> dk, dv;       // (S, D): gradient sums
   std::vector<float> s, p;         // (kBlockRows, S rounded up): scores / weights, dp / ds
+  std::vector<float> keep, kept;   // with dropout, as s: the factors, and weights times them
   std::vector<float> inv_sum, big_d;
+  std::vector<uint32_t> words;     // DropoutFactors' scratch
 };
 
 Scratch& ThreadScratch() {
@@ -133,6 +136,24 @@ TVLAB_AVX512 float RowMax(const float* s, int64_t first, int64_t end) {
   return _mm512_reduce_max_ps(m);
 }
 
+// keep[j - first] for keys j in [first, end) of weight row `row` (query i
+// of head (b, h) is row (b H + h) T + i): the dropout factors, 0 or
+// 1 / (1 - p), of Backend::DropoutMask's (B, H, T, S) order, the factors
+// the sgemm kernel and the reference draw.
+void KeepRow(const FusedAttentionDesc& d, int64_t row, int64_t first, int64_t end, float* keep,
+             std::vector<uint32_t>& words) {
+  DropoutFactors(*d.dropout_stream, d.dropout, row * d.keys + first, end - first, keep, words);
+}
+
+// s[j] *= keep[j] for j in [first, end).
+TVLAB_AVX512 void MultiplyColumns(float* s, const float* keep, int64_t first, int64_t end) {
+  int64_t j = first;
+  for (; j + kLanes <= end; j += kLanes)
+    _mm512_storeu_ps(s + j, _mm512_mul_ps(_mm512_loadu_ps(s + j), _mm512_loadu_ps(keep + j)));
+  const __mmask16 tail = Inside(j, j, end);
+  _mm512_mask_storeu_ps(s + j, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, s + j), _mm512_maskz_loadu_ps(tail, keep + j)));
+}
+
 // Leading dimensions of q (dq), k (dk), v (dv), out (dout): a head's rows
 // one row apart head-major, H or G rows apart token-major.
 struct RowSteps {
@@ -149,6 +170,10 @@ Scratch& ScratchFor(const FusedAttentionDesc& d) {
   for (std::vector<float>* v : {&w.kt, &w.vt, &w.kc, &w.vc, &w.dk, &w.dv}) Grow(*v, panel);
   Grow(w.s, kBlockRows * RoundUp(d.keys));
   Grow(w.p, kBlockRows * RoundUp(d.keys));
+  if (d.dropout > 0.0f) {
+    Grow(w.keep, kBlockRows * RoundUp(d.keys));
+    Grow(w.kept, kBlockRows * RoundUp(d.keys));
+  }
   Grow(w.inv_sum, kBlockRows);
   Grow(w.big_d, d.queries);
   return w;
@@ -204,6 +229,10 @@ void ForwardHead(const FusedAttentionDesc& d, const float* q, const float* k, co
       const float sum = ExpRow(s, blk.c0, blk.c1, first, end, m);  // s = exp(s - m) where visible, else 0
       w.inv_sum[r] = 1.0f / sum;
       lse_b[r] = m + std::log(sum);
+      if (d.dropout > 0.0f) {  // s = exp(s - m) * keep: the sum above stays the undropped one
+        KeepRow(d, (b * d.heads + h) * d.queries + i0 + r, first, end, w.keep.data() + first, w.words);
+        MultiplyColumns(s, w.keep.data(), first, end);
+      }
     }
     // out (rows, hd) = weights @ v / sums
     Weighted(hd, w.s.data(), sp, blk.rows, w.vc.data(), blk.key_begin, blk.key_end, w.inv_sum.data(), ob, ld.o);
@@ -225,14 +254,34 @@ void BackwardWeights(const FusedAttentionDesc& d, int64_t b, const Block& blk, c
   }
 }
 
-// ds = p * (dp - D_i) * scale over a block's columns [c0, c1), in dp.
-TVLAB_AVX512 void LogitGradients(const Block& blk, const float* p, float* dp, int64_t sp, const float* big_d,
-                                 float scale) {
+// With dropout, for each row r of a block whose weights p (rows, [c0, c1))
+// hold: keep (as p) = its dropout factors on the row's visible keys, 0 on
+// the rest; kept = p * keep, the weights the forward multiplied v by.
+TVLAB_AVX512 void KeptWeights(const FusedAttentionDesc& d, int64_t b, int64_t h, const Block& blk, const float* p,
+                              int64_t sp, Scratch& w) {
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    float* keep = w.keep.data() + r * sp;
+    std::fill(keep + blk.c0, keep + blk.c1, 0.0f);
+    const int64_t first = d.VisibleBegin(b, blk.i0 + r), end = d.VisibleEnd(b, blk.i0 + r);
+    if (first < end) KeepRow(d, (b * d.heads + h) * d.queries + blk.i0 + r, first, end, keep + first, w.words);
+    const float* pr = p + r * sp;
+    float* kept = w.kept.data() + r * sp;
+    for (int64_t c = blk.c0; c < blk.c1; c += kLanes)
+      _mm512_storeu_ps(kept + c, _mm512_mul_ps(_mm512_loadu_ps(pr + c), _mm512_loadu_ps(keep + c)));
+  }
+}
+
+// ds = p * (keep * dp - D_i) * scale over a block's columns [c0, c1), in
+// dp (keep null: 1).
+TVLAB_AVX512 void LogitGradients(const Block& blk, const float* p, const float* keep, float* dp, int64_t sp,
+                                 const float* big_d, float scale) {
   const __m512 sc = _mm512_set1_ps(scale);
   for (int64_t r = 0; r < blk.rows; ++r) {
     const __m512 dr = _mm512_set1_ps(big_d[r]);
     for (int64_t c = blk.c0; c < blk.c1; c += kLanes) {
-      const __m512 x = _mm512_sub_ps(_mm512_loadu_ps(dp + r * sp + c), dr);
+      __m512 g = _mm512_loadu_ps(dp + r * sp + c);
+      if (keep != nullptr) g = _mm512_mul_ps(_mm512_loadu_ps(keep + r * sp + c), g);
+      const __m512 x = _mm512_sub_ps(g, dr);
       _mm512_storeu_ps(dp + r * sp + c, _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(p + r * sp + c), x), sc));
     }
   }
@@ -268,11 +317,15 @@ void BackwardBlock(const FusedAttentionDesc& d, const float* q, const float* lse
   // p (rows, [c0, c1)) = exp(scale * q k^T - lse), 0 where hidden
   Scores(qb, ld.q, blk.rows, w.kt.data(), sp, hd, d.scale, blk.c0, blk.c1, w.s.data(), sp);
   BackwardWeights(d, b, blk, lse + (b * d.heads + h) * d.queries + i0, w.s.data(), sp);
-  // dv (keys, hd) += p^T @ dout_block
-  AddTo(hd, w.s.data(), sp, blk.rows, dob, ld.o, blk.key_begin, blk.key_end, w.dv.data());
+  const bool dropped = d.dropout > 0.0f;
+  if (dropped) KeptWeights(d, b, h, blk, w.s.data(), sp, w);  // w.kept = p * keep
+  // dv (keys, hd) += (p * keep)^T @ dout_block
+  AddTo(hd, dropped ? w.kept.data() : w.s.data(), sp, blk.rows, dob, ld.o, blk.key_begin, blk.key_end,
+        w.dv.data());
   // dp (rows, [c0, c1)) = dout_block @ v^T, then ds in place
   Scores(dob, ld.o, blk.rows, w.vt.data(), sp, hd, 1.0f, blk.c0, blk.c1, w.p.data(), sp);
-  LogitGradients(blk, w.s.data(), w.p.data(), sp, w.big_d.data() + i0, d.scale);
+  LogitGradients(blk, w.s.data(), dropped ? w.keep.data() : nullptr, w.p.data(), sp, w.big_d.data() + i0,
+                 d.scale);
   // dq_block (rows, hd) = ds @ k;  dk (keys, hd) += ds^T @ q_block
   Weighted(hd, w.p.data(), sp, blk.rows, w.kc.data(), blk.key_begin, blk.key_end, nullptr, dqb, ld.q);
   AddTo(hd, w.p.data(), sp, blk.rows, qb, ld.q, blk.key_begin, blk.key_end, w.dk.data());
@@ -309,7 +362,7 @@ bool Parallel(const FusedAttentionDesc& d) {
 bool TiledAttentionAvx512Computes(const FusedAttentionDesc& d) {
   static const bool available = CpuHasAvx512f();
   const bool plain = d.alibi_slopes.empty() && !d.has_bucket_bias() && d.logit_softcap == 0.0f &&
-                     !d.has_sink() && d.dropout <= 0.0f && d.precision == Precision::kFp32;
+                     !d.has_sink() && d.precision == Precision::kFp32;
   const bool widths = d.head_dim == d.value_dim && (d.head_dim == 16 || d.head_dim == 32 || d.head_dim == 64);
   return available && plain && widths;
 }

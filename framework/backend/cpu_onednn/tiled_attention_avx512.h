@@ -3,9 +3,10 @@
 
 // The tiled fused attention kernel (tiled_attention.h) for plain attention
 // on CPUs with AVX-512F: masks (causal, key padding, windows, documents),
-// grouped key/value heads, head sizes 16, 32 or 64 (the same for values),
-// head- or token-major rows, fp32; no ALiBi, bucketed bias, soft-cap, sink
-// or dropout (those stay with the sgemm kernel).
+// grouped key/value heads, dropout (the same factors as the sgemm kernel and
+// the reference: DropoutFactors in the (B, H, T, S) order), head sizes 16,
+// 32 or 64 (the same for values), head- or token-major rows, fp32; no ALiBi,
+// bucketed bias, soft-cap or sink (those stay with the sgemm kernel).
 //
 // Why a second tiled kernel: at the GPT config's shape (T 256, head size
 // 32, causal) the sgemm kernel spent about 40% of its time outside the
@@ -41,8 +42,8 @@ namespace onednn {
 constexpr int64_t kTiledAvx512MaxPanel = 64 * 1024;
 constexpr int64_t kTiledAvx512MinQueries = 8;
 
-// Whether this CPU runs the kernel and `d` is plain attention at a head
-// size it has (above): what it computes. tiled_attention_bench times it
+// Whether this CPU runs the kernel and `d` is plain attention (dropout
+// allowed) at a head size it has (above): what it computes. tiled_attention_bench times it
 // on such calls outside the limits below too.
 bool TiledAttentionAvx512Computes(const FusedAttentionDesc& d);
 // Whether cpu_onednn gives it `d`: it computes it, within the limits above.

@@ -2,7 +2,8 @@
 // calls it takes; the same bits at one and two threads (its tasks are whole
 // heads); and, past the conformance suite's short rows, a long window and
 // a key range spanning many column panels against the sgemm kernel
-// (tiled_attention.h), forward and backward. Both against the reference:
+// (tiled_attention.h), forward and backward, with and without dropout.
+// Both against the reference:
 // the fused attention conformance suite. Skipped without AVX-512F.
 
 #include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
@@ -96,12 +97,11 @@ TEST_F(TiledAttentionAvx512, TakesPlainAttentionOnly) {
   refused([](FusedAttentionDesc& e) { e.logit_softcap = 30.0f; }, "soft-cap");
   refused([](FusedAttentionDesc& e) { e.sink_logits.assign(8, 0.0f); }, "sinks");
   refused([](FusedAttentionDesc& e) { e.precision = Precision::kBf16; }, "bf16");
-  refused(
-      [](FusedAttentionDesc& e) {
-        e.dropout = 0.1f;
-        e.dropout_stream = RngStream(1, RngPurpose::kDropout, 1);
-      },
-      "dropout");
+  FusedAttentionDesc dropped = d;
+  dropped.dropout = 0.1f;
+  dropped.dropout_stream = RngStream(1, RngPurpose::kDropout, 1);
+  EXPECT_TRUE(onednn::TiledAttentionAvx512Takes(dropped)) << "dropout";
+  EXPECT_TRUE(onednn::TiledAttentionAvx512TakesBackward(dropped)) << "dropout";
   // One key/value head at batch 1 on two threads: the backward is the
   // sgemm kernel's, which splits the keys.
   const int threads = omp_get_max_threads();
@@ -117,17 +117,53 @@ TEST_F(TiledAttentionAvx512, SameBitsAtOneAndTwoThreads) {
   FusedAttentionDesc d = Desc(4, 4, 2, 300, 300, 32);  // above the threading threshold
   d.mask.causal = true;
   d.token_major = true;
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const Results one = RunKernel(d, false);
-  omp_set_num_threads(2);
-  const Results two = RunKernel(d, false);
-  omp_set_num_threads(threads);
-  EXPECT_EQ(one.out, two.out);
-  EXPECT_EQ(one.lse, two.lse);
-  EXPECT_EQ(one.dq, two.dq);
-  EXPECT_EQ(one.dk, two.dk);
-  EXPECT_EQ(one.dv, two.dv);
+  FusedAttentionDesc dropped = d;
+  dropped.dropout = 0.1f;
+  dropped.dropout_stream = RngStream(4, RngPurpose::kDropout, 9);
+  for (const FusedAttentionDesc& e : {d, dropped}) {
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const Results one = RunKernel(e, false);
+    omp_set_num_threads(2);
+    const Results two = RunKernel(e, false);
+    omp_set_num_threads(threads);
+    const std::string name = e.dropout > 0.0f ? "dropout" : "no dropout";
+    EXPECT_EQ(one.out, two.out) << name;
+    EXPECT_EQ(one.lse, two.lse) << name;
+    EXPECT_EQ(one.dq, two.dq) << name;
+    EXPECT_EQ(one.dk, two.dk) << name;
+    EXPECT_EQ(one.dv, two.dv) << name;
+  }
+}
+
+// Dropout draws the sgemm kernel's factors (which the conformance suite
+// checks against the reference's DropoutMask): with a GQA window across
+// many query blocks, key padding and a cache offset. The outputs differ
+// from the same call without dropout, so a mask the kernel ignored fails.
+TEST_F(TiledAttentionAvx512, DropoutAsTheSgemmKernel) {
+  FusedAttentionDesc window = Desc(2, 4, 2, 300, 300, 64);
+  window.mask.causal = true;
+  window.mask.window = 100;
+  window.token_major = true;
+  FusedAttentionDesc cached = Desc(2, 2, 1, 70, 500, 16);
+  cached.mask.causal = true;
+  cached.mask.causal_offset = 430;
+  cached.mask.key_lengths = {500, 333};
+  for (FusedAttentionDesc d : {window, cached}) {
+    const Results plain = RunKernel(d, false);
+    d.dropout = 0.2f;
+    d.dropout_stream = RngStream(11, RngPurpose::kDropout, 3);
+    const Results got = RunKernel(d, false), want = RunKernel(d, true);
+    const std::string name = "keys " + std::to_string(d.keys);
+    ExpectNear(got.out, want.out, 1e-5f, name + ": out");
+    ExpectNear(got.lse, want.lse, 1e-5f, name + ": lse");
+    ExpectNear(got.dq, want.dq, 2e-5f, name + ": dq");
+    ExpectNear(got.dk, want.dk, 2e-5f, name + ": dk");
+    ExpectNear(got.dv, want.dv, 2e-5f, name + ": dv");
+    EXPECT_EQ(got.lse, plain.lse) << name << ": lse is of the weights before dropout";
+    EXPECT_NE(got.out, plain.out) << name;
+    EXPECT_NE(got.dq, plain.dq) << name;
+  }
 }
 
 TEST_F(TiledAttentionAvx512, LongRowsAsTheSgemmKernel) {
