@@ -17,6 +17,7 @@
 
 #include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"
 #include "framework/backend/cpu_onednn/tiled_attention_avx512_blocks.h"
+#include "framework/backend/cpu_onednn/tiled_attention_avx512_rows.h"
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
 #include "framework/core/rng.h"
@@ -37,9 +38,7 @@ constexpr int64_t kBlockRows = 32;
 // Below this many multiply-adds a call runs on one thread (the tiled
 // kernel's threshold).
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-int64_t RoundUp(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 
 // One thread's buffers, grown as needed and kept across calls: a key/value
 // head's panels, a query block's scores and weights, the key and value
@@ -63,27 +62,6 @@ void Grow(std::vector<float>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
 }
 
-// xt (width, sp) = the s rows of x (width wide, ldx apart) transposed;
-// columns [s, sp) zero. width is a multiple of 16.
-TVLAB_AVX512 void PackTransposed(const float* x, int64_t ldx, int64_t s, int64_t width, float* xt, int64_t sp) {
-  for (int64_t j0 = 0; j0 < sp; j0 += kLanes)
-    for (int64_t c = 0; c < width; c += kLanes) {
-      __m512 rows[kLanes], columns[kLanes];
-      for (int64_t j = 0; j < kLanes; ++j)
-        rows[j] = j0 + j < s ? _mm512_loadu_ps(x + (j0 + j) * ldx + c) : _mm512_setzero_ps();
-      Transpose16(rows, columns);
-      for (int e = 0; e < kLanes; ++e) _mm512_storeu_ps(xt + (c + e) * sp + j0, columns[e]);
-    }
-}
-
-// The s rows of x (width wide, ldx apart) into y (rows ldy apart); width is
-// a multiple of 16 (a vector loop: memcpy of each 128-byte row took 7% of
-// the kernel's time at the GPT config's shape).
-TVLAB_AVX512 void CopyRows(const float* x, int64_t ldx, int64_t s, int64_t width, float* y, int64_t ldy) {
-  for (int64_t j = 0; j < s; ++j)
-    for (int64_t c = 0; c < width; c += kLanes) _mm512_storeu_ps(y + j * ldy + c, _mm512_loadu_ps(x + j * ldx + c));
-}
-
 // Where one query block's operands lie: its rows of q, out, dout and dq,
 // the keys every row of it may see, and each row's visible keys.
 struct Block {
@@ -101,57 +79,6 @@ Block QueryBlock(const FusedAttentionDesc& d, int64_t b, int64_t i0) {
   blk.c0 = blk.key_begin / kLanes * kLanes;
   blk.c1 = RoundUp(blk.key_end);
   return blk;
-}
-
-// The lanes of columns [c, c + 16) inside [first, end).
-TVLAB_AVX512_INLINE __mmask16 Inside(int64_t c, int64_t first, int64_t end) {
-  const int64_t lo = std::clamp<int64_t>(first - c, 0, kLanes), hi = std::clamp<int64_t>(end - c, 0, kLanes);
-  if (hi <= lo) return 0;
-  return static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
-// Row r of a block's scores s (columns [c0, c1)) into weights: exp(s -
-// shift) on the row's visible keys [first, end), 0 on the rest. Returns
-// their sum.
-TVLAB_AVX512 float ExpRow(float* s, int64_t c0, int64_t c1, int64_t first, int64_t end, float shift) {
-  const int64_t v0 = first / kLanes * kLanes, v1 = RoundUp(end);  // the vectors with a visible key
-  const __m512 m = _mm512_set1_ps(shift);
-  __m512 sum = _mm512_setzero_ps();
-  for (int64_t c = c0; c < v0; c += kLanes) _mm512_storeu_ps(s + c, _mm512_setzero_ps());
-  for (int64_t c = v0; c < v1; c += kLanes) {
-    const __mmask16 live = Inside(c, first, end);
-    const __m512 e = _mm512_maskz_mov_ps(live, Exp(_mm512_sub_ps(_mm512_loadu_ps(s + c), m)));
-    _mm512_storeu_ps(s + c, e);
-    sum = _mm512_add_ps(sum, e);
-  }
-  for (int64_t c = v1; c < c1; c += kLanes) _mm512_storeu_ps(s + c, _mm512_setzero_ps());
-  return _mm512_reduce_add_ps(sum);
-}
-
-// The largest score of row s on [first, end) (first < end).
-TVLAB_AVX512 float RowMax(const float* s, int64_t first, int64_t end) {
-  __m512 m = _mm512_set1_ps(kNegInf);
-  for (int64_t c = first / kLanes * kLanes; c < end; c += kLanes)
-    m = _mm512_mask_max_ps(m, Inside(c, first, end), m, _mm512_loadu_ps(s + c));
-  return _mm512_reduce_max_ps(m);
-}
-
-// keep[j - first] for keys j in [first, end) of weight row `row` (query i
-// of head (b, h) is row (b H + h) T + i): the dropout factors, 0 or
-// 1 / (1 - p), of Backend::DropoutMask's (B, H, T, S) order, the factors
-// the sgemm kernel and the reference draw.
-void KeepRow(const FusedAttentionDesc& d, int64_t row, int64_t first, int64_t end, float* keep,
-             std::vector<uint32_t>& words) {
-  DropoutFactors(*d.dropout_stream, d.dropout, row * d.keys + first, end - first, keep, words);
-}
-
-// s[j] *= keep[j] for j in [first, end).
-TVLAB_AVX512 void MultiplyColumns(float* s, const float* keep, int64_t first, int64_t end) {
-  int64_t j = first;
-  for (; j + kLanes <= end; j += kLanes)
-    _mm512_storeu_ps(s + j, _mm512_mul_ps(_mm512_loadu_ps(s + j), _mm512_loadu_ps(keep + j)));
-  const __mmask16 tail = Inside(j, j, end);
-  _mm512_mask_storeu_ps(s + j, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, s + j), _mm512_maskz_loadu_ps(tail, keep + j)));
 }
 
 // Leading dimensions of q (dq), k (dk), v (dv), out (dout): a head's rows
