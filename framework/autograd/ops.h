@@ -74,6 +74,12 @@ Var Concat(const std::vector<Var>& parts, int dim);
 // consecutively (grouped-query attention).
 Var RepeatHeads(const Var& x, int64_t r);
 
+// RoPE's turn (Backend::Rotary): x (..., T, D), D even, each pair of a row's
+// coordinates turned by the angle whose cos and sin (T, D/2) the row's
+// position has; pairs (i, i + D/2), or (2i, 2i + 1) when `interleaved`. The
+// backward turns the gradient back. -> (..., T, D).
+Var Rotary(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved);
+
 Var Sum(const Var& x);   // all elements -> scalar
 Var Mean(const Var& x);  // all elements -> scalar
 

@@ -1,5 +1,6 @@
-// Elementwise ops (ops.h): binary with broadcasting, unary, and the sums,
-// plus the broadcasting helpers the other op files share (ops_internal.h).
+// Elementwise ops (ops.h): binary with broadcasting, unary, the sums and
+// RoPE's turn, plus the broadcasting helpers the other op files share
+// (ops_internal.h).
 
 #include "framework/autograd/ops.h"
 
@@ -155,5 +156,23 @@ Var Sum(const Var& x) {
 }
 
 Var Mean(const Var& x) { return Scale(Sum(x), 1.0f / static_cast<float>(x.value().numel())); }
+
+Var Rotary(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved) {
+  const int r = static_cast<int>(x.rank());
+  TVLAB_CHECK(r >= 2) << "Rotary needs (..., T, D), got " << ShapeToString(x.shape());
+  const int64_t t = x.dim(r - 2), d = x.dim(r - 1);
+  TVLAB_CHECK(d % 2 == 0 && cos.shape() == Shape({t, d / 2}) && sin.shape() == cos.shape())
+      << "Rotary of " << ShapeToString(x.shape()) << " needs cos and sin (" << t << ", " << d / 2 << "), got "
+      << ShapeToString(cos.shape()) << " and " << ShapeToString(sin.shape());
+  const int64_t rows = t * d == 0 ? 0 : x.value().numel() / (t * d);
+  Tensor y = Tensor::Empty(x.shape());  // (..., T, D)
+  B().Rotary(x.value().ptr(), cos.ptr(), sin.ptr(), y.ptr(), rows, t, /*heads=*/1, d, interleaved, /*inverse=*/false);
+  auto xn = x.node();
+  return MakeResult(y, {x}, [xn, cos, sin, rows, t, d, interleaved](const Tensor& g) {
+    Tensor dx = Tensor::Empty(xn->value.shape());  // the transpose of a rotation: the turn back
+    B().Rotary(g.ptr(), cos.ptr(), sin.ptr(), dx.ptr(), rows, t, /*heads=*/1, d, interleaved, /*inverse=*/true);
+    AccumulateOwnedGrad(*xn, std::move(dx));
+  });
+}
 
 }  // namespace tvlab

@@ -212,6 +212,36 @@ std::vector<double> Map(const std::vector<float>& x, const std::function<double(
 // (2, 3) values with both signs and a zero.
 const std::vector<float> kA = {-1.5f, -0.25f, 0.0f, 0.5f, 1.0f, 2.0f};
 
+// RoPE's turn: its gradient, and its forward and backward the bits of the
+// composition the rope plugin ran before (slices, products, a
+// concatenation), in both pairings.
+TEST_P(OpsTest, RotaryGradientsAndTheComposedBits) {
+  const int64_t t = 3, d = 8;
+  Var x = RandomVar({2, 2, t, d}, 21);
+  const Tensor cos = RandomVar({t, d / 2}, 22).value(), sin = RandomVar({t, d / 2}, 23).value();
+  for (bool interleaved : {false, true}) {
+    ExpectGradOk([&](const std::vector<Var>& v) { return Project(Rotary(v[0], cos, sin, interleaved)); }, {x});
+    Var a, b, c(cos), s(sin), composed;
+    if (interleaved) {
+      Var pairs = Reshape(x, {2, 2, t, d / 2, 2});
+      a = Slice(pairs, 4, 0, 1), b = Slice(pairs, 4, 1, 1);
+      c = Var(cos.Reshape({t, d / 2, 1})), s = Var(sin.Reshape({t, d / 2, 1}));
+      composed = Reshape(Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, 4), x.shape());
+    } else {
+      a = Slice(x, 3, 0, d / 2), b = Slice(x, 3, d / 2, d / 2);
+      composed = Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, 3);
+    }
+    Var fused = Rotary(x, cos, sin, interleaved);
+    EXPECT_EQ(fused.value().ToVector(), composed.value().ToVector()) << "interleaved " << interleaved;
+    x.ZeroGrad();
+    Backward(Project(composed));
+    const std::vector<float> want = x.grad().ToVector();
+    x.ZeroGrad();
+    Backward(Project(fused));
+    EXPECT_EQ(x.grad().ToVector(), want) << "interleaved " << interleaved;
+  }
+}
+
 TEST_P(OpsTest, BinaryOpsBroadcastLikeNumPy) {
   const std::vector<float> row = {0.5f, -2.0f, 4.0f};  // (3): one value per column
   const std::vector<float> col = {3.0f, -1.0f};        // (2, 1): one value per row

@@ -525,6 +525,45 @@ TEST_P(BackendConformance, PositionTablesRotarySinusoidalAndAlibi) {
   EXPECT_EQ(bias_ref[(0 * 3 + 0) * 4 + 1], 0.0f);        // query 1 on key 1
 }
 
+// RoPE's turn: every backend gives the reference's bits on awkward sizes,
+// head- and token-major rows, both pairings, both directions and in place;
+// the reference is the written definition pair by pair, and the inverse turn
+// undoes the turn.
+TEST_P(BackendConformance, RotaryTurnsPairsBothWays) {
+  TVLAB_NEED(Kernel::kRotary);
+  const int64_t rows = 3, t = 5;
+  for (int64_t heads : {1, 2})
+    for (int64_t d : {2, 6, 10}) {
+      const auto x = Random(rows * t * heads * d, 31), cos = Random(t * d / 2, 32), sin = Random(t * d / 2, 33);
+      for (bool interleaved : {false, true})
+        for (bool inverse : {false, true}) {
+          const std::string what = "heads " + std::to_string(heads) + " d " + std::to_string(d) +
+                                   (interleaved ? " interleaved" : " half-split") + (inverse ? " inverse" : "");
+          std::vector<float> y_ref(x.size());
+          ref_->Rotary(x.data(), cos.data(), sin.data(), y_ref.data(), rows, t, heads, d, interleaved, inverse);
+          Dev y_be = D(y_ref), in_place = D(x);
+          be_->Rotary(D(x).p(), D(cos).p(), D(sin).p(), y_be.p(), rows, t, heads, d, interleaved, inverse);
+          be_->Rotary(in_place.p(), D(cos).p(), D(sin).p(), in_place.p(), rows, t, heads, d, interleaved, inverse);
+          EXPECT_EQ(y_be.host(), y_ref) << what;
+          EXPECT_EQ(in_place.host(), y_ref) << what << " in place";
+          // The last pair of the last head of row 2 at position 3.
+          const int64_t half = d / 2, r = 2, p = 3, h = heads - 1, i = half - 1;
+          const int64_t ia = ((r * t + p) * heads + h) * d + (interleaved ? 2 * i : i);
+          const int64_t ib = ia + (interleaved ? 1 : half);
+          const float a = x[ia], b = x[ib], c = cos[p * half + i];
+          const float sn = inverse ? -sin[p * half + i] : sin[p * half + i];
+          EXPECT_NEAR(y_ref[ia], a * c - b * sn, 1e-6f) << what;
+          EXPECT_NEAR(y_ref[ib], a * sn + b * c, 1e-6f) << what;
+        }
+      // With a real rotation table, the inverse turn gives x back.
+      std::vector<float> c(t * d / 2), sn(t * d / 2), y(x.size()), back(x.size());
+      for (size_t j = 0; j < c.size(); ++j) c[j] = std::cos(0.7f * j), sn[j] = std::sin(0.7f * j);
+      ref_->Rotary(x.data(), c.data(), sn.data(), y.data(), rows, t, heads, d, false, false);
+      ref_->Rotary(y.data(), c.data(), sn.data(), back.data(), rows, t, heads, d, false, true);
+      ExpectClose(back, x, 1e-5f, "inverse of the turn");
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendConformance, ::testing::ValuesIn(BackendsToCompare()),
                          [](const auto& info) { return info.param; });
 

@@ -224,6 +224,11 @@ void GpuCudaBackend::RotaryTables(int64_t offset, int64_t t, int64_t d, double b
   CheckLaunch(LaunchRotaryTables(offset, t, d, base, cos, sin), "RotaryTables");
 }
 
+void GpuCudaBackend::Rotary(const float* x, const float* cos, const float* sin, float* y, int64_t rows, int64_t t,
+                            int64_t heads, int64_t d, bool interleaved, bool inverse) {
+  CheckLaunch(LaunchRotary(x, cos, sin, y, rows, t, heads, d, interleaved, inverse), "Rotary");
+}
+
 void GpuCudaBackend::SinusoidalTable(int64_t offset, int64_t t, int64_t c, double base,
                                      float* out) {
   CheckLaunch(LaunchSinusoidalTable(offset, t, c, base, out), "SinusoidalTable");

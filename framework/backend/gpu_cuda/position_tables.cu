@@ -1,4 +1,5 @@
-// Attention mask biases and position-encoding tables, one thread per entry.
+// Attention mask biases and position-encoding tables, one thread per entry,
+// and RoPE's turn by its table, one thread per pair.
 // Per-row and per-head host values are passed by value in chunks of
 // kChunk (kernel arguments), one launch per chunk.
 
@@ -63,6 +64,24 @@ __global__ void RotaryKernel(int64_t offset, int64_t t, int64_t d, double base, 
   }
 }
 
+// One thread per pair: rows * T * D/2 of them. __fmul_rn and friends keep
+// nvcc from contracting the products into FMAs (the contract rounds each).
+__global__ void RotaryTurnKernel(const float* x, const float* cos_table, const float* sin_table, float* y,
+                                 int64_t rows, int64_t t, int64_t heads, int64_t d, bool interleaved,
+                                 bool inverse) {
+  const int64_t half = d / 2, n = rows * t * heads * half;
+  const int64_t step = interleaved ? 2 : 1, partner = interleaved ? 1 : half;
+  for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
+    const int64_t i = idx % half, row = idx / half, p = row / heads % t;
+    const float c = cos_table[p * half + i], s = inverse ? -sin_table[p * half + i] : sin_table[p * half + i];
+    const int64_t first = row * d + step * i;
+    const float a = x[first], b = x[first + partner];
+    const float ac = __fmul_rn(a, c), bs = __fmul_rn(b, s), as = __fmul_rn(a, s), bc = __fmul_rn(b, c);
+    y[first] = __fsub_rn(ac, bs);
+    y[first + partner] = __fadd_rn(as, bc);
+  }
+}
+
 __global__ void SinusoidalKernel(int64_t offset, int64_t t, int64_t c, double base, float* out) {
   const int64_t pairs = c / 2, n = t * pairs;
   for (int64_t idx = GlobalIndex(); idx < n; idx += GridStride()) {
@@ -117,6 +136,15 @@ int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float*
                        float* sin) {
   if (t <= 0 || d < 2) return 0;
   TVLAB_LAUNCH(GridFor(t * (d / 2)), kThreads, 0, 0, RotaryKernel)(offset, t, d, base, cos, sin);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int LaunchRotary(const float* x, const float* cos, const float* sin, float* y, int64_t rows, int64_t t,
+                 int64_t heads, int64_t d, bool interleaved, bool inverse) {
+  if (rows <= 0 || t <= 0 || heads <= 0 || d < 2) return 0;
+  TVLAB_LAUNCH(GridFor(rows * t * heads * (d / 2)), kThreads, 0, 0, RotaryTurnKernel)(x, cos, sin, y, rows, t,
+                                                                                      heads, d, interleaved,
+                                                                                      inverse);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -2,7 +2,8 @@
 #define TVLAB_FRAMEWORK_BACKEND_GPU_CUDA_POSITION_TABLES_H_
 
 // Launchers of the tables computed where the tensors live
-// (Backend::AttentionMaskBias, RotaryTables, SinusoidalTable, AlibiBias).
+// (Backend::AttentionMaskBias, RotaryTables, SinusoidalTable, AlibiBias),
+// and of RoPE's turn by its table (Backend::Rotary).
 // Host-side arguments (key lengths, slopes) travel as kernel arguments in
 // chunks, never through a host-to-device copy. Angles are in double, as the
 // contract says. They return the CUDA error code of their launches (0 =
@@ -26,6 +27,9 @@ int LaunchDocumentMask(const int32_t* begin, const int32_t* end, int64_t rows, i
 // cos, sin (T, D/2) of (offset + p) * base^(-2i / D).
 int LaunchRotaryTables(int64_t offset, int64_t t, int64_t d, double base, float* cos,
                        float* sin);
+// y (R, T, H, D) = x turned pair by pair by cos, sin (T, D/2) (Backend::Rotary).
+int LaunchRotary(const float* x, const float* cos, const float* sin, float* y, int64_t rows, int64_t t,
+                 int64_t heads, int64_t d, bool interleaved, bool inverse);
 // out (T, C): [p, 2i] = sin((offset + p) / base^(2i / C)), [p, 2i + 1] = cos.
 int LaunchSinusoidalTable(int64_t offset, int64_t t, int64_t c, double base, float* out);
 // out (1, H, T, S): [h, i, j] = -slopes[h] * |q_offset + i - j|; slopes: H host values.

@@ -110,25 +110,14 @@ class Rope : public PositionEncoding {
     *cos = Tensor::FromVector({t, d / 2}, c), *sin = Tensor::FromVector({t, d / 2}, s);
   }
 
-  // Every coordinate of qk (..., T, d) turned -> (..., T, d).
+  // Every coordinate of qk (..., T, d) turned -> (..., T, d): one kernel
+  // each way (Backend::Rotary), the same bits as composing slices, products
+  // and a concatenation.
   Var Rotate(const Var& qk, int64_t offset) const {
     const int r = static_cast<int>(qk.rank());
-    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
     Tensor cos, sin;  // (T, d/2)
-    Tables(offset, t, d, &cos, &sin);
-    if (interleaved_) {
-      Shape pairs = qk.shape();
-      pairs.back() = half;
-      pairs.push_back(2);
-      Var x = Reshape(qk, pairs);  // (..., T, d/2, 2)
-      Var a = Slice(x, r, 0, 1), b = Slice(x, r, 1, 1);  // (..., T, d/2, 1) each
-      Var c(cos.Reshape({t, half, 1})), s(sin.Reshape({t, half, 1}));  // (T, d/2, 1)
-      Var rotated = Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r);
-      return Reshape(rotated, qk.shape());  // (..., T, d)
-    }
-    Var a = Slice(qk, r - 1, 0, half), b = Slice(qk, r - 1, half, half);  // (..., T, d/2)
-    Var c(cos), s(sin);                                                   // (T, d/2)
-    return Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r - 1);  // (..., T, d)
+    Tables(offset, qk.dim(r - 2), qk.dim(r - 1), &cos, &sin);
+    return Rotary(qk, cos, sin, interleaved_);
   }
 
   double base_;

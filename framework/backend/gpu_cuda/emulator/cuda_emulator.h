@@ -195,6 +195,12 @@ T atomicAdd(T* address, T value) {
   return old;
 }
 
+// Round-to-nearest float arithmetic that nvcc never contracts into an FMA;
+// on the host (baseline x86-64, no FMA) plain operations.
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+
 inline unsigned __umulhi(unsigned a, unsigned b) {
   return static_cast<unsigned>((static_cast<uint64_t>(a) * b) >> 32);
 }
