@@ -78,21 +78,15 @@ class Xpos : public PositionEncoding {
   // kernel runs on them; no logit bias.
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
 
-  // qk (..., T, D) -> (..., T, D), turned only.
+  // qk (..., T, D) -> (..., T, D), turned only: pairs (2i, 2i + 1) by RoPE's
+  // angles (the Rotary op, one kernel each way).
   Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
     const int r = static_cast<int>(qk.rank());
     TVLAB_CHECK(r >= 2 && qk.dim(r - 1) % 2 == 0) << "xpos needs (..., T, even D)";
     const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
     Tensor cos = Tensor::Empty({t, half}), sin = Tensor::Empty({t, half});  // (T, D/2)
     CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
-    Shape pairs = qk.shape();
-    pairs.back() = half;
-    pairs.push_back(2);
-    Var x = Reshape(qk, pairs);                        // (..., T, D/2, 2)
-    Var a = Slice(x, r, 0, 1), b = Slice(x, r, 1, 1);  // (..., T, D/2, 1) each
-    Var c(cos.Reshape({t, half, 1})), s(sin.Reshape({t, half, 1}));  // (T, D/2, 1)
-    Var rotated = Concat({Sub(Mul(a, c), Mul(b, s)), Add(Mul(a, s), Mul(b, c))}, r);
-    return Reshape(rotated, qk.shape());  // (..., T, D)
+    return Rotary(qk, cos, sin, /*interleaved=*/true);  // (..., T, D)
   }
   Var RotateQuery(const Var& q, int64_t offset) const override {
     return Mul(RotateQueryOrKey(q, offset), Scales(q, offset, +1.0));  // (..., T, D)
