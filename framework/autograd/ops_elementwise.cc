@@ -166,11 +166,13 @@ Var Rotary(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved)
       << ShapeToString(cos.shape()) << " and " << ShapeToString(sin.shape());
   const int64_t rows = t * d == 0 ? 0 : x.value().numel() / (t * d);
   Tensor y = Tensor::Empty(x.shape());  // (..., T, D)
-  B().Rotary(x.value().ptr(), cos.ptr(), sin.ptr(), y.ptr(), rows, t, /*heads=*/1, d, interleaved, /*inverse=*/false);
+  B().Rotary(x.value().ptr(), cos.ptr(), sin.ptr(), y.ptr(), rows, t, /*heads=*/1, d, interleaved,
+             /*inverse=*/false);
   auto xn = x.node();
   return MakeResult(y, {x}, [xn, cos, sin, rows, t, d, interleaved](const Tensor& g) {
     Tensor dx = Tensor::Empty(xn->value.shape());  // the transpose of a rotation: the turn back
-    B().Rotary(g.ptr(), cos.ptr(), sin.ptr(), dx.ptr(), rows, t, /*heads=*/1, d, interleaved, /*inverse=*/true);
+    B().Rotary(g.ptr(), cos.ptr(), sin.ptr(), dx.ptr(), rows, t, /*heads=*/1, d, interleaved,
+               /*inverse=*/true);
     AccumulateOwnedGrad(*xn, std::move(dx));
   });
 }

@@ -245,8 +245,8 @@ void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
   // tiled attention's dropout draws a row of keys at a time) through a
   // buffer, one call: on the Xeon of bench/README.md a call of the AVX-512
   // kernel (128 words) cost 81 ns, a block drawn alone (4 words) 16, and
-  // rows of 128 dropout factors took 3.7 ns a factor block by block past
-  // their whole runs, 1.1 this way.
+  // rows of 128 dropout factors took 3.7-4.1 ns a factor block by block
+  // past their whole runs, 0.8-1.3 this way.
   uint32_t buffer[4 * rng_internal::kAvx512Blocks];
   uint64_t i = 0;
   while (i < n) {

@@ -39,7 +39,6 @@ constexpr int64_t kBlockRows = 32;
 // kernel's threshold).
 constexpr int64_t kParallelMacs = int64_t{1} << 22;
 
-
 // One thread's buffers, grown as needed and kept across calls: a key/value
 // head's panels, a query block's scores and weights, the key and value
 // gradient sums.

@@ -99,7 +99,8 @@ TVLAB_AVX512 void MultiplyColumns(float* s, const float* keep, int64_t first, in
   for (; j + kLanes <= end; j += kLanes)
     _mm512_storeu_ps(s + j, _mm512_mul_ps(_mm512_loadu_ps(s + j), _mm512_loadu_ps(keep + j)));
   const __mmask16 tail = Inside(j, j, end);
-  _mm512_mask_storeu_ps(s + j, tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, s + j), _mm512_maskz_loadu_ps(tail, keep + j)));
+  const __m512 product = _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, s + j), _mm512_maskz_loadu_ps(tail, keep + j));
+  _mm512_mask_storeu_ps(s + j, tail, product);
 }
 
 }  // namespace tiled_avx512

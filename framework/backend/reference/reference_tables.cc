@@ -57,7 +57,8 @@ void ReferenceBackend::Rotary(const float* x, const float* cos, const float* sin
     const float* xr = x + row * d;
     float* yr = y + row * d;
     if (interleaved) {  // pairs (2i, 2i + 1)
-      for (int64_t i = 0; i < half; ++i) Turn(xr[2 * i], xr[2 * i + 1], c[i], sign * s[i], &yr[2 * i], &yr[2 * i + 1]);
+      for (int64_t i = 0; i < half; ++i)
+        Turn(xr[2 * i], xr[2 * i + 1], c[i], sign * s[i], &yr[2 * i], &yr[2 * i + 1]);
     } else {  // pairs (i, i + D/2)
       for (int64_t i = 0; i < half; ++i) Turn(xr[i], xr[i + half], c[i], sign * s[i], &yr[i], &yr[i + half]);
     }
