@@ -73,10 +73,14 @@ for rep in $(seq 1 "$REPEATS"); do
     row="$OUT/$setting.$rep.row"
     [ -s "$row" ] || continue
     read -r step rss train_rss tensors mfu <"$row"
-    read -r base_step base_rss _ <"$base" 2>/dev/null || { base_step=$step base_rss=$rss; }
+    step_x=- rss_x=-  # no ratios when the first listed setting failed in this repeat
+    if [ -s "$base" ]; then
+      read -r base_step base_rss _ <"$base"
+      step_x=$(/usr/bin/python3 -c "print(f'{$step / $base_step:.2f}x')")
+      rss_x=$(/usr/bin/python3 -c "print(f'{$base_rss / $rss:.2f}x less')")
+    fi
     printf '%-6s %-9s %9s %9s %14s %16s %8s %10s %10s\n' "$rep" "$setting" "$step" "$rss" "$train_rss" "$tensors" \
-      "$mfu" "$(/usr/bin/python3 -c "print(f'{$step / $base_step:.2f}x')")" \
-      "$(/usr/bin/python3 -c "print(f'{$base_rss / $rss:.2f}x less')")"
+      "$mfu" "$step_x" "$rss_x"
   done
 done
 if [ "$REPEATS" -gt 1 ]; then  # medians over the repeats
