@@ -211,7 +211,8 @@ Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionCont
 }
 
 // Whether `c` lets token-major q, k, v reach the fused kernel as they are:
-// no cache, rotation (LeavesQueriesAndKeysAlone), position bias, extras
+// no cache, no rotation (LeavesQueriesAndKeysAlone) or one that turns
+// token-major rows (RotatesTokenMajor: rope), no position bias, extras
 // (sinks, soft-cap, QK-norm, gate) or value mixing; no weights wanted
 // (probe, statistics); a score that fuses; a policy other than "unfused";
 // and a dropout draw the kernel can start (TakesFusedPath).
@@ -220,7 +221,8 @@ bool ContextTakesTokenMajor(const AttentionContext& c, int64_t heads, int64_t t,
     return false;
   // A test that sets chunk rows wants the chunked composition under "auto".
   if (Policy() == AttentionKernel::kAuto && ChunkRowsOverride() > 0) return false;
-  if (c.rotation != nullptr && !c.rotation->LeavesQueriesAndKeysAlone()) return false;
+  if (c.rotation != nullptr && !c.rotation->LeavesQueriesAndKeysAlone() && !c.rotation->RotatesTokenMajor())
+    return false;
   const PositionEncoding::FusedLogitBias bias = FusedBias(c, heads);  // none at all, or no token-major
   if (!bias.fusable || !bias.alibi_slopes.empty() || bias.bucket_table.defined()) return false;
   if ((c.probe != nullptr && *c.probe) || AttentionStatistics::Current() != nullptr) return false;
@@ -340,7 +342,10 @@ Var AttendTokenMajor(const Var& q, const Var& k, const Var& v, const AttentionCo
     d.token_major = true;
     if (CurrentBackend().PrefersTokenMajorFusedAttention(d)) {
       FusedCalls().fetch_add(1);
-      return FusedAttention(q, k, v, d);  // (B, T, H, hs_v)
+      if (c.rotation == nullptr || c.rotation->LeavesQueriesAndKeysAlone())
+        return FusedAttention(q, k, v, d);  // (B, T, H, hs_v)
+      return FusedAttention(c.rotation->RotateQueryTokenMajor(q, c.position_offset),
+                            c.rotation->RotateKeyTokenMajor(k, c.position_offset), v, d);  // (B, T, H, hs_v)
     }
   }
   const std::vector<int> swap = {0, 2, 1, 3};  // (B, T, H, x) <-> (B, H, T, x)

@@ -246,6 +246,17 @@ class Negating : public PositionEncoding {
   Var RotateQueryOrKey(const Var& qk, int64_t) const override { return Scale(qk, -1.0f); }
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
 };
+// Negates queries only (so the scores change sign), head-major, and
+// token-major where they lie, as rope turns them.
+class NegatedQueries : public PositionEncoding {
+ public:
+  Var RotateQuery(const Var& q, int64_t) const override { return Scale(q, -1.0f); }
+  Var RotateKey(const Var& k, int64_t) const override { return k; }
+  FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
+  bool RotatesTokenMajor() const override { return true; }
+  Var RotateQueryTokenMajor(const Var& q, int64_t) const override { return Scale(q, -1.0f); }
+  Var RotateKeyTokenMajor(const Var& k, int64_t) const override { return k; }
+};
 class Untouched : public PositionEncoding {
  public:
   FusedLogitBias FusedLogitBiasFor(int64_t) const override { return {true, {}}; }
@@ -265,8 +276,9 @@ std::vector<Tensor> TokenMajorOutputAndGradients(const AttentionContext& c, Atte
 
 // On cpu_onednn with AVX-512 (PrefersTokenMajorFusedAttention), "auto" at 7
 // tokens runs the fused kernel on token-major q, k, v, with the
-// composition's output and gradients; "unfused", or a position that
-// rotates, keeps the permuted composition.
+// composition's output and gradients, also behind a rotation that turns
+// token-major rows; "unfused", or a position that rotates head-major only,
+// keeps the permuted composition.
 TEST(Attend, TokenMajorCallsFuseWhereTheBackendPrefersThem) {
   ScopedBackend backend("cpu_onednn");
   FusedAttentionDesc probe;
@@ -289,6 +301,13 @@ TEST(Attend, TokenMajorCallsFuseWhereTheBackendPrefersThem) {
   c.rotation = c.logit_bias = &negating;
   TokenMajorOutputAndGradients(c, AttentionKernel::kAuto);
   EXPECT_EQ(FusedAttentionCalls(), before + 1) << "a rotation the kernel cannot apply was skipped";
+  NegatedQueries negated_queries;
+  c.rotation = c.logit_bias = &negated_queries;
+  const std::vector<Tensor> turned = TokenMajorOutputAndGradients(c, AttentionKernel::kAuto);
+  EXPECT_EQ(FusedAttentionCalls(), before + 2) << "a token-major rotation kept the permutes";
+  const std::vector<Tensor> turned_composed = TokenMajorOutputAndGradients(c, AttentionKernel::kUnfused);
+  for (size_t i = 0; i < turned.size(); ++i) EXPECT_LE(MaxDiff(turned[i], turned_composed[i]), 1e-5f) << i;
+  EXPECT_GT(MaxDiff(turned[0], fused[0]), 1e-3f) << "the queries were not negated";
 }
 
 }  // namespace

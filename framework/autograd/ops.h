@@ -79,6 +79,11 @@ Var RepeatHeads(const Var& x, int64_t r);
 // position has; pairs (i, i + D/2), or (2i, 2i + 1) when `interleaved`. The
 // backward turns the gradient back. -> (..., T, D).
 Var Rotary(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved);
+// The same turn on token-major rows, x (B, T, H, D) as attention's
+// projections write them: every head of token t turned by row t of cos and
+// sin (T, D/2). Equal bit for bit to permuting to (B, H, T, D), Rotary and
+// permuting back. -> (B, T, H, D).
+Var RotaryTokenMajor(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved);
 
 Var Sum(const Var& x);   // all elements -> scalar
 Var Mean(const Var& x);  // all elements -> scalar

@@ -157,24 +157,45 @@ Var Sum(const Var& x) {
 
 Var Mean(const Var& x) { return Scale(Sum(x), 1.0f / static_cast<float>(x.value().numel())); }
 
+namespace {
+// y = x turned, x (R, T, H, D) with cos and sin (T, D/2); the backward turns
+// the gradient back (the transpose of a rotation is its inverse).
+Var RotaryRows(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved, int64_t rows,
+               int64_t t, int64_t heads) {
+  const int64_t d = x.dim(x.rank() - 1);
+  Tensor y = Tensor::Empty(x.shape());  // (R, T, H, D)
+  B().Rotary(x.value().ptr(), cos.ptr(), sin.ptr(), y.ptr(), rows, t, heads, d, interleaved,
+             /*inverse=*/false);
+  auto xn = x.node();
+  return MakeResult(y, {x}, [xn, cos, sin, rows, t, heads, d, interleaved](const Tensor& g) {
+    Tensor dx = Tensor::Empty(xn->value.shape());  // (R, T, H, D)
+    B().Rotary(g.ptr(), cos.ptr(), sin.ptr(), dx.ptr(), rows, t, heads, d, interleaved,
+               /*inverse=*/true);
+    AccumulateOwnedGrad(*xn, std::move(dx));
+  });
+}
+
+void CheckRotaryTables(const Var& x, int64_t t, int64_t d, const Tensor& cos, const Tensor& sin,
+                       const char* op) {
+  TVLAB_CHECK(d % 2 == 0 && cos.shape() == Shape({t, d / 2}) && sin.shape() == cos.shape())
+      << op << " of " << ShapeToString(x.shape()) << " needs cos and sin (" << t << ", " << d / 2
+      << "), got " << ShapeToString(cos.shape()) << " and " << ShapeToString(sin.shape());
+}
+}  // namespace
+
 Var Rotary(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved) {
   const int r = static_cast<int>(x.rank());
   TVLAB_CHECK(r >= 2) << "Rotary needs (..., T, D), got " << ShapeToString(x.shape());
   const int64_t t = x.dim(r - 2), d = x.dim(r - 1);
-  TVLAB_CHECK(d % 2 == 0 && cos.shape() == Shape({t, d / 2}) && sin.shape() == cos.shape())
-      << "Rotary of " << ShapeToString(x.shape()) << " needs cos and sin (" << t << ", " << d / 2 << "), got "
-      << ShapeToString(cos.shape()) << " and " << ShapeToString(sin.shape());
+  CheckRotaryTables(x, t, d, cos, sin, "Rotary");
   const int64_t rows = t * d == 0 ? 0 : x.value().numel() / (t * d);
-  Tensor y = Tensor::Empty(x.shape());  // (..., T, D)
-  B().Rotary(x.value().ptr(), cos.ptr(), sin.ptr(), y.ptr(), rows, t, /*heads=*/1, d, interleaved,
-             /*inverse=*/false);
-  auto xn = x.node();
-  return MakeResult(y, {x}, [xn, cos, sin, rows, t, d, interleaved](const Tensor& g) {
-    Tensor dx = Tensor::Empty(xn->value.shape());  // the transpose of a rotation: the turn back
-    B().Rotary(g.ptr(), cos.ptr(), sin.ptr(), dx.ptr(), rows, t, /*heads=*/1, d, interleaved,
-               /*inverse=*/true);
-    AccumulateOwnedGrad(*xn, std::move(dx));
-  });
+  return RotaryRows(x, cos, sin, interleaved, rows, t, /*heads=*/1);  // (..., T, D)
+}
+
+Var RotaryTokenMajor(const Var& x, const Tensor& cos, const Tensor& sin, bool interleaved) {
+  TVLAB_CHECK(x.rank() == 4) << "RotaryTokenMajor needs (B, T, H, D), got " << ShapeToString(x.shape());
+  CheckRotaryTables(x, x.dim(1), x.dim(3), cos, sin, "RotaryTokenMajor");
+  return RotaryRows(x, cos, sin, interleaved, x.dim(0), x.dim(1), x.dim(2));  // (B, T, H, D)
 }
 
 }  // namespace tvlab

@@ -64,6 +64,19 @@ class PositionEncoding : public Module {
   // checks a plugin that says true against its capabilities and its hooks.
   virtual bool LeavesQueriesAndKeysAlone() const { return false; }
 
+  // RotateQuery and RotateKey on token-major tensors, as the projections
+  // write them: q (B, T, H, hs) at positions [offset, offset + T) ->
+  // (B, T, H, hs), equal bit for bit (values and gradients) to permuting to
+  // (B, H, T, hs), the head-major hook, and permuting back, which is what
+  // the defaults do. A plugin that can turn rows where they lie (rope:
+  // Backend::Rotary's token-major form) overrides them and says so in
+  // RotatesTokenMajor; attention then reads token-major q and k with no
+  // head permutes (AttendTokenMajor, attend.h). The conformance suite
+  // checks the equality for every plugin.
+  virtual bool RotatesTokenMajor() const { return false; }
+  virtual Var RotateQueryTokenMajor(const Var& q, int64_t offset) const;
+  virtual Var RotateKeyTokenMajor(const Var& k, int64_t offset) const;
+
   // Where a self-attention sublayer sits: the model's causal stack (a
   // decoder) or its bidirectional one (an encoder), and its layer there.
   struct Site {

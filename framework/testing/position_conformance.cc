@@ -232,6 +232,31 @@ TEST_P(PositionConformance, LeavingQueriesAndKeysAloneMeansTheyAreLeftAlone) {
   }
 }
 
+// The token-major hooks (what attention calls on q and k as the
+// projections write them, (B, T, H, hs)) turn exactly what the head-major
+// ones turn: values and gradients equal bit for bit to permuting, rotating
+// and permuting back, at offset 0 and further on. A plugin that says it
+// rotates token-major rows must rotate at all.
+TEST_P(PositionConformance, TokenMajorTurnsAreTheHeadMajorOnes) {
+  if (pe_->RotatesTokenMajor()) EXPECT_FALSE(pe_->LeavesQueriesAndKeysAlone());
+  const std::vector<int> swap = {0, 2, 1, 3};  // (B, T, H, hs) <-> (B, H, T, hs)
+  const Tensor x = RandomTensor({2, 5, 2, 4}, 10), w = RandomTensor({2, 5, 2, 4}, 11);  // (B, T, H, hs)
+  for (bool query : {true, false}) {
+    for (int64_t offset : {0, 7}) {
+      Var a(x.Clone(), /*requires_grad=*/true), b(x.Clone(), /*requires_grad=*/true);
+      Var token_major = query ? pe_->RotateQueryTokenMajor(a, offset) : pe_->RotateKeyTokenMajor(a, offset);
+      Var head_major = query ? pe_->RotateQuery(Permute(b, swap), offset) : pe_->RotateKey(Permute(b, swap), offset);
+      head_major = Permute(head_major, swap);  // (B, T, H, hs)
+      Backward(Sum(Mul(token_major, Var(w))));
+      Backward(Sum(Mul(head_major, Var(w))));
+      const std::string where = absl::StrCat(query ? "query" : "key", " at offset ", offset);
+      EXPECT_EQ(token_major.shape(), x.shape()) << where;
+      EXPECT_EQ(token_major.value().ToVector(), head_major.value().ToVector()) << where;
+      EXPECT_EQ(a.grad().ToVector(), b.grad().ToVector()) << where;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, PositionConformance,
                          ::testing::ValuesIn(PluginsUnderTest("position")),
                          [](const auto& info) { return info.param; });

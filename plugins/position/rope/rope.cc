@@ -79,15 +79,17 @@ class Rope : public PositionEncoding {
   Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
     const int r = static_cast<int>(qk.rank());
     TVLAB_CHECK(r >= 2) << "rope needs (..., T, D), got rank " << r;
-    const int64_t d = qk.dim(r - 1);
-    TVLAB_CHECK(d % 2 == 0) << "rope needs an even last dimension, got " << d
-                            << " (the plugin using rope must validate this)";
-    if (fraction_ == 1.0f) return Rotate(qk, offset);
-    const int64_t turned = RotatedDims(d, fraction_);
-    TVLAB_CHECK(turned >= 2) << "rotary_fraction " << fraction_ << " turns no pair of " << d;
-    if (turned == d) return Rotate(qk, offset);
-    Var head = Slice(qk, r - 1, 0, turned), tail = Slice(qk, r - 1, turned, d - turned);
-    return Concat({Rotate(head, offset), tail}, r - 1);  // (..., T, D)
+    return RotateLeadingPairs(qk, offset, /*token_major=*/false);
+  }
+
+  // Token-major q or k (B, T, H, D), turned where it lies (Rotary's
+  // token-major form), so attention needs no head permutes.
+  bool RotatesTokenMajor() const override { return true; }
+  Var RotateQueryTokenMajor(const Var& q, int64_t offset) const override {
+    return RotateLeadingPairs(q, offset, /*token_major=*/true);
+  }
+  Var RotateKeyTokenMajor(const Var& k, int64_t offset) const override {
+    return RotateLeadingPairs(k, offset, /*token_major=*/true);
   }
 
  private:
@@ -110,14 +112,29 @@ class Rope : public PositionEncoding {
     *cos = Tensor::FromVector({t, d / 2}, c), *sin = Tensor::FromVector({t, d / 2}, s);
   }
 
-  // Every coordinate of qk (..., T, d) turned -> (..., T, d): one kernel
-  // each way (Backend::Rotary), the same bits as composing slices, products
-  // and a concatenation.
-  Var Rotate(const Var& qk, int64_t offset) const {
+  // The first RotatedDims of qk's last dimension D turned, the rest passed
+  // through: qk (..., T, D), or (B, T, H, D) when `token_major`.
+  Var RotateLeadingPairs(const Var& qk, int64_t offset, bool token_major) const {
     const int r = static_cast<int>(qk.rank());
+    const int64_t d = qk.dim(r - 1);
+    TVLAB_CHECK(d % 2 == 0) << "rope needs an even last dimension, got " << d
+                            << " (the plugin using rope must validate this)";
+    const int64_t turned = fraction_ == 1.0f ? d : RotatedDims(d, fraction_);
+    TVLAB_CHECK(turned >= 2) << "rotary_fraction " << fraction_ << " turns no pair of " << d;
+    if (turned == d) return Rotate(qk, offset, token_major);
+    Var head = Slice(qk, r - 1, 0, turned), tail = Slice(qk, r - 1, turned, d - turned);
+    return Concat({Rotate(head, offset, token_major), tail}, r - 1);  // as qk
+  }
+
+  // Every coordinate of qk (..., T, d), or token-major (B, T, H, d), turned:
+  // one kernel each way (Backend::Rotary), the same bits as composing
+  // slices, products and a concatenation.
+  Var Rotate(const Var& qk, int64_t offset, bool token_major) const {
+    const int r = static_cast<int>(qk.rank());
+    TVLAB_CHECK(!token_major || r == 4) << "token-major rope needs (B, T, H, D), got rank " << r;
     Tensor cos, sin;  // (T, d/2)
-    Tables(offset, qk.dim(r - 2), qk.dim(r - 1), &cos, &sin);
-    return Rotary(qk, cos, sin, interleaved_);
+    Tables(offset, qk.dim(token_major ? 1 : r - 2), qk.dim(r - 1), &cos, &sin);
+    return token_major ? RotaryTokenMajor(qk, cos, sin, interleaved_) : Rotary(qk, cos, sin, interleaved_);
   }
 
   double base_;

@@ -189,5 +189,25 @@ TEST(RopeScaling, ValidationNamesTheField) {
   EXPECT_THAT(std::string(Check(n).message()), HasSubstr("needs d >= 4"));
 }
 
+// Attention turns token-major q and k (B, T, H, hs) where they lie; with a
+// partial rotation, YaRN's tables and gain and either pairing that is the
+// head-major turn between two permutes, bit for bit.
+TEST(RopeScaling, TokenMajorTurnIsTheHeadMajorOne) {
+  for (RopeOptions::Pairing pairing : {RopeOptions::HALVES, RopeOptions::INTERLEAVED}) {
+    RopeOptions o = Halves();
+    o.set_pairing(pairing);
+    o.set_rotary_fraction(0.5f);
+    o.mutable_scaling()->set_method(RopeScaling::YARN);
+    o.mutable_scaling()->set_factor(8);
+    auto rope = Make(o, Dims16());
+    ASSERT_TRUE(rope->RotatesTokenMajor());
+    const std::vector<int> swap = {0, 2, 1, 3};
+    Var x(RandomTensor({2, 5, 2, 16}, 12));  // (B, T, H, hs)
+    const std::vector<float> token_major = rope->RotateQueryTokenMajor(x, 9).value().ToVector();
+    EXPECT_EQ(token_major, Permute(rope->RotateQuery(Permute(x, swap), 9), swap).value().ToVector());
+    EXPECT_NE(token_major, Permute(rope->RotateQuery(Permute(x, swap), 8), swap).value().ToVector());
+  }
+}
+
 }  // namespace
 }  // namespace tvlab
