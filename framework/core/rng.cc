@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -278,11 +279,25 @@ float RngStream::Uniform(uint64_t index) const {
   return static_cast<float>(Word(index) >> 8) * (1.0f / 16777216.0f);
 }
 
-float RngStream::Normal(uint64_t index) const {
-  // u1 in (0, 1] so that log(u1) is finite.
-  double u1 = (static_cast<double>(Word(2 * index) >> 8) + 1.0) / 16777216.0;
-  double u2 = static_cast<double>(Word(2 * index + 1) >> 8) / 16777216.0;
+namespace {
+// Box-Muller on two words: u1 in (0, 1] so that log(u1) is finite.
+float BoxMuller(uint32_t word1, uint32_t word2) {
+  const double u1 = (static_cast<double>(word1 >> 8) + 1.0) / 16777216.0;
+  const double u2 = static_cast<double>(word2 >> 8) / 16777216.0;
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+}
+}  // namespace
+
+float RngStream::Normal(uint64_t index) const { return BoxMuller(Word(2 * index), Word(2 * index + 1)); }
+
+void RngStream::NormalFill(uint64_t first, uint64_t n, float* out) const {
+  constexpr uint64_t kChunk = 4096;  // normals a Words call draws words for
+  std::vector<uint32_t> words(2 * std::min(n, kChunk));
+  for (uint64_t done = 0; done < n; done += kChunk) {
+    const uint64_t count = std::min(kChunk, n - done);
+    Words(2 * (first + done), 2 * count, words.data());
+    for (uint64_t i = 0; i < count; ++i) out[done + i] = BoxMuller(words[2 * i], words[2 * i + 1]);
+  }
 }
 
 RngStream RngStream::ForBatchRows(int64_t first_row, int64_t rows) const {

@@ -136,6 +136,19 @@ TEST(RngStream, MomentsOfUniformAndNormal) {
   for (int c : counts) EXPECT_NEAR(c, n / 10, n / 100);
 }
 
+// NormalFill is Normal index by index (one Words call per chunk instead of
+// two Words a normal), from an odd first index, across its chunks.
+TEST(RngStream, NormalFillIsNormalOneByOne) {
+  RngStream s(11, RngPurpose::kInit, 5);
+  for (uint64_t first : {0u, 3u, 4093u}) {
+    for (uint64_t n : {0u, 1u, 7u, 4096u, 9000u}) {
+      std::vector<float> z(n);
+      s.NormalFill(first, n, z.data());
+      for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(z[i], s.Normal(first + i)) << first << " + " << i;
+    }
+  }
+}
+
 // UniformInts is UniformInt index by index (one Words call instead of a
 // Word each), from an odd first index, across Philox blocks.
 TEST(RngStream, UniformIntsAreUniformIntsOneByOne) {

@@ -1,5 +1,8 @@
 #include "framework/nn/module.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "framework/autograd/auxiliary_outputs.h"
 #include "framework/core/check.h"
 
@@ -106,6 +109,28 @@ RngStream Module::DropoutStream(const ForwardContext& ctx, const std::string& si
   return ctx.shard_rows > 0 ? stream.ForBatchRows(ctx.shard_first_row, ctx.shard_rows) : stream;
 }
 
+namespace {
+// A parameter's n initial values under `init`: element i from the stream's
+// word i (uniform) or words 2i and 2i + 1 (normal), drawn a run at a time.
+std::vector<float> InitialValues(const Init& init, const RngStream& rng, int64_t n) {
+  std::vector<float> values(n);
+  switch (init.kind) {
+    case Init::kZeros: std::fill(values.begin(), values.end(), 0.0f); break;
+    case Init::kOnes: std::fill(values.begin(), values.end(), 1.0f); break;
+    case Init::kConstant: std::fill(values.begin(), values.end(), init.scale); break;
+    case Init::kUniform:
+      rng.UniformFill(0, n, values.data());
+      for (float& v : values) v = init.scale * (2.0f * v - 1.0f);
+      break;
+    case Init::kNormal:
+      rng.NormalFill(0, n, values.data());
+      for (float& v : values) v = init.scale * v;
+      break;
+  }
+  return values;
+}
+}  // namespace
+
 void InitializeParameters(Module& root, uint64_t seed) {
   InitializeParameters(root, seed, [](const std::string&, const Shape&, const Init& declared) { return declared; });
 }
@@ -121,18 +146,8 @@ void InitializeParameters(Module& root, uint64_t seed, const InitPolicy& policy)
       Tensor& t = p.var.mutable_value();
       const std::string name = Join(m->path_, p.name);
       const Init init = policy(name, t.shape(), p.init);
-      RngStream rng(seed, RngPurpose::kInit, HashName(name));
-      std::vector<float> values(t.numel());
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        switch (init.kind) {
-          case Init::kZeros: values[i] = 0.0f; break;
-          case Init::kOnes: values[i] = 1.0f; break;
-          case Init::kUniform: values[i] = init.scale * (2.0f * rng.Uniform(i) - 1.0f); break;
-          case Init::kNormal: values[i] = init.scale * rng.Normal(i); break;
-          case Init::kConstant: values[i] = init.scale; break;
-        }
-      }
-      t = Tensor::FromVector(t.shape(), values, t.device());
+      t = Tensor::FromVector(t.shape(), InitialValues(init, RngStream(seed, RngPurpose::kInit, HashName(name)), t.numel()),
+                             t.device());
     }
     for (auto& [name, child] : m->children_) stack.push_back(child.get());
   }
