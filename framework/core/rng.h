@@ -47,7 +47,7 @@ class RngStream {
   float Uniform(uint64_t index) const;
   // Standard normal via Box-Muller from words 2*index and 2*index+1.
   float Normal(uint64_t index) const;
-  // Normal(first + i) for i < n into `out`, from one Words call.
+  // Normal(first + i) for i < n into `out`, from one Words call per 4096.
   void NormalFill(uint64_t first, uint64_t n, float* out) const;
   // Uniform integer in [0, n) from word `index` (n small; bias < n / 2^32).
   uint32_t UniformInt(uint64_t index, uint32_t n) const;

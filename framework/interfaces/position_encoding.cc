@@ -6,15 +6,16 @@
 
 namespace tvlab {
 namespace {
-const std::vector<int> kSwapTokensAndHeads = {0, 2, 1, 3};  // (B, T, H, x) <-> (B, H, T, x)
+// (B, T, H, x) <-> (B, H, T, x)
+std::vector<int> SwapTokensAndHeads() { return {0, 2, 1, 3}; }
 }  // namespace
 
 Var PositionEncoding::RotateQueryTokenMajor(const Var& q, int64_t offset) const {
-  return Permute(RotateQuery(Permute(q, kSwapTokensAndHeads), offset), kSwapTokensAndHeads);  // (B, T, H, hs)
+  return Permute(RotateQuery(Permute(q, SwapTokensAndHeads()), offset), SwapTokensAndHeads());  // (B, T, H, hs)
 }
 
 Var PositionEncoding::RotateKeyTokenMajor(const Var& k, int64_t offset) const {
-  return Permute(RotateKey(Permute(k, kSwapTokensAndHeads), offset), kSwapTokensAndHeads);  // (B, S, G, hs)
+  return Permute(RotateKey(Permute(k, SwapTokensAndHeads()), offset), SwapTokensAndHeads());  // (B, S, G, hs)
 }
 
 }  // namespace tvlab
