@@ -295,7 +295,7 @@ void RngStream::NormalFill(uint64_t first, uint64_t n, float* out) const {
   std::vector<uint32_t> words(2 * std::min(n, kChunk));
   for (uint64_t done = 0; done < n; done += kChunk) {
     const uint64_t count = std::min(kChunk, n - done);
-    Words(2 * (first + done), 2 * count, words.data());
+    Words(2 * (first + done), 2 * count, words.data());  // host: random words
     for (uint64_t i = 0; i < count; ++i) out[done + i] = BoxMuller(words[2 * i], words[2 * i + 1]);
   }
 }

@@ -11,11 +11,13 @@ std::vector<int> SwapTokensAndHeads() { return {0, 2, 1, 3}; }
 }  // namespace
 
 Var PositionEncoding::RotateQueryTokenMajor(const Var& q, int64_t offset) const {
-  return Permute(RotateQuery(Permute(q, SwapTokensAndHeads()), offset), SwapTokensAndHeads());  // (B, T, H, hs)
+  const Var head_major = RotateQuery(Permute(q, SwapTokensAndHeads()), offset);  // (B, H, T, hs)
+  return Permute(head_major, SwapTokensAndHeads());                               // (B, T, H, hs)
 }
 
 Var PositionEncoding::RotateKeyTokenMajor(const Var& k, int64_t offset) const {
-  return Permute(RotateKey(Permute(k, SwapTokensAndHeads()), offset), SwapTokensAndHeads());  // (B, S, G, hs)
+  const Var head_major = RotateKey(Permute(k, SwapTokensAndHeads()), offset);  // (B, G, S, hs)
+  return Permute(head_major, SwapTokensAndHeads());                             // (B, S, G, hs)
 }
 
 }  // namespace tvlab

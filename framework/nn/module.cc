@@ -119,11 +119,11 @@ std::vector<float> InitialValues(const Init& init, const RngStream& rng, int64_t
     case Init::kOnes: std::fill(values.begin(), values.end(), 1.0f); break;
     case Init::kConstant: std::fill(values.begin(), values.end(), init.scale); break;
     case Init::kUniform:
-      rng.UniformFill(0, n, values.data());
+      rng.UniformFill(0, n, values.data());  // host: initial values, copied onto the device below
       for (float& v : values) v = init.scale * (2.0f * v - 1.0f);
       break;
     case Init::kNormal:
-      rng.NormalFill(0, n, values.data());
+      rng.NormalFill(0, n, values.data());  // host: initial values, copied onto the device below
       for (float& v : values) v = init.scale * v;
       break;
   }
@@ -146,8 +146,8 @@ void InitializeParameters(Module& root, uint64_t seed, const InitPolicy& policy)
       Tensor& t = p.var.mutable_value();
       const std::string name = Join(m->path_, p.name);
       const Init init = policy(name, t.shape(), p.init);
-      t = Tensor::FromVector(t.shape(), InitialValues(init, RngStream(seed, RngPurpose::kInit, HashName(name)), t.numel()),
-                             t.device());
+      const RngStream rng(seed, RngPurpose::kInit, HashName(name));
+      t = Tensor::FromVector(t.shape(), InitialValues(init, rng, t.numel()), t.device());
     }
     for (auto& [name, child] : m->children_) stack.push_back(child.get());
   }

@@ -245,8 +245,9 @@ TEST_P(PositionConformance, TokenMajorTurnsAreTheHeadMajorOnes) {
     for (int64_t offset : {0, 7}) {
       Var a(x.Clone(), /*requires_grad=*/true), b(x.Clone(), /*requires_grad=*/true);
       Var token_major = query ? pe_->RotateQueryTokenMajor(a, offset) : pe_->RotateKeyTokenMajor(a, offset);
-      Var head_major = query ? pe_->RotateQuery(Permute(b, swap), offset) : pe_->RotateKey(Permute(b, swap), offset);
-      head_major = Permute(head_major, swap);  // (B, T, H, hs)
+      const Var b_head_major = Permute(b, swap);  // (B, H, T, hs)
+      const Var head_major =
+          Permute(query ? pe_->RotateQuery(b_head_major, offset) : pe_->RotateKey(b_head_major, offset), swap);
       Backward(Sum(Mul(token_major, Var(w))));
       Backward(Sum(Mul(head_major, Var(w))));
       const std::string where = absl::StrCat(query ? "query" : "key", " at offset ", offset);
