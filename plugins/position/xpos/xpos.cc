@@ -95,20 +95,50 @@ class Xpos : public PositionEncoding {
     return Mul(RotateQueryOrKey(k, offset), Scales(k, offset, -1.0));  // (..., T, D)
   }
 
+  // Token-major q or k (B, T, H, D), turned and scaled where it lies (the
+  // same products as above), so attention needs no head permutes.
+  bool RotatesTokenMajor() const override { return true; }
+  Var RotateQueryTokenMajor(const Var& q, int64_t offset) const override {
+    return Mul(TurnTokenMajor(q, offset), TokenMajorScales(q, offset, +1.0));  // (B, T, H, D)
+  }
+  Var RotateKeyTokenMajor(const Var& k, int64_t offset) const override {
+    return Mul(TurnTokenMajor(k, offset), TokenMajorScales(k, offset, -1.0));  // (B, T, H, D)
+  }
+
  private:
   // zeta_i^(sign * p / scale_base) for positions p in [offset, offset + T),
-  // both coordinates of pair i -> (T, D).
-  Var Scales(const Var& qk, int64_t offset, double sign) const {
-    const int r = static_cast<int>(qk.rank());
-    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1);
-    std::vector<float> scales(t * d);
+  // both coordinates of pair i, the same for each of `heads` -> (T, heads, D).
+  std::vector<float> ScaleValues(int64_t t, int64_t heads, int64_t d, int64_t offset, double sign) const {
+    std::vector<float> scales(t * heads * d);
     for (int64_t p = 0; p < t; ++p)
       for (int64_t i = 0; i < d / 2; ++i) {
         const double zeta = (2.0 * i / d + gamma_) / (1.0 + gamma_);
         const float v = static_cast<float>(std::pow(zeta, sign * (offset + p) / scale_base_));
-        scales[p * d + 2 * i] = scales[p * d + 2 * i + 1] = v;
+        for (int64_t h = 0; h < heads; ++h) {
+          float* pair = &scales[(p * heads + h) * d + 2 * i];
+          pair[0] = pair[1] = v;
+        }
       }
-    return Var(Tensor::FromVector({t, d}, scales));
+    return scales;
+  }
+  // qk (..., T, D) -> its scales (T, D).
+  Var Scales(const Var& qk, int64_t offset, double sign) const {
+    const int r = static_cast<int>(qk.rank());
+    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1);
+    return Var(Tensor::FromVector({t, d}, ScaleValues(t, 1, d, offset, sign)));
+  }
+  // qk (B, T, H, D) -> its scales (T, H, D), repeated over B by Mul.
+  Var TokenMajorScales(const Var& qk, int64_t offset, double sign) const {
+    const int64_t t = qk.dim(1), h = qk.dim(2), d = qk.dim(3);
+    return Var(Tensor::FromVector({t, h, d}, ScaleValues(t, h, d, offset, sign)));
+  }
+  // qk (B, T, H, D) turned only, by RoPE's angles for its T positions.
+  Var TurnTokenMajor(const Var& qk, int64_t offset) const {
+    TVLAB_CHECK(qk.rank() == 4 && qk.dim(3) % 2 == 0) << "token-major xpos needs (B, T, H, even D)";
+    const int64_t t = qk.dim(1), d = qk.dim(3);
+    Tensor cos = Tensor::Empty({t, d / 2}), sin = Tensor::Empty({t, d / 2});  // (T, D/2)
+    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
+    return RotaryTokenMajor(qk, cos, sin, /*interleaved=*/true);  // (B, T, H, D)
   }
 
   double base_, scale_base_, gamma_;
