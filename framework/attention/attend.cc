@@ -212,7 +212,7 @@ Var AttendOverKeys(const Var& q, const Var& k, const Var& v, const AttentionCont
 
 // Whether `c` lets token-major q, k, v reach the fused kernel as they are:
 // no cache, no rotation (LeavesQueriesAndKeysAlone) or one that turns
-// token-major rows (RotatesTokenMajor: rope), no position bias, extras
+// token-major rows (RotatesTokenMajor: rope, xpos), no position bias, extras
 // (sinks, soft-cap, QK-norm, gate) or value mixing; no weights wanted
 // (probe, statistics); a score that fuses; a policy other than "unfused";
 // and a dropout draw the kernel can start (TakesFusedPath).

@@ -152,8 +152,8 @@ Var Attend(const Var& q, const Var& k, const Var& v, const AttentionContext& c);
 // kernel token-major for the call (Backend::PrefersTokenMajorFusedAttention:
 // cpu_onednn's AVX-512 short kernel, and its tiled kernels from 64 x 64
 // query-key pairs on) and the context allows it (no cache, no rotation
-// other than one that turns token-major rows (RotatesTokenMajor: rope, which
-// then turns q and k where they lie), no position bias, extras or value
+// other than one that turns token-major rows (RotatesTokenMajor: rope and
+// xpos, which then turn q and k where they lie), no position bias, extras or value
 // mixing, no weights wanted, a fusing score, runtime.attention not
 // "unfused"), the kernel reads them where they lie: no head permutes.
 // Otherwise Attend between permutes, the same operations as SplitHeads /
