@@ -9,12 +9,13 @@
 #     --compile; the compiling first step is timed apart),
 #   - JAX on CPU from the same venv (bench/jax_sort.py: one jitted step;
 #     compilation time excluded and printed separately).
-# tvlab runs twice: eager (train.step_capture: CAPTURE_OFF) and captured
-# (the default), and prints its FLOPs, achieved rate and MFU against the
-# measured FMA peak. At one thread every run is pinned to core 0.
-# With REPEATS=N every peer runs N times at each thread count, alternated
-# (tvlab, then each peer, then again): this machine's speed moves between
-# phases, so a single run's ratio can be off by 10% (bench/README.md).
+# tvlab runs eager (train.step_capture: CAPTURE_OFF) and captured (the
+# default), and prints its FLOPs, achieved rate and MFU against the
+# measured FMA peak; then every peer runs between two captured tvlab runs
+# and its ratio is to their mean (this machine's speed moves between
+# phases, by 10-50% within minutes: bench/README.md). At one thread every
+# run is pinned to core 0. With REPEATS=N all of it runs N times at each
+# thread count, and the script ends with each peer's median ratio.
 # usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,17 +68,39 @@ PY
     else xla="--xla_cpu_multi_thread_eigen=true"; fi
     runs+=("env XLA_FLAGS='$xla' $pin bench/.venv/bin/python bench/jax_sort.py --threads $t")
   fi
-  for run in "${runs[@]}"; do
-    line=$(eval "$run" 2>/dev/null | tail -1)
-    /usr/bin/python3 - "$line" "$tv_s" <<'PY'
+  # Each peer is bracketed by captured tvlab runs (the one before it, then
+  # one after it, which is also the next peer's before): its ratio is its
+  # time over the mean of the two, so a drift of the machine's speed during
+  # the peer's run moves both sides.
+  before=$tv_s
+  for i in "${!runs[@]}"; do
+    line=$(eval "${runs[$i]}" 2>/dev/null | tail -1)
+    $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_${r}_after$i" \
+      >/dev/null 2>&1
+    after=$(/usr/bin/python3 -c "import json;print(json.load(open('$OUT/tvlab_${t}_${r}_after$i/metrics.json'))['train_seconds'])")
+    /usr/bin/python3 - "$line" "$before" "$after" "$t" "$OUT/ratios.txt" <<'PY'
 import json, sys
-m = json.loads(sys.argv[1]); tv = float(sys.argv[2])
+m = json.loads(sys.argv[1]); before, after = float(sys.argv[2]), float(sys.argv[3])
+tv = (before + after) / 2
 note = f"  (+{m['compile_seconds']:.1f}s compile)" if "compile_seconds" in m else ""
 print(f"{m['peer']:<22} {m['threads']:>7} {m['train_seconds']:>10.2f} {m['tokens_per_second']:>10.0f} "
-      f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x{note}")
+      f"{m['token_accuracy']:>8.3f} {m['train_seconds'] / tv:>7.2f}x{note}  (tvlab {before:.2f} / {after:.2f} s)")
+with open(sys.argv[5], "a") as f:
+    f.write(f"{sys.argv[4]}\t{m['peer']}\t{m['train_seconds'] / tv}\n")
 PY
+    before=$after
   done
  done
 done
-echo "ratio = peer train seconds / tvlab (captured) train seconds (> 1 means tvlab is faster)"
+echo "ratio = peer train seconds / the mean of the captured tvlab runs just before and after it (> 1: tvlab is faster)"
+/usr/bin/python3 - "$OUT/ratios.txt" <<'PY'
+import collections, statistics, sys
+ratios = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    t, peer, ratio = line.rstrip("\n").split("\t")
+    ratios[(t, peer)].append(float(ratio))
+print("medians over the repeats (issue #33's one-thread targets: >= 5x PyTorch 2.x eager, >= 3x JAX):")
+for (t, peer), rs in ratios.items():
+    print(f"  {peer:<30} threads {t}: median {statistics.median(rs):.2f}x  repeats {', '.join(f'{r:.2f}' for r in rs)}")
+PY
 rm -rf "$OUT"
