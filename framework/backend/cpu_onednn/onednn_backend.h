@@ -70,6 +70,8 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(AdamWMany);
   TVLAB_OVERRIDE_KERNEL(SgdMany);
   TVLAB_OVERRIDE_KERNEL(LionMany);
+  // Gradient clipping's sum of squares in 32 double lanes (onednn_optimizers.cc).
+  TVLAB_OVERRIDE_KERNEL(SumSquares);
   TVLAB_OVERRIDE_KERNEL(FusedAttention);
   TVLAB_OVERRIDE_KERNEL(FusedAttentionBackward);
   // The chunked gated-linear scan: (batch, head) pairs over threads
