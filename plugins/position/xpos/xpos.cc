@@ -83,10 +83,8 @@ class Xpos : public PositionEncoding {
   Var RotateQueryOrKey(const Var& qk, int64_t offset) const override {
     const int r = static_cast<int>(qk.rank());
     TVLAB_CHECK(r >= 2 && qk.dim(r - 1) % 2 == 0) << "xpos needs (..., T, even D)";
-    const int64_t t = qk.dim(r - 2), d = qk.dim(r - 1), half = d / 2;
-    Tensor cos = Tensor::Empty({t, half}), sin = Tensor::Empty({t, half});  // (T, D/2)
-    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
-    return Rotary(qk, cos, sin, /*interleaved=*/true);  // (..., T, D)
+    const Angles a = AnglesFor(qk.dim(r - 2), qk.dim(r - 1), offset);
+    return Rotary(qk, a.cos, a.sin, /*interleaved=*/true);  // (..., T, D)
   }
   Var RotateQuery(const Var& q, int64_t offset) const override {
     return Mul(RotateQueryOrKey(q, offset), Scales(q, offset, +1.0));  // (..., T, D)
@@ -135,10 +133,18 @@ class Xpos : public PositionEncoding {
   // qk (B, T, H, D) turned only, by RoPE's angles for its T positions.
   Var TurnTokenMajor(const Var& qk, int64_t offset) const {
     TVLAB_CHECK(qk.rank() == 4 && qk.dim(3) % 2 == 0) << "token-major xpos needs (B, T, H, even D)";
-    const int64_t t = qk.dim(1), d = qk.dim(3);
-    Tensor cos = Tensor::Empty({t, d / 2}), sin = Tensor::Empty({t, d / 2});  // (T, D/2)
-    CurrentBackend().RotaryTables(offset, t, d, base_, cos.ptr(), sin.ptr());
-    return RotaryTokenMajor(qk, cos, sin, /*interleaved=*/true);  // (B, T, H, D)
+    const Angles a = AnglesFor(qk.dim(1), qk.dim(3), offset);
+    return RotaryTokenMajor(qk, a.cos, a.sin, /*interleaved=*/true);  // (B, T, H, D)
+  }
+  // RoPE's cos and sin for positions [offset, offset + t) and head size d:
+  // (T, D/2) each.
+  struct Angles {
+    Tensor cos, sin;
+  };
+  Angles AnglesFor(int64_t t, int64_t d, int64_t offset) const {
+    Angles a{Tensor::Empty({t, d / 2}), Tensor::Empty({t, d / 2})};
+    CurrentBackend().RotaryTables(offset, t, d, base_, a.cos.ptr(), a.sin.ptr());
+    return a;
   }
 
   double base_, scale_base_, gamma_;
