@@ -16,6 +16,14 @@ namespace tvlab {
 // node.grad in place.
 void AccumulateOwnedGrad(Node& node, Tensor&& grad);
 
+// node.grad's storage when a gradient may be added into it in place (it is
+// defined and its own, as AccumulateOwnedGrad would add into it), else
+// null. An op that can add as it writes (a GEMM with beta 1: c = product +
+// c, one IEEE addition, the bits of AccumulateOwnedGrad's separate add)
+// writes there instead of into a fresh tensor: one pass and one buffer
+// fewer. Null for a node that needs no gradient.
+float* GradToAddInto(Node& node);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_

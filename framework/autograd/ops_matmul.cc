@@ -19,6 +19,55 @@ using ops_internal::ReduceTo;
 
 namespace {
 
+// C = op(A) op(B): dop(A) = G op(B)^T, added into A's own gradient when it
+// has one (beta 1: grad_accumulation.h), else into a fresh tensor.
+void AddGradOfA(const Tensor& g, const GemmDesc& d, Node& an, const Node& bn) {
+  float* into = GradToAddInto(an);
+  Tensor da = into != nullptr ? Tensor() : Tensor::Empty(an.value.shape());
+  if (into == nullptr) into = da.ptr();
+  GemmDesc e;
+  e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k, e.precision = d.precision;
+  e.beta = da.defined() ? 0.0f : 1.0f;
+  if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
+    e.m = d.m, e.n = d.k, e.trans_a = false, e.trans_b = !d.trans_b;
+    e.stride_a = d.m * d.n, e.stride_b = d.stride_b;
+    B().Gemm(e, g.ptr(), bn.value.ptr(), into);
+  } else {  // dA (k,m) = op(B) (k,n) @ G^T (n,m)
+    e.m = d.k, e.n = d.m, e.trans_a = d.trans_b, e.trans_b = true;
+    e.stride_a = d.stride_b, e.stride_b = d.m * d.n;
+    B().Gemm(e, bn.value.ptr(), g.ptr(), into);
+  }
+  if (da.defined()) AccumulateOwnedGrad(an, std::move(da));
+}
+
+// dop(B) = op(A)^T G; with a shared B, summed over the batch (one GEMM over
+// batch * m rows). `bias`: a Linear's bias node, whose gradient (G's rows
+// summed) comes from the same pass (GemmAndColumnSums), or null.
+void AddGradOfB(const Tensor& g, const GemmDesc& d, bool shared_b, const Node& an, Node& bn, Node* bias) {
+  const int64_t batch = shared_b ? 1 : d.batch;
+  const int64_t rows = shared_b ? d.batch * d.m : d.m;
+  TVLAB_CHECK(!(shared_b && d.trans_a)) << "shared B with transposed A";
+  Tensor db = Tensor::Empty(bn.value.shape());
+  GemmDesc e;
+  e.batch = batch, e.k = rows, e.stride_c = d.k * d.n, e.precision = d.precision;
+  if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
+    e.m = d.k, e.n = d.n, e.trans_a = !d.trans_a, e.trans_b = false;
+    e.stride_a = d.m * d.k, e.stride_b = d.m * d.n;
+    B().Gemm(e, an.value.ptr(), g.ptr(), db.ptr());
+  } else {  // dB (n,k) = G^T (n,m) @ op(A) (m,k)
+    e.m = d.n, e.n = d.k, e.trans_a = true, e.trans_b = d.trans_a;
+    e.stride_a = d.m * d.n, e.stride_b = d.m * d.k;
+    if (bias != nullptr) {  // (n) = G (rows, n) summed over its rows
+      Tensor dbias = Tensor::Empty(bias->value.shape());
+      B().GemmAndColumnSums(e, g.ptr(), an.value.ptr(), db.ptr(), dbias.ptr());
+      AccumulateOwnedGrad(*bias, std::move(dbias));
+    } else {
+      B().Gemm(e, g.ptr(), an.value.ptr(), db.ptr());
+    }
+  }
+  AccumulateOwnedGrad(bn, std::move(db));
+}
+
 // op(a) op(b), plus `bias` (n) on every output row when given (Linear's bias
 // as the GEMM's epilogue: Backend::GemmBias).
 Var MatMulPlusBias(const Var& a, const Var& b, bool trans_a, bool trans_b, const Var* bias) {
@@ -62,43 +111,13 @@ Var MatMulPlusBias(const Var& a, const Var& b, bool trans_a, bool trans_b, const
   std::vector<Var> inputs = {a, b};
   if (bias != nullptr) inputs.push_back(*bias);
   return MakeResult(out, inputs, [an, bn, biasn, d, shared_b](const Tensor& g) {
-    // d bias (n) = G summed over every row.
-    if (biasn != nullptr && biasn->requires_grad) AccumulateGrad(*biasn, ReduceTo(g, biasn->value.shape()));
-    // C = op(A) op(B):  dop(A) = G op(B)^T,  dop(B) = op(A)^T G.
-    if (an->requires_grad) {
-      Tensor da = Tensor::Empty(an->value.shape());
-      GemmDesc e;
-      e.batch = d.batch, e.k = d.n, e.stride_c = d.m * d.k, e.precision = d.precision;
-      if (!d.trans_a) {  // dA (m,k) = G (m,n) @ op(B)^T (n,k)
-        e.m = d.m, e.n = d.k, e.trans_a = false, e.trans_b = !d.trans_b;
-        e.stride_a = d.m * d.n, e.stride_b = d.stride_b;
-        B().Gemm(e, g.ptr(), bn->value.ptr(), da.ptr());
-      } else {  // dA (k,m) = op(B) (k,n) @ G^T (n,m)
-        e.m = d.k, e.n = d.m, e.trans_a = d.trans_b, e.trans_b = true;
-        e.stride_a = d.stride_b, e.stride_b = d.m * d.n;
-        B().Gemm(e, bn->value.ptr(), g.ptr(), da.ptr());
-      }
-      AccumulateOwnedGrad(*an, std::move(da));
-    }
-    if (bn->requires_grad) {
-      // With a shared B, sum over the batch: one gemm over (batch*m) rows.
-      const int64_t batch = shared_b ? 1 : d.batch;
-      const int64_t rows = shared_b ? d.batch * d.m : d.m;
-      TVLAB_CHECK(!(shared_b && d.trans_a)) << "shared B with transposed A";
-      Tensor db = Tensor::Empty(bn->value.shape());
-      GemmDesc e;
-      e.batch = batch, e.k = rows, e.stride_c = d.k * d.n, e.precision = d.precision;
-      if (!d.trans_b) {  // dB (k,n) = op(A)^T (k,m) @ G (m,n)
-        e.m = d.k, e.n = d.n, e.trans_a = !d.trans_a, e.trans_b = false;
-        e.stride_a = d.m * d.k, e.stride_b = d.m * d.n;
-        B().Gemm(e, an->value.ptr(), g.ptr(), db.ptr());
-      } else {  // dB (n,k) = G^T (n,m) @ op(A) (m,k)
-        e.m = d.n, e.n = d.k, e.trans_a = true, e.trans_b = d.trans_a;
-        e.stride_a = d.m * d.n, e.stride_b = d.m * d.k;
-        B().Gemm(e, g.ptr(), an->value.ptr(), db.ptr());
-      }
-      AccumulateOwnedGrad(*bn, std::move(db));
-    }
+    // A Linear's weight and bias gradients in one pass over G when both are
+    // wanted (GemmAndColumnSums); else d bias (n) = G summed over every row.
+    const bool bias_grad = biasn != nullptr && biasn->requires_grad;
+    const bool together = bias_grad && bn->requires_grad && shared_b && d.trans_b && biasn != an && biasn != bn;
+    if (bias_grad && !together) AccumulateGrad(*biasn, ReduceTo(g, biasn->value.shape()));
+    if (an->requires_grad) AddGradOfA(g, d, *an, *bn);
+    if (bn->requires_grad) AddGradOfB(g, d, shared_b, *an, *bn, together ? biasn.get() : nullptr);
   });
 }
 

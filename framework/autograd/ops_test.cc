@@ -86,6 +86,16 @@ TEST_P(OpsTest, MatMulAllTransposesAndSharedWeight) {
   Var x = RandomVar({2, 3, 4}, 8), w = RandomVar({5, 4}, 9), bias = RandomVar({5}, 10);
   ExpectGradOk([](const std::vector<Var>& v) { return Project(Linear(v[0], v[1], v[2])); },
                {x, w, bias});
+  // An input read by three Linears (attention's q, k and v): the second and
+  // third dX are added into x's gradient as the GEMM writes them (beta 1),
+  // and each bias gradient comes out of its weight gradient's pass.
+  Var w2 = RandomVar({5, 4}, 11), b2 = RandomVar({5}, 12), w3 = RandomVar({3, 4}, 13), b3 = RandomVar({3}, 14);
+  ExpectGradOk(
+      [](const std::vector<Var>& v) {
+        return Add(Add(Project(Linear(v[0], v[1], v[2]), 1), Project(Linear(v[0], v[3], v[4]), 2)),
+                   Project(Linear(v[0], v[5], v[6]), 3));
+      },
+      {x, w, bias, w2, b2, w3, b3});
   // Values: [1 2; 3 4] @ [5 6; 7 8]^T = [17 23; 39 53].
   Var p(Tensor::FromVector({2, 2}, {1, 2, 3, 4})), q(Tensor::FromVector({2, 2}, {5, 6, 7, 8}));
   EXPECT_EQ(MatMul(p, q, false, true).value().ToVector(), (std::vector<float>{17, 23, 39, 53}));

@@ -90,6 +90,11 @@ void AccumulateOwnedGrad(Node& node, Tensor&& grad) {
   AddInto(node, grad);
 }
 
+float* GradToAddInto(Node& node) {
+  if (!node.requires_grad || !node.grad.defined() || shared_grads.count(&node) > 0) return nullptr;
+  return node.grad.ptr();
+}
+
 void Backward(const Var& root) {
   TVLAB_CHECK(root.defined() && root.value().numel() == 1) << "Backward needs a scalar";
   if (!root.requires_grad()) return;

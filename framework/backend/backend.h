@@ -51,6 +51,11 @@ struct GemmDesc {
 // and c contiguous (batch, m, n). Internal callers only (autograd's Linear).
 void CheckGemmBiasDesc(const GemmDesc& d);
 
+// Stops the process unless `d` is a GemmAndColumnSums description: A
+// transposed, batch 1, alpha 1, beta 0. Internal callers only (autograd's
+// Linear).
+void CheckGemmAndColumnSumsDesc(const GemmDesc& d);
+
 enum class UnaryOp {
   kRelu,
   kGeluErf,   // x * Phi(x), exact

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/backend/backend.h"
@@ -96,6 +97,38 @@ TEST_P(BackendConformance, GemmBiasAddsTheBiasToEveryRow) {
                         " shared_b=" + std::to_string(shared_b) + " tb=" + std::to_string(tb));
       }
     }
+  }
+}
+
+// A Linear's weight and bias gradients in one call: c = a^T b and a's
+// columns summed over its rows, against the reference GEMM and sums in
+// double; and bit for bit what the backend's own Gemm and ReduceSumTo give
+// (the composition it may fuse). Sizes past cpu_onednn's row blocks (8)
+// and term panels (64).
+TEST_P(BackendConformance, GemmAndColumnSumsIsGemmAndReduceSumTo) {
+  TVLAB_NEED(Kernel::kGemm, Kernel::kReduceSumTo, Kernel::kGemmAndColumnSums);
+  for (const auto& [m, n, k] : {std::tuple{9, 16, 130}, std::tuple{64, 64, 512}, std::tuple{3, 5, 7}}) {
+    GemmDesc d;
+    d.m = m, d.n = n, d.k = k, d.trans_a = true;
+    const auto a = Random(k * m, 21), b = Random(k * n, 22);
+    std::vector<float> c_ref(m * n), sums_ref(m, 0.0f);
+    ref_->Gemm(d, a.data(), b.data(), c_ref.data());
+    for (int64_t i = 0; i < m; ++i) {
+      double sum = 0.0;
+      for (int64_t p = 0; p < k; ++p) sum += a[p * m + i];
+      sums_ref[i] = static_cast<float>(sum);
+    }
+    Dev da = D(a), db = D(b), c = D(std::vector<float>(m * n, 7.0f)), sums = D(std::vector<float>(m, 7.0f));
+    be_->GemmAndColumnSums(d, da.p(), db.p(), c.p(), sums.p());
+    const std::string at = "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+    const float tol = 2e-5f * (1 + k / 64);  // float sums of k terms against double ones
+    ExpectClose(c.host(), c_ref, tol, "gemm " + at);
+    ExpectClose(sums.host(), sums_ref, tol, "column sums " + at);
+    Dev c_parts = D(std::vector<float>(m * n)), sums_parts = D(std::vector<float>(m));
+    be_->Gemm(d, da.p(), db.p(), c_parts.p());
+    be_->ReduceSumTo(da.p(), {k, m}, sums_parts.p(), {m});
+    EXPECT_EQ(c.host(), c_parts.host()) << "the product differs from the backend's Gemm, " << at;
+    EXPECT_EQ(sums.host(), sums_parts.host()) << "the sums differ from the backend's ReduceSumTo, " << at;
   }
 }
 

@@ -21,6 +21,19 @@ void Backend::GemmBias(const GemmDesc& d, const float* a, const float* b, const 
   Binary(BinaryOp::kAdd, c, rows_n, bias, {d.n}, c, rows_n);  // (rows, n) + (n)
 }
 
+void CheckGemmAndColumnSumsDesc(const GemmDesc& d) {
+  TVLAB_CHECK(d.trans_a && d.batch == 1 && d.alpha == 1.0f && d.beta == 0.0f)
+      << "GemmAndColumnSums takes A transposed, batch 1, alpha 1 and beta 0 (trans_a " << d.trans_a << ", batch "
+      << d.batch << ", alpha " << d.alpha << ", beta " << d.beta << ")";
+}
+
+void Backend::GemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c,
+                                float* a_column_sums) {
+  CheckGemmAndColumnSumsDesc(d);
+  Gemm(d, a, b, c);
+  ReduceSumTo(a, {d.k, d.m}, a_column_sums, {d.m});  // a (k, m) -> (m)
+}
+
 void Backend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) {
   for (const AdamWTensor& t : tensors) {
     AdamWHyper own = h;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/check.h"
 
 namespace tvlab {
 namespace onednn {
@@ -17,22 +18,38 @@ namespace {
 // Columns of C one register block covers: NV AVX-512 vectors.
 constexpr int kLanes = 16;
 
+// How one block starts and ends (below).
+struct BlockEnds {
+  bool from_c = false;           // start from what C holds (a later panel)
+  const float* bias = nullptr;   // + bias (last panel), or null
+  bool add_c = false;            // + what C held before (beta 1, last panel)
+  float* a_sums = nullptr;       // kSums: op(A)'s MR row sums, carried across panels
+  bool from_sums = false;        // kSums: start from a_sums' values (a later panel)
+};
+
 // C's MR rows x (kLanes * NV) columns from column j, over terms [0, k) of
 // a panel: the sum over p in order of a(r, p) * b(p, j + ...), one FMA per
 // term, from 0 (first panel) or from what C holds (a later panel: the
 // float the chain had reached, so the panels change no bit), then + bias
-// (last panel). a(r, p) is at a[r * a_row + p * a_col]; b's row p at
-// b + p * ldb; C's rows ldc apart. MR and NV are compile-time so that the
-// MR x NV sums stay in registers for the whole panel.
-template <int MR, int NV>
+// or + what C held before (last panel). a(r, p) is at a[r * a_row + p *
+// a_col]; b's row p at b + p * ldb; C's rows ldc apart. With kSums (A
+// transposed, a_row 1: a row's MR values lie together) it also adds
+// a(r, p) to row r's sum, p in order, one float addition each (the order of
+// cpu_onednn's ReduceSumTo down a column of A). MR and NV are compile-time
+// so that the MR x NV sums stay in registers for the whole panel.
+template <int MR, int NV, bool kSums>
 __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, const float* a, int64_t a_row,
                                                                    int64_t a_col, const float* b, int64_t ldb,
-                                                                   bool from_c, const float* bias, float* c,
-                                                                   int64_t ldc) {
+                                                                   const BlockEnds& ends, float* c, int64_t ldc) {
+  if constexpr (kSums) a_row = 1;  // known here: the offsets of a row's values become constants
   __m512 sum[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
-      sum[r][v] = from_c ? _mm512_loadu_ps(c + r * ldc + kLanes * v) : _mm512_setzero_ps();
+      sum[r][v] = ends.from_c ? _mm512_loadu_ps(c + r * ldc + kLanes * v) : _mm512_setzero_ps();
+  // MR row sums: a vector of eight, or one float (the blocks MR takes).
+  static_assert(!kSums || MR == 8 || MR == 1, "row sums for blocks of 8 or 1 rows");
+  __m256 sums8 = kSums && MR == 8 && ends.from_sums ? _mm256_loadu_ps(ends.a_sums) : _mm256_setzero_ps();
+  float sum1 = kSums && MR == 1 && ends.from_sums ? ends.a_sums[0] : 0.0f;
   for (int64_t p = 0; p < k; ++p) {
     __m512 row[NV];  // B(p, j .. j + kLanes * NV)
     for (int v = 0; v < NV; ++v) row[v] = _mm512_loadu_ps(b + p * ldb + kLanes * v);
@@ -40,11 +57,16 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
       const __m512 x = _mm512_set1_ps(a[r * a_row + p * a_col]);
       for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_fmadd_ps(x, row[v], sum[r][v]);
     }
+    if constexpr (kSums && MR == 8) sums8 = _mm256_add_ps(sums8, _mm256_loadu_ps(a + p * a_col));
+    if constexpr (kSums && MR == 1) sum1 += a[p * a_col];
   }
+  if constexpr (kSums && MR == 8) _mm256_storeu_ps(ends.a_sums, sums8);
+  if constexpr (kSums && MR == 1) ends.a_sums[0] = sum1;
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
       __m512 out = sum[r][v];
-      if (bias != nullptr) out = _mm512_add_ps(out, _mm512_loadu_ps(bias + kLanes * v));
+      if (ends.bias != nullptr) out = _mm512_add_ps(out, _mm512_loadu_ps(ends.bias + kLanes * v));
+      if (ends.add_c) out = _mm512_add_ps(out, _mm512_loadu_ps(c + r * ldc + kLanes * v));
       _mm512_storeu_ps(c + r * ldc + kLanes * v, out);
     }
 }
@@ -56,22 +78,54 @@ struct Operands {
   int64_t a_row, a_col;  // op(A)(i, p) at a[i * a_row + p * a_col]
   const float* b;        // (k, n)
   const float* bias;     // (n) or null
+  bool add_c;            // beta 1: C += the product (k in one panel)
   float* c;              // (m, n)
+  float* a_column_sums;  // (m): op(A)'s rows summed, or null
 };
 
+// RowBlock's first column block with op(A)'s row sums (A transposed:
+// a_row 1); *j becomes the column after it.
+template <int MR, int NV>
+__attribute__((target("avx512f"), always_inline)) inline void FirstBlockWithSums(
+    const Operands& o, const float* a, const float* b, float* c, int64_t i, int64_t p0, int64_t kc,
+    const BlockEnds& ends, int64_t* j) {
+  BlockEnds first = ends;
+  first.bias = p0 + kc == o.k && o.bias ? o.bias : nullptr;
+  first.a_sums = o.a_column_sums + i;
+  first.from_sums = p0 > 0;
+  if (NV * kLanes <= o.n) {
+    Block<MR, NV, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
+    *j = NV * kLanes;
+  } else {
+    Block<MR, 1, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
+    *j = kLanes;
+  }
+}
+
 // The terms [p0, p0 + kc) of rows [i, i + MR) of C, every column: blocks
-// of NV vectors, then of one.
+// of NV vectors, then of one; the first block also sums op(A)'s rows when
+// o.a_column_sums is set.
 template <int MR, int NV>
 __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, int64_t p0, int64_t kc) {
   const float* a = o.a + i * o.a_row + p0 * o.a_col;
   const float* b = o.b + p0 * o.n;
-  const bool from_c = p0 > 0, last = p0 + kc == o.k;
+  const bool last = p0 + kc == o.k;
   float* c = o.c + i * o.n;
+  BlockEnds ends;
+  ends.from_c = p0 > 0;
+  ends.add_c = last && o.add_c;
   int64_t j = 0;
-  for (; j + NV * kLanes <= o.n; j += NV * kLanes)
-    Block<MR, NV>(kc, a, o.a_row, o.a_col, b + j, o.n, from_c, last && o.bias ? o.bias + j : nullptr, c + j, o.n);
-  for (; j < o.n; j += kLanes)
-    Block<MR, 1>(kc, a, o.a_row, o.a_col, b + j, o.n, from_c, last && o.bias ? o.bias + j : nullptr, c + j, o.n);
+  if constexpr (MR == 8 || MR == 1) {  // the row blocks of A transposed (Product)
+    if (o.a_column_sums != nullptr) FirstBlockWithSums<MR, NV>(o, a, b, c, i, p0, kc, ends, &j);
+  }
+  for (; j + NV * kLanes <= o.n; j += NV * kLanes) {
+    ends.bias = last && o.bias ? o.bias + j : nullptr;
+    Block<MR, NV, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
+  }
+  for (; j < o.n; j += kLanes) {
+    ends.bias = last && o.bias ? o.bias + j : nullptr;
+    Block<MR, 1, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
+  }
 }
 
 // Rows [first, end) of C in blocks of MR (the rest one at a time), the
@@ -114,12 +168,18 @@ void Product(const Operands& o, bool trans_a) {
 
 bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
   return onednn_has_avx512_core && d.precision == Precision::kFp32 && d.batch == 1 && !d.trans_b &&
-         d.alpha == 1.0f && d.beta == 0.0f && d.m > 0 && d.k > 0 && d.n > 0 && d.n % kLanes == 0 &&
+         d.alpha == 1.0f && (d.beta == 0.0f || (d.beta == 1.0f && !d.trans_a)) && d.m > 0 && d.k > 0 && d.n > 0 && d.n % kLanes == 0 &&
          d.n <= kMediumGemmMaxN && d.k <= kMediumGemmMaxK && d.m * d.n * d.k <= kMediumGemmMaxMacs;
 }
 
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c) {
-  Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, c}, d.trans_a);
+  Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, d.beta == 1.0f, c, nullptr},
+          d.trans_a);
+}
+
+void MediumGemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c, float* a_column_sums) {
+  TVLAB_CHECK(d.trans_a && d.beta == 0.0f) << "MediumGemmAndColumnSums: A transposed, beta 0";
+  Product(Operands{d.m, d.n, d.k, a, 1, d.m, b, nullptr, false, c, a_column_sums}, true);
 }
 
 }  // namespace onednn

@@ -17,8 +17,10 @@
 // sort run slower.
 //
 // Each output is sum over p in order 0..k-1 of op(A)(i, p) * B(p, j), one
-// fused multiply-add per term from 0, then + bias(j) when there is one:
-// on that Xeon, oneDNN's matmul computed the same bits for every shape this
+// fused multiply-add per term from 0, then + bias(j) when there is one, or
+// + C(i, j) with beta 1 (the sum and the old value in one IEEE addition,
+// as a separate Binary add of the two would give: autograd adds a dX into
+// a gradient that way). On that Xeon, oneDNN's matmul computed the same bits for every shape this
 // takes (the sort run's loss was the same to the bit either way), so taking
 // these shapes moved no result there. Threads split C's row blocks, so every
 // thread count computes the same bits.
@@ -38,13 +40,21 @@ constexpr int64_t kMediumGemmMaxN = 256;
 constexpr int64_t kMediumGemmMaxMacs = 128 * 128 * 512;
 
 // Whether `d` (after FlattenSharedB) is one fp32 product MediumGemm takes:
-// batch 1, B not transposed, alpha 1, beta 0, within the limits above, on a
+// batch 1, B not transposed, alpha 1, beta 0 (or 1 with A not transposed:
+// one panel of terms, so C still holds its old value at the end), within
+// the limits above, on a
 // CPU where oneDNN has its AVX-512 kernels (`onednn_has_avx512_core`).
 bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core);
 
-// c (m, n) = op(a) @ b (+ bias (n) on every row, when not null) for a `d`
-// IsMediumGemm takes.
+// c (m, n) = op(a) @ b (+ bias (n) on every row, when not null; + c with
+// beta 1) for a `d` IsMediumGemm takes.
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
+
+// MediumGemm for a `d` with A transposed (a stored (k, m)) and beta 0, and
+// a_column_sums (m) = a's k rows summed, each column from 0 row by row in
+// float (cpu_onednn's ReduceSumTo order: the same bits), as the product
+// reads them: a Linear's bias gradient beside its weight gradient.
+void MediumGemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c, float* a_column_sums);
 
 }  // namespace onednn
 }  // namespace tvlab

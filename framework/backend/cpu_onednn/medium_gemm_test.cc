@@ -1,5 +1,6 @@
 // medium_gemm.h's loop: against the reference GEMM, bit for bit against the
-// order it promises (one FMA per term, p = 0..k-1, from 0, then the bias),
+// order it promises (one FMA per term, p = 0..k-1, from 0, then the bias or
+// the old C), its column sums against cpu_onednn's ReduceSumTo,
 // the same bits on one and two threads, and OnednnBackend::Gemm taking it
 // exactly for the shapes IsMediumGemm names. Skipped on CPUs without
 // AVX-512, where the loop is never taken.
@@ -113,7 +114,50 @@ TEST(MediumGemm, TakesOnlyTheBackwardProductsOfSmallModels) {
   scaled.alpha = 0.5f;
   accumulating.beta = 1.0f;
   bf16.precision = Precision::kBf16;
-  for (const GemmDesc& d : {batched, scaled, accumulating, bf16}) EXPECT_FALSE(onednn::IsMediumGemm(d, true));
+  GemmDesc accumulating_in_panels = Desc(64, 64, 512, true), half_beta = accumulating;
+  accumulating_in_panels.beta = 1.0f;  // dW's panels overwrite C before the end
+  half_beta.beta = 0.5f;
+  for (const GemmDesc& d : {batched, scaled, accumulating_in_panels, half_beta, bf16})
+    EXPECT_FALSE(onednn::IsMediumGemm(d, true));
+  EXPECT_TRUE(onednn::IsMediumGemm(accumulating, true));  // a dX added into a gradient
+}
+
+// Beta 1 (autograd adding a dX into a gradient it already has): the old C
+// plus the in-order sum, one float addition, as a separate Binary add of
+// the two would give.
+TEST_F(MediumGemmTest, BetaOneAddsTheSumToWhatCHeld) {
+  for (const GemmDesc& base : {Desc(512, 64, 64, false), Desc(17, 80, 130, false)}) {
+    GemmDesc d = base;
+    d.beta = 1.0f;
+    ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+    const auto a = Values(d.m * d.k, 8), b = Values(d.k * d.n, 9), old = Values(d.m * d.n, 10);
+    std::vector<float> c = old;
+    onednn::MediumGemm(d, a.data(), b.data(), nullptr, c.data());
+    const std::vector<float> sums = InOrder(base, a, b, nullptr);
+    for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], old[i] + sums[i]) << d.m << " element " << i;
+  }
+}
+
+// A Linear's weight gradient with its bias gradient: the product's bits are
+// MediumGemm's, and each column sum is cpu_onednn's ReduceSumTo's (in row
+// order from 0), over row blocks of 8 and the rows left, panels of 64
+// terms and the terms left.
+TEST_F(MediumGemmTest, ColumnSumsAreReduceSumTosBits) {
+  OnednnBackend backend;
+  for (int64_t m : {1, 3, 8, 17, 64})
+    for (int64_t n : {16, 48, 128})
+      for (int64_t k : {1, 64, 130, 512}) {
+        const GemmDesc d = Desc(m, n, k, true);
+        ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+        const auto a = Values(k * m, 11), b = Values(k * n, 12);
+        std::vector<float> c(m * n, NAN), sums(m, NAN), c_alone(m * n), sums_alone(m);
+        onednn::MediumGemmAndColumnSums(d, a.data(), b.data(), c.data(), sums.data());
+        onednn::MediumGemm(d, a.data(), b.data(), nullptr, c_alone.data());
+        backend.ReduceSumTo(a.data(), {k, m}, sums_alone.data(), {m});
+        const std::string at = "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+        ASSERT_EQ(0, std::memcmp(c.data(), c_alone.data(), c.size() * sizeof(float))) << at;
+        ASSERT_EQ(0, std::memcmp(sums.data(), sums_alone.data(), sums.size() * sizeof(float))) << at;
+      }
 }
 
 // The backend's Gemm gives the loop's bits exactly where it takes the loop;

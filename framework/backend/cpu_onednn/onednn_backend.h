@@ -38,6 +38,7 @@ class OnednnBackend : public ReferenceBackend {
   // kernels are the reference's.
   TVLAB_OVERRIDE_KERNEL(Gemm);
   TVLAB_OVERRIDE_KERNEL(GemmBias);
+  TVLAB_OVERRIDE_KERNEL(GemmAndColumnSums);
   TVLAB_OVERRIDE_KERNEL(Unary);
   // GELU, SiLU and ReLU on oneDNN's eltwise backward; the rest as reference.
   TVLAB_OVERRIDE_KERNEL(UnaryBackward);

@@ -58,6 +58,16 @@ void OnednnBackend::GemmBias(const GemmDesc& d, const float* a, const float* b, 
   Matmul(d, a, b, bias, c);
 }
 
+// The small-model loop sums a's columns as it multiplies (medium_gemm.h:
+// its ReduceSumTo's order, so the composition's bits); elsewhere the
+// composition.
+void OnednnBackend::GemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c,
+                                      float* a_column_sums) {
+  CheckGemmAndColumnSumsDesc(d);
+  if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemmAndColumnSums(d, a, b, c, a_column_sums);
+  Backend::GemmAndColumnSums(d, a, b, c, a_column_sums);
+}
+
 namespace {
 
 // A batch of products that share B (stride_b 0), with A not transposed and
