@@ -7,8 +7,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/backend/cpu_onednn/transpose16_avx512.h"
 #include "framework/core/check.h"
 
 namespace tvlab {
@@ -128,15 +130,31 @@ __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, i
   }
 }
 
+// Part `part` of `parts` of the cache lines of [p, p + bytes), prefetched.
+inline void PrefetchPart(const float* p, int64_t bytes, int64_t part, int64_t parts) {
+  const char* base = reinterpret_cast<const char*>(p);
+  const int64_t lines = (bytes + 63) / 64;
+  for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; ++l) _mm_prefetch(base + 64 * l, _MM_HINT_T0);
+}
+
 // Rows [first, end) of C in blocks of MR (the rest one at a time), the
 // terms in panels of kc: a panel's rows of B (kc x n) stay in L1 while
-// every row block uses them.
+// every row block uses them, and each row block prefetches its share of
+// the next panel's (in a step, dW's B is an activation the forward wrote
+// long before: it comes from L3, and the first row block of every panel
+// waited for it).
 template <int MR, int NV>
 void RowRange(const Operands& o, int64_t first, int64_t end, int64_t kc) {
+  const int64_t blocks = std::max<int64_t>(1, (end - first) / MR);
   for (int64_t p0 = 0; p0 < o.k; p0 += kc) {
     const int64_t panel = std::min(kc, o.k - p0);
+    const int64_t next_rows = std::min(kc, o.k - p0 - panel);
+    const float* next = o.b + (p0 + panel) * o.n;
     int64_t i = first;
-    for (; i + MR <= end; i += MR) RowBlock<MR, NV>(o, i, p0, panel);
+    for (int64_t q = 0; i + MR <= end; i += MR, ++q) {
+      if (next_rows > 0) PrefetchPart(next, next_rows * o.n * int64_t{sizeof(float)}, q, blocks);
+      RowBlock<MR, NV>(o, i, p0, panel);
+    }
     for (; i < end; ++i) RowBlock<1, NV>(o, i, p0, panel);
   }
 }
@@ -164,15 +182,37 @@ void Product(const Operands& o, bool trans_a) {
   }
 }
 
+// bt (k, n) = b (n, k) transposed, in 16 x 16 blocks through registers
+// (n a multiple of 16; k's last columns masked).
+__attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n, int64_t k, float* bt) {
+  for (int64_t j0 = 0; j0 < n; j0 += kLanes)
+    for (int64_t p0 = 0; p0 < k; p0 += kLanes) {
+      const int64_t width = std::min<int64_t>(kLanes, k - p0);
+      const __mmask16 lanes = static_cast<__mmask16>((1u << width) - 1);
+      __m512 rows[kLanes], columns[kLanes];
+      for (int r = 0; r < kLanes; ++r) rows[r] = _mm512_maskz_loadu_ps(lanes, b + (j0 + r) * k + p0);
+      Transpose16(rows, columns);
+      for (int64_t e = 0; e < width; ++e) _mm512_storeu_ps(bt + (p0 + e) * n + j0, columns[e]);
+    }
+}
+
 }  // namespace
 
 bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
-  return onednn_has_avx512_core && d.precision == Precision::kFp32 && d.batch == 1 && !d.trans_b &&
-         d.alpha == 1.0f && (d.beta == 0.0f || (d.beta == 1.0f && !d.trans_a)) && d.m > 0 && d.k > 0 && d.n > 0 && d.n % kLanes == 0 &&
-         d.n <= kMediumGemmMaxN && d.k <= kMediumGemmMaxK && d.m * d.n * d.k <= kMediumGemmMaxMacs;
+  const bool operands = !d.trans_b || (!d.trans_a && d.beta == 0.0f);  // B transposed: a Linear's forward
+  const bool beta = d.beta == 0.0f || (d.beta == 1.0f && !d.trans_a);   // dW's panels overwrite C
+  return onednn_has_avx512_core && d.precision == Precision::kFp32 && d.batch == 1 && operands && d.alpha == 1.0f &&
+         beta && d.m > 0 && d.k > 0 && d.n > 0 && d.n % kLanes == 0 && d.n <= kMediumGemmMaxN &&
+         d.k <= kMediumGemmMaxK && d.m * d.n * d.k <= kMediumGemmMaxMacs;
 }
 
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c) {
+  if (d.trans_b) {  // (n, k) into (k, n) rows, in a buffer the thread keeps
+    thread_local std::vector<float> bt;
+    bt.resize(static_cast<size_t>(d.k * d.n));
+    TransposeInto(b, d.n, d.k, bt.data());
+    b = bt.data();
+  }
   Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, d.beta == 1.0f, c, nullptr},
           d.trans_a);
 }

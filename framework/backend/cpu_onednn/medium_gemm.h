@@ -1,29 +1,36 @@
 #ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_MEDIUM_GEMM_H_
 #define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_MEDIUM_GEMM_H_
 
-// One fp32 product of the sizes small models' linear layers have in their
-// backward (the sort model's dX = dY W, 512 x 64..128 x 64..128, and
-// dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without oneDNN:
-// each block of 4 rows x 64 columns of C (for dW, 8 rows x 32 columns over
-// panels of 64 terms, so a panel's rows of B stay in L1 across row blocks)
-// is AVX-512 sums kept in registers, with op(A)'s values broadcast and B's
-// rows read where they lie (no packing, since B is not transposed).
+// One fp32 product of the sizes small models' linear layers have (the sort
+// model's forward Y = X W^T + b and dX = dY W, 512 x 64..128 x 64..128,
+// and dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without
+// oneDNN: each block of 4 rows x 64 columns of C (for dW, 8 rows x 32
+// columns over panels of 64 terms, so a panel's rows of B stay in L1 across
+// row blocks) is AVX-512 sums kept in registers, with op(A)'s values
+// broadcast and B's rows read where they lie. A transposed B (the forward's
+// weight, (n, k)) is first transposed into a (k, n) buffer the thread keeps,
+// 16 x 16 at a time (under a microsecond at 64 x 64). In dW, each row block
+// prefetches its share of the next panel of B: there B is an activation the
+// forward wrote long before, and without it the first row block of every
+// panel waited for L3.
 //
-// Why: inside the captured sort step oneDNN 2.6's matmul ran these at
-// 90-140 GFLOP/s; with this loop the step's Gemm calls (these and
-// attention's small products) went from 1,331-1,367 to 1,248-1,312 us a
-// step on an Intel Xeon (bench/README.md). Forward products (B transposed:
-// the weight) stay on oneDNN: this loop with B^T packed each call made the
-// sort run slower.
+// Why: inside the captured sort step oneDNN 2.6's matmul ran the backward's
+// products at 90-140 GFLOP/s; with this loop the step's Gemm calls went from
+// 1,331-1,367 to 1,248-1,312 us a step on an Intel Xeon (bench/README.md).
+// The forward's products followed later (0.5-3 us transposes and a scalar
+// copy first made the sort run slower; with the 16 x 16 transpose the
+// forward's share of the step's products fell about 7% on that Xeon,
+// bench/README.md), as did the panel prefetch (dW's share about 10%).
 //
 // Each output is sum over p in order 0..k-1 of op(A)(i, p) * B(p, j), one
 // fused multiply-add per term from 0, then + bias(j) when there is one, or
 // + C(i, j) with beta 1 (the sum and the old value in one IEEE addition,
 // as a separate Binary add of the two would give: autograd adds a dX into
-// a gradient that way). On that Xeon, oneDNN's matmul computed the same bits for every shape this
-// takes (the sort run's loss was the same to the bit either way), so taking
-// these shapes moved no result there. Threads split C's row blocks, so every
-// thread count computes the same bits.
+// a gradient that way). On that Xeon, oneDNN's matmul computed the same
+// bits for every shape this takes, forward included (the sort run's loss was
+// the same to the bit either way), so taking these shapes moved no result
+// there. Threads split C's row blocks, so every thread count computes the
+// same bits.
 
 #include <cstdint>
 
@@ -40,14 +47,14 @@ constexpr int64_t kMediumGemmMaxN = 256;
 constexpr int64_t kMediumGemmMaxMacs = 128 * 128 * 512;
 
 // Whether `d` (after FlattenSharedB) is one fp32 product MediumGemm takes:
-// batch 1, B not transposed, alpha 1, beta 0 (or 1 with A not transposed:
-// one panel of terms, so C still holds its old value at the end), within
-// the limits above, on a
+// batch 1, not both operands transposed, alpha 1, beta 0 (or 1 with A not
+// transposed: one panel of terms, so C still holds its old value at the
+// end; B transposed only with beta 0), within the limits above, on a
 // CPU where oneDNN has its AVX-512 kernels (`onednn_has_avx512_core`).
 bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core);
 
-// c (m, n) = op(a) @ b (+ bias (n) on every row, when not null; + c with
-// beta 1) for a `d` IsMediumGemm takes.
+// c (m, n) = op(a) @ op(b) (+ bias (n) on every row, when not null; + c
+// with beta 1) for a `d` IsMediumGemm takes.
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
 
 // MediumGemm for a `d` with A transposed (a stored (k, m)) and beta 0, and

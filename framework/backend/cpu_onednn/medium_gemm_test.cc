@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
@@ -99,13 +100,15 @@ TEST_F(MediumGemmTest, TwoThreadsGiveTheSameBits) {
   }
 }
 
-TEST(MediumGemm, TakesOnlyTheBackwardProductsOfSmallModels) {
+TEST(MediumGemm, TakesTheLinearProductsOfSmallModels) {
   EXPECT_TRUE(onednn::IsMediumGemm(Desc(512, 64, 64, false), true));   // the sort model's dX
   EXPECT_TRUE(onednn::IsMediumGemm(Desc(128, 64, 512, true), true));   // and a weight gradient
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(512, 64, 64, false), false));  // no AVX-512
-  GemmDesc forward = Desc(512, 64, 64, false);
-  forward.trans_b = true;  // a Linear's forward: oneDNN
-  EXPECT_FALSE(onednn::IsMediumGemm(forward, true));
+  GemmDesc forward = Desc(512, 64, 64, false), both_transposed = Desc(64, 64, 512, true);
+  forward.trans_b = true;  // a Linear's forward: the weight transposed first
+  both_transposed.trans_b = true;
+  EXPECT_TRUE(onednn::IsMediumGemm(forward, true));
+  EXPECT_FALSE(onednn::IsMediumGemm(both_transposed, true));
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(512, 10, 64, false), true));    // n not a multiple of 16
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(64, 64, 4096, true), true));    // k past 512
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(4096, 256, 256, false), true));  // the GPT config's: oneDNN
@@ -120,6 +123,25 @@ TEST(MediumGemm, TakesOnlyTheBackwardProductsOfSmallModels) {
   for (const GemmDesc& d : {batched, scaled, accumulating_in_panels, half_beta, bf16})
     EXPECT_FALSE(onednn::IsMediumGemm(d, true));
   EXPECT_TRUE(onednn::IsMediumGemm(accumulating, true));  // a dX added into a gradient
+}
+
+// A Linear's forward, B = the weight (n, k) transposed: the loop's order
+// on the weight's transpose, bias included; k past and short of the 16 x 16
+// transpose blocks.
+TEST_F(MediumGemmTest, TransposedBIsTheLoopOnTheTranspose) {
+  for (const auto& [m, n, k] : {std::tuple{512, 64, 64}, std::tuple{17, 80, 130}, std::tuple{9, 16, 10}}) {
+    GemmDesc d = Desc(m, n, k, false);
+    d.trans_b = true;
+    ASSERT_TRUE(onednn::IsMediumGemm(d, true));
+    const auto a = Values(m * k, 13), w = Values(n * k, 14), bias = Values(n, 15);
+    std::vector<float> wt(k * n);  // (k, n)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) wt[p * n + j] = w[j * k + p];
+    std::vector<float> got(m * n, NAN);
+    onednn::MediumGemm(d, a.data(), w.data(), bias.data(), got.data());
+    const std::vector<float> want = InOrder(Desc(m, n, k, false), a, wt, bias.data());
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << m << " " << n << " " << k;
+  }
 }
 
 // Beta 1 (autograd adding a dX into a gradient it already has): the old C

@@ -1,7 +1,7 @@
 // cpu_onednn's GEMMs: one cached oneDNN matmul primitive per shape, with
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
-// small_gemm.h's loop instead, small models' backward products
+// small_gemm.h's loop instead, small models' Linear products
 // medium_gemm.h's, the A-transposed products that transposed_gemm.h
 // names take its routes (transposed_gemm.cc), and wide ones run in
 // parts of 512 columns (column_parts.h).
@@ -97,7 +97,7 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
       << " (validation should have refused it)";
   // Tiny batched products: a plain loop each (small_gemm.h).
   if (bias == nullptr && onednn::IsSmallBatchedGemm(d, avx512_core_)) return onednn::SmallBatchedGemm(d, a, b, c);
-  // Small models' backward products on AVX-512: sums in registers (medium_gemm.h).
+  // Small models' Linear products on AVX-512: sums in registers (medium_gemm.h).
   if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemm(d, a, b, bias, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
   if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
