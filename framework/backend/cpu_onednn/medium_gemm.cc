@@ -169,9 +169,7 @@ void Product(const Operands& o, bool trans_a) {
   const int mr = trans_a ? 8 : 4;
   const int64_t blocks = (o.m + mr - 1) / mr;
   const bool parallel = o.m * o.n * o.k >= kParallelGemmMacs;
-#pragma omp parallel if (parallel)
-  {
-    const int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
+  OnTeam(parallel ? omp_get_max_threads() : 1, [&](int64_t t, int64_t threads) {
     const int64_t first = std::min(o.m, blocks * t / threads * mr);
     const int64_t end = std::min(o.m, blocks * (t + 1) / threads * mr);
     if (trans_a) {
@@ -179,7 +177,7 @@ void Product(const Operands& o, bool trans_a) {
     } else {
       RowRange<4, 4>(o, first, end, /*kc=*/o.k);
     }
-  }
+  });
 }
 
 // bt (k, n) = b (n, k) transposed, in 16 x 16 blocks through registers

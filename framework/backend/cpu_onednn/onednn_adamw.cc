@@ -70,13 +70,12 @@ void OnednnBackend::AdamWMany(const std::vector<AdamWTensor>& tensors, const Ada
     total += tensors[t].n;
   }
   const int64_t count = static_cast<int64_t>(chunks.size());
-#pragma omp parallel for if (total >= kParallelOptimizerElements) schedule(static)
-  for (int64_t c = 0; c < count; ++c) {
+  onednn::ForEachIndex(total >= kParallelOptimizerElements, count, [&](int64_t c) {
     const AdamWChunk& k = chunks[c];
     const AdamWTensor& t = tensors[k.tensor];
     AdamWRange(constants[k.tensor], t.param + k.begin, t.grad + k.begin, t.m + k.begin,
                t.v + k.begin, k.n);
-  }
+  });
 }
 
 }  // namespace tvlab

@@ -215,20 +215,23 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
   // with rows split over threads; dgamma/dbeta are summed per thread and the
   // partial sums added in thread order.
   const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
-  std::vector<float> partial_g(dgamma ? threads * cols : 0, 0.0f);
-  std::vector<float> partial_b(dbeta ? threads * cols : 0, 0.0f);
-#pragma omp parallel num_threads(threads)
-  {
+  // Each thread's dgamma and dbeta rows, in the calling thread's buffers
+  // (kept across calls, zeroed here; the team writes through the pointers).
+  thread_local std::vector<float> partial_g_buffer, partial_b_buffer;
+  partial_g_buffer.assign(dgamma ? threads * cols : 0, 0.0f);
+  partial_b_buffer.assign(dbeta ? threads * cols : 0, 0.0f);
+  float* const partial_g = partial_g_buffer.data();
+  float* const partial_b = partial_b_buffer.data();
+  onednn::OnTeam(threads, [&](int64_t t, int64_t team) {
     // Thread t's rows as `omp for schedule(static)` split them (the first
     // rows % team threads one more), so each partial sums the same rows.
-    const int t = omp_get_thread_num(), team = omp_get_num_threads();
     const int64_t share = rows / team, extra = rows % team;
     const int64_t first = t * share + std::min<int64_t>(t, extra);
     static const bool avx512 = CpuHasAvx512f();
     const auto rows_of = avx512 && rows * cols / team <= kFourRowsMaxElements ? NormalizeRowsAvx512 : NormalizeRows;
-    rows_of(x, gamma, mean, rstd, dy, dx, dgamma ? partial_g.data() + t * cols : nullptr,
-            dbeta ? partial_b.data() + t * cols : nullptr, first, first + share + (t < extra), cols, subtract_mean);
-  }
+    rows_of(x, gamma, mean, rstd, dy, dx, dgamma ? partial_g + t * cols : nullptr,
+            dbeta ? partial_b + t * cols : nullptr, first, first + share + (t < extra), cols, subtract_mean);
+  });
   for (int t = 0; t < threads; ++t) {
     for (int64_t c = 0; c < cols; ++c) {
       if (dgamma) dgamma[c] += partial_g[t * cols + c];

@@ -173,23 +173,20 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t cols, double* l
   const bool sixteen = avx512 && cols == 8;
   const int64_t lanes = sixteen ? 16 : kLanes;  // rows a group
   const int64_t groups = cols <= kShortRow ? rows / lanes : 0;  // the rest row by row
-#pragma omp parallel if (rows * cols >= kParallelElements)
-  {
-#pragma omp for schedule(static) nowait
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t r = g * lanes;
-      if (sixteen) {
-        SoftmaxSixteenRowsOfEight<kLogZ>(x + r * cols, y + r * cols, kLogZ ? log_z + r : nullptr);
-      } else {
-        SoftmaxEightRows<kLogZ>(x + r * cols, y + r * cols, cols, kLogZ ? log_z + r : nullptr);
-      }
+  const bool parallel = rows * cols >= kParallelElements;
+  onednn::ForEachIndex(parallel, groups, [&](int64_t g) {
+    const int64_t r = g * lanes;
+    if (sixteen) {
+      SoftmaxSixteenRowsOfEight<kLogZ>(x + r * cols, y + r * cols, kLogZ ? log_z + r : nullptr);
+    } else {
+      SoftmaxEightRows<kLogZ>(x + r * cols, y + r * cols, cols, kLogZ ? log_z + r : nullptr);
     }
-#pragma omp for schedule(static)
-    for (int64_t r = groups * lanes; r < rows; ++r) {
-      const double z = SoftmaxRow<kLogZ>(x + r * cols, y + r * cols, cols);
-      if (kLogZ) log_z[r] = z;
-    }
-  }
+  });
+  const int64_t rest = groups * lanes;
+  onednn::ForEachIndex(parallel, rows - rest, [&](int64_t i) {
+    const double z = SoftmaxRow<kLogZ>(x + (rest + i) * cols, y + (rest + i) * cols, cols);
+    if (kLogZ) log_z[rest + i] = z;
+  });
 }
 
 }  // namespace
@@ -206,19 +203,22 @@ void OnednnBackend::Softmax(const float* x, float* y, int64_t rows, int64_t cols
 void OnednnBackend::CrossEntropy(const float* logits, const int32_t* targets, int64_t rows, int64_t cols,
                                  int32_t ignore_index, float label_smoothing, float* loss, float* probs,
                                  float* mean_loss) {
-  std::vector<double> log_zs(rows);  // host: each row's log-partition
-  SoftmaxRows</*kLogZ=*/true>(logits, probs, rows, cols, log_zs.data());
-#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  // host: each row's log-partition, in the calling thread's buffer (kept
+  // across calls; the loop's threads read it through the pointer)
+  thread_local std::vector<double> log_z_buffer;
+  if (log_z_buffer.size() < static_cast<size_t>(rows)) log_z_buffer.resize(rows);
+  const double* log_zs = log_z_buffer.data();
+  SoftmaxRows</*kLogZ=*/true>(logits, probs, rows, cols, log_z_buffer.data());
+  onednn::ForEachIndex(rows * cols >= kParallelElements, rows, [&](int64_t r) {
     const float* xr = logits + r * cols;
     const double log_z = log_zs[r];
     if (targets[r] == ignore_index) {
       loss[r] = 0.0f;
-      continue;
+      return;
     }
     if (log_z == -std::numeric_limits<double>::infinity()) {  // an all-masked row
       loss[r] = std::numeric_limits<float>::quiet_NaN();
-      continue;
+      return;
     }
     // Smoothed target: (1 - eps) one-hot + eps / cols uniform (as PyTorch).
     const double nll = log_z - xr[targets[r]];
@@ -228,7 +228,7 @@ void OnednnBackend::CrossEntropy(const float* logits, const int32_t* targets, in
       mean_nll /= cols;
     }
     loss[r] = static_cast<float>((1.0 - label_smoothing) * nll + label_smoothing * mean_nll);
-  }
+  });
   int64_t counted = 0;
   double total = 0.0;
   for (int64_t r = 0; r < rows; ++r) {
@@ -250,18 +250,17 @@ void OnednnBackend::CrossEntropyBackward(const float* probs, const int32_t* targ
   const float scale = dloss[0] / static_cast<float>(std::max<int64_t>(counted, 1));
   const float spread = label_smoothing / static_cast<float>(cols);  // every column's share
   const float hit = spread + (1.0f - label_smoothing);             // the target column's
-#pragma omp parallel for if (rows * cols >= kParallelElements) schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
+  onednn::ForEachIndex(rows * cols >= kParallelElements, rows, [&](int64_t r) {
     const float* pr = probs + r * cols;
     float* dr = dlogits + r * cols;
     if (targets[r] == ignore_index) {
       std::fill(dr, dr + cols, 0.0f);
-      continue;
+      return;
     }
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) dr[c] = scale * (pr[c] - spread);
     dr[targets[r]] = scale * (pr[targets[r]] - hit);
-  }
+  });
 }
 
 void OnednnBackend::SoftmaxBackward(const float* y, const float* dy, float* dx, int64_t rows,

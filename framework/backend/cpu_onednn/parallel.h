@@ -23,6 +23,33 @@ constexpr int64_t kParallelElements = int64_t{1} << 20;
 // threaded from a smaller size (a d 256 x d_ff 1024 weight is 2^18).
 constexpr int64_t kParallelOptimizerElements = int64_t{1} << 16;
 
+// Runs body(i) for i in [0, count): split over an OpenMP team (static
+// schedule) when `parallel`, else in order on this thread without entering
+// OpenMP at all. `#pragma omp parallel for if (false)` still makes a team of
+// one: with libgomp about 0.4 us, a malloc and a free a region, and a
+// captured sort step enters some 60 of them (bench/README.md).
+template <typename Body>
+inline void ForEachIndex(bool parallel, int64_t count, Body&& body) {
+  if (!parallel) {
+    for (int64_t i = 0; i < count; ++i) body(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < count; ++i) body(i);
+}
+
+// Runs body(t, team) on each thread t of a team of `threads` (OpenMP), or
+// as body(0, 1) on this thread without entering OpenMP when threads <= 1.
+template <typename Body>
+inline void OnTeam(int threads, Body&& body) {
+  if (threads <= 1) {
+    body(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body(omp_get_thread_num(), omp_get_num_threads());
+}
+
 // Limits OpenMP (and so oneDNN) to one thread in a scope.
 class SingleThreaded {
  public:

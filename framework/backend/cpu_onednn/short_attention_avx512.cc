@@ -14,6 +14,7 @@
 #include <limits>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"
 #include "framework/core/check.h"
@@ -231,8 +232,8 @@ void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
   const int64_t groups = d.batch * d.kv_heads, per_task = ShortAttentionGroupsPerTask(d), gs = d.group_size();
   const int64_t s = d.keys, t = d.queries;
   const bool unmasked = Unmasked(d.mask);
-#pragma omp parallel for schedule(static) if (Parallel(d))
-  for (int64_t first = 0; first < groups; first += per_task) {
+  ForEachIndex(Parallel(d), (groups + per_task - 1) / per_task, [&](int64_t task) {
+    const int64_t first = task * per_task;
     Scratch& scratch = ThreadScratch();
     scratch.a.resize(static_cast<size_t>(t * kLanes));
     scratch.b.resize(static_cast<size_t>(t * kLanes));
@@ -248,7 +249,7 @@ void ForEachHead(const FusedAttentionDesc& d, Prepare&& prepare, Body&& body) {
              /*first_of_group=*/h == g * gs);
       }
     }
-  }
+  });
 }
 
 }  // namespace
