@@ -17,10 +17,10 @@
 // Why: inside the captured sort step oneDNN 2.6's matmul ran the backward's
 // products at 90-140 GFLOP/s; with this loop the step's Gemm calls went from
 // 1,331-1,367 to 1,248-1,312 us a step on an Intel Xeon (bench/README.md).
-// The forward's products followed later (0.5-3 us transposes and a scalar
-// copy first made the sort run slower; with the 16 x 16 transpose the
-// forward's share of the step's products fell about 7% on that Xeon,
-// bench/README.md), as did the panel prefetch (dW's share about 10%).
+// The forward's products followed later (a scalar transpose first made
+// them slower; with the 16 x 16 transpose their time in the step against
+// dX's fell from 1.60 to 1.48-1.56 on that Xeon, bench/README.md), as did
+// the panel prefetch (dW's against dX's 1.71 -> 1.43-1.53).
 //
 // Each output is sum over p in order 0..k-1 of op(A)(i, p) * B(p, j), one
 // fused multiply-add per term from 0, then + bias(j) when there is one, or
