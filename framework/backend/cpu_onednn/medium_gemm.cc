@@ -85,14 +85,14 @@ struct Operands {
   float* a_column_sums;  // (m): op(A)'s rows summed, or null
 };
 
-// RowBlock's first column block with op(A)'s row sums (A transposed:
-// a_row 1); *j becomes the column after it.
+// RowBlock's first column block (`ends` as RowBlock set them for column 0)
+// with op(A)'s row sums (A transposed: a_row 1); *j becomes the column
+// after it.
 template <int MR, int NV>
 __attribute__((target("avx512f"), always_inline)) inline void FirstBlockWithSums(
     const Operands& o, const float* a, const float* b, float* c, int64_t i, int64_t p0, int64_t kc,
     const BlockEnds& ends, int64_t* j) {
   BlockEnds first = ends;
-  first.bias = p0 + kc == o.k && o.bias ? o.bias : nullptr;
   first.a_sums = o.a_column_sums + i;
   first.from_sums = p0 > 0;
   if (NV * kLanes <= o.n) {
@@ -118,6 +118,7 @@ __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, i
   ends.add_c = last && o.add_c;
   int64_t j = 0;
   if constexpr (MR == 8 || MR == 1) {  // the row blocks of A transposed (Product)
+    ends.bias = last && o.bias ? o.bias : nullptr;
     if (o.a_column_sums != nullptr) FirstBlockWithSums<MR, NV>(o, a, b, c, i, p0, kc, ends, &j);
   }
   for (; j + NV * kLanes <= o.n; j += NV * kLanes) {
@@ -216,7 +217,7 @@ void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* 
 }
 
 void MediumGemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c, float* a_column_sums) {
-  TVLAB_CHECK(d.trans_a && d.beta == 0.0f) << "MediumGemmAndColumnSums: A transposed, beta 0";
+  TVLAB_CHECK(d.trans_a && !d.trans_b && d.beta == 0.0f) << "MediumGemmAndColumnSums: A transposed, B not, beta 0";
   Product(Operands{d.m, d.n, d.k, a, 1, d.m, b, nullptr, false, c, a_column_sums}, true);
 }
 

@@ -57,7 +57,7 @@ bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core);
 // with beta 1) for a `d` IsMediumGemm takes.
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c);
 
-// MediumGemm for a `d` with A transposed (a stored (k, m)) and beta 0, and
+// MediumGemm for a `d` with A transposed (a stored (k, m)), B not, and beta 0, and
 // a_column_sums (m) = a's k rows summed, each column from 0 row by row in
 // float (cpu_onednn's ReduceSumTo order: the same bits), as the product
 // reads them: a Linear's bias gradient beside its weight gradient.
