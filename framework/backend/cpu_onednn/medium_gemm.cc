@@ -27,7 +27,21 @@ struct BlockEnds {
   bool add_c = false;            // + what C held before (beta 1, last panel)
   float* a_sums = nullptr;       // kSums: op(A)'s MR row sums, carried across panels
   bool from_sums = false;        // kSums: start from a_sums' values (a later panel)
+  __mmask16 columns = 0xFFFF;    // NV 1: the block's columns below n (the last of n % 16)
 };
+
+// A one-vector block's B, C and bias lanes go through `columns` (its
+// columns past n are neither read nor written); wider blocks are whole.
+template <int NV>
+__attribute__((target("avx512f"), always_inline)) inline __m512 LoadColumns(__mmask16 columns, const float* p) {
+  if constexpr (NV == 1) return _mm512_maskz_loadu_ps(columns, p);
+  return _mm512_loadu_ps(p);
+}
+template <int NV>
+__attribute__((target("avx512f"), always_inline)) inline void StoreColumns(__mmask16 columns, float* p, __m512 x) {
+  if constexpr (NV == 1) return _mm512_mask_storeu_ps(p, columns, x);
+  _mm512_storeu_ps(p, x);
+}
 
 // C's MR rows x (kLanes * NV) columns from column j, over terms [0, k) of
 // a panel: the sum over p in order of a(r, p) * b(p, j + ...), one FMA per
@@ -47,14 +61,14 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
   __m512 sum[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
-      sum[r][v] = ends.from_c ? _mm512_loadu_ps(c + r * ldc + kLanes * v) : _mm512_setzero_ps();
+      sum[r][v] = ends.from_c ? LoadColumns<NV>(ends.columns, c + r * ldc + kLanes * v) : _mm512_setzero_ps();
   // MR row sums: a vector of eight, or one float (the blocks MR takes).
   static_assert(!kSums || MR == 8 || MR == 1, "row sums for blocks of 8 or 1 rows");
   __m256 sums8 = kSums && MR == 8 && ends.from_sums ? _mm256_loadu_ps(ends.a_sums) : _mm256_setzero_ps();
   float sum1 = kSums && MR == 1 && ends.from_sums ? ends.a_sums[0] : 0.0f;
   for (int64_t p = 0; p < k; ++p) {
     __m512 row[NV];  // B(p, j .. j + kLanes * NV)
-    for (int v = 0; v < NV; ++v) row[v] = _mm512_loadu_ps(b + p * ldb + kLanes * v);
+    for (int v = 0; v < NV; ++v) row[v] = LoadColumns<NV>(ends.columns, b + p * ldb + kLanes * v);
     for (int r = 0; r < MR; ++r) {
       const __m512 x = _mm512_set1_ps(a[r * a_row + p * a_col]);
       for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_fmadd_ps(x, row[v], sum[r][v]);
@@ -67,10 +81,15 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
       __m512 out = sum[r][v];
-      if (ends.bias != nullptr) out = _mm512_add_ps(out, _mm512_loadu_ps(ends.bias + kLanes * v));
-      if (ends.add_c) out = _mm512_add_ps(out, _mm512_loadu_ps(c + r * ldc + kLanes * v));
-      _mm512_storeu_ps(c + r * ldc + kLanes * v, out);
+      if (ends.bias != nullptr) out = _mm512_add_ps(out, LoadColumns<NV>(ends.columns, ends.bias + kLanes * v));
+      if (ends.add_c) out = _mm512_add_ps(out, LoadColumns<NV>(ends.columns, c + r * ldc + kLanes * v));
+      StoreColumns<NV>(ends.columns, c + r * ldc + kLanes * v, out);
     }
+}
+
+// Columns [j, min(j + 16, n)) as lanes.
+inline __mmask16 ColumnsFrom(int64_t j, int64_t n) {
+  return n - j >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (n - j)) - 1);
 }
 
 // Where the rows and columns of one product lie.
@@ -99,6 +118,7 @@ __attribute__((target("avx512f"), always_inline)) inline void FirstBlockWithSums
     Block<MR, NV, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
     *j = NV * kLanes;
   } else {
+    first.columns = ColumnsFrom(0, o.n);
     Block<MR, 1, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
     *j = kLanes;
   }
@@ -127,6 +147,7 @@ __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, i
   }
   for (; j < o.n; j += kLanes) {
     ends.bias = last && o.bias ? o.bias + j : nullptr;
+    ends.columns = ColumnsFrom(j, o.n);
     Block<MR, 1, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
   }
 }
@@ -182,17 +203,21 @@ void Product(const Operands& o, bool trans_a) {
 }
 
 // bt (k, n) = b (n, k) transposed, in 16 x 16 blocks through registers
-// (n a multiple of 16; k's last columns masked).
+// (k's last columns and n's last rows masked).
 __attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n, int64_t k, float* bt) {
-  for (int64_t j0 = 0; j0 < n; j0 += kLanes)
+  for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
+    const int64_t height = std::min<int64_t>(kLanes, n - j0);
+    const __mmask16 out_lanes = ColumnsFrom(j0, n);
     for (int64_t p0 = 0; p0 < k; p0 += kLanes) {
       const int64_t width = std::min<int64_t>(kLanes, k - p0);
-      const __mmask16 lanes = static_cast<__mmask16>((1u << width) - 1);
+      const __mmask16 lanes = ColumnsFrom(p0, k);
       __m512 rows[kLanes], columns[kLanes];
-      for (int r = 0; r < kLanes; ++r) rows[r] = _mm512_maskz_loadu_ps(lanes, b + (j0 + r) * k + p0);
+      for (int r = 0; r < kLanes; ++r)
+        rows[r] = r < height ? _mm512_maskz_loadu_ps(lanes, b + (j0 + r) * k + p0) : _mm512_setzero_ps();
       Transpose16(rows, columns);
-      for (int64_t e = 0; e < width; ++e) _mm512_storeu_ps(bt + (p0 + e) * n + j0, columns[e]);
+      for (int64_t e = 0; e < width; ++e) _mm512_mask_storeu_ps(bt + (p0 + e) * n + j0, out_lanes, columns[e]);
     }
+  }
 }
 
 }  // namespace
@@ -201,7 +226,7 @@ bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
   const bool operands = !d.trans_b || (!d.trans_a && d.beta == 0.0f);  // B transposed: a Linear's forward
   const bool beta = d.beta == 0.0f || (d.beta == 1.0f && !d.trans_a);   // dW's panels overwrite C
   return onednn_has_avx512_core && d.precision == Precision::kFp32 && d.batch == 1 && operands && d.alpha == 1.0f &&
-         beta && d.m > 0 && d.k > 0 && d.n > 0 && d.n % kLanes == 0 && d.n <= kMediumGemmMaxN &&
+         beta && d.m > 0 && d.k > 0 && d.n > 0 && d.n <= kMediumGemmMaxN &&
          d.k <= kMediumGemmMaxK && d.m * d.n * d.k <= kMediumGemmMaxMacs;
 }
 

@@ -40,8 +40,11 @@ namespace tvlab {
 namespace onednn {
 
 // The largest products the loop takes: k at most kMediumGemmMaxK, n at most
-// kMediumGemmMaxN and a multiple of 16, m * n * k at most kMediumGemmMaxMacs
-// (the sort model's largest, 128 x 64 x 512; larger shapes are oneDNN's).
+// kMediumGemmMaxN, m * n * k at most kMediumGemmMaxMacs (the sort model's
+// largest, 128 x 64 x 512; larger shapes are oneDNN's). n need not be a
+// multiple of 16: the last columns go through masked loads and stores (the
+// sort model's head, n 10: oneDNN took 22 us a step for its forward on an
+// Intel Xeon, bench/README.md; oneDNN's bits there were this loop's order).
 constexpr int64_t kMediumGemmMaxK = 512;
 constexpr int64_t kMediumGemmMaxN = 256;
 constexpr int64_t kMediumGemmMaxMacs = 128 * 128 * 512;

@@ -57,9 +57,10 @@ TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
   ReferenceBackend ref;
   int cases = 0;
   // m past multiples of 4 and 8 (the row blocks), n of an odd number of
-  // vectors, k past a multiple of 64 (the weight gradients' panels).
+  // vectors and past or short of a multiple of 16 (masked columns), k past
+  // a multiple of 64 (the weight gradients' panels).
   for (int64_t m : {1, 3, 4, 10, 17, 64})
-    for (int64_t n : {16, 48, 64, 80, 128})
+    for (int64_t n : {3, 10, 16, 48, 64, 80, 128, 133})
       for (int64_t k : {1, 10, 64, 130, 512})
         for (bool ta : {false, true})
           for (bool with_bias : {false, true}) {
@@ -78,7 +79,7 @@ TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
             ASSERT_EQ(0, std::memcmp(got.data(), ordered.data(), got.size() * sizeof(float))) << at;
             ++cases;
           }
-  EXPECT_EQ(cases, 6 * 5 * 5 * 2 * 2);
+  EXPECT_EQ(cases, 6 * 8 * 5 * 2 * 2);
 }
 
 // Products large enough to split their rows over two threads (the largest
@@ -109,7 +110,11 @@ TEST(MediumGemm, TakesTheLinearProductsOfSmallModels) {
   both_transposed.trans_b = true;
   EXPECT_TRUE(onednn::IsMediumGemm(forward, true));
   EXPECT_FALSE(onednn::IsMediumGemm(both_transposed, true));
-  EXPECT_FALSE(onednn::IsMediumGemm(Desc(512, 10, 64, false), true));    // n not a multiple of 16
+  EXPECT_TRUE(onednn::IsMediumGemm(Desc(512, 64, 10, false), true));     // the sort head's dX
+  EXPECT_TRUE(onednn::IsMediumGemm(Desc(10, 64, 512, true), true));      // and its weight gradient
+  GemmDesc head = Desc(512, 10, 64, false);                               // and its forward, n 10
+  head.trans_b = true;
+  EXPECT_TRUE(onednn::IsMediumGemm(head, true));
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(64, 64, 4096, true), true));    // k past 512
   EXPECT_FALSE(onednn::IsMediumGemm(Desc(4096, 256, 256, false), true));  // the GPT config's: oneDNN
   GemmDesc batched = Desc(8, 16, 16, false), scaled = batched, accumulating = batched, bf16 = batched;
@@ -129,7 +134,8 @@ TEST(MediumGemm, TakesTheLinearProductsOfSmallModels) {
 // on the weight's transpose, bias included; k past and short of the 16 x 16
 // transpose blocks.
 TEST_F(MediumGemmTest, TransposedBIsTheLoopOnTheTranspose) {
-  for (const auto& [m, n, k] : {std::tuple{512, 64, 64}, std::tuple{17, 80, 130}, std::tuple{9, 16, 10}}) {
+  for (const auto& [m, n, k] : {std::tuple{512, 64, 64}, std::tuple{17, 80, 130}, std::tuple{9, 16, 10},
+                                std::tuple{512, 10, 64}, std::tuple{17, 33, 130}, std::tuple{5, 3, 20}}) {
     GemmDesc d = Desc(m, n, k, false);
     d.trans_b = true;
     ASSERT_TRUE(onednn::IsMediumGemm(d, true));
@@ -148,7 +154,7 @@ TEST_F(MediumGemmTest, TransposedBIsTheLoopOnTheTranspose) {
 // plus the in-order sum, one float addition, as a separate Binary add of
 // the two would give.
 TEST_F(MediumGemmTest, BetaOneAddsTheSumToWhatCHeld) {
-  for (const GemmDesc& base : {Desc(512, 64, 64, false), Desc(17, 80, 130, false)}) {
+  for (const GemmDesc& base : {Desc(512, 64, 64, false), Desc(17, 80, 130, false), Desc(17, 21, 130, false)}) {
     GemmDesc d = base;
     d.beta = 1.0f;
     ASSERT_TRUE(onednn::IsMediumGemm(d, true));
@@ -167,7 +173,7 @@ TEST_F(MediumGemmTest, BetaOneAddsTheSumToWhatCHeld) {
 TEST_F(MediumGemmTest, ColumnSumsAreReduceSumTosBits) {
   OnednnBackend backend;
   for (int64_t m : {1, 3, 8, 17, 64})
-    for (int64_t n : {16, 48, 128})
+    for (int64_t n : {10, 16, 20, 48, 128})
       for (int64_t k : {1, 64, 130, 512}) {
         const GemmDesc d = Desc(m, n, k, true);
         ASSERT_TRUE(onednn::IsMediumGemm(d, true));
