@@ -27,19 +27,21 @@ struct BlockEnds {
   bool add_c = false;            // + what C held before (beta 1, last panel)
   float* a_sums = nullptr;       // kSums: op(A)'s MR row sums, carried across panels
   bool from_sums = false;        // kSums: start from a_sums' values (a later panel)
-  __mmask16 columns = 0xFFFF;    // NV 1: the block's columns below n (the last of n % 16)
+  __mmask16 columns = 0xFFFF;    // kMasked: the block's columns below n (n % 16 of them)
 };
 
-// A one-vector block's B, C and bias lanes go through `columns` (its
-// columns past n are neither read nor written); wider blocks are whole.
-template <int NV>
+// A masked block's B, C and bias lanes go through `columns` (its columns
+// past n are neither read nor written). Only the last block of an n that
+// is not a multiple of 16 is masked: with a masked load in the dW loop GCC
+// kept the sums on the stack (64 x 16 x 512 took twice as long).
+template <bool kMasked>
 __attribute__((target("avx512f"), always_inline)) inline __m512 LoadColumns(__mmask16 columns, const float* p) {
-  if constexpr (NV == 1) return _mm512_maskz_loadu_ps(columns, p);
+  if constexpr (kMasked) return _mm512_maskz_loadu_ps(columns, p);
   return _mm512_loadu_ps(p);
 }
-template <int NV>
+template <bool kMasked>
 __attribute__((target("avx512f"), always_inline)) inline void StoreColumns(__mmask16 columns, float* p, __m512 x) {
-  if constexpr (NV == 1) return _mm512_mask_storeu_ps(p, columns, x);
+  if constexpr (kMasked) return _mm512_mask_storeu_ps(p, columns, x);
   _mm512_storeu_ps(p, x);
 }
 
@@ -53,7 +55,7 @@ __attribute__((target("avx512f"), always_inline)) inline void StoreColumns(__mma
 // a(r, p) to row r's sum, p in order, one float addition each (the order of
 // cpu_onednn's ReduceSumTo down a column of A). MR and NV are compile-time
 // so that the MR x NV sums stay in registers for the whole panel.
-template <int MR, int NV, bool kSums>
+template <int MR, int NV, bool kSums, bool kMasked = false>
 __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, const float* a, int64_t a_row,
                                                                    int64_t a_col, const float* b, int64_t ldb,
                                                                    const BlockEnds& ends, float* c, int64_t ldc) {
@@ -61,14 +63,15 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
   __m512 sum[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
-      sum[r][v] = ends.from_c ? LoadColumns<NV>(ends.columns, c + r * ldc + kLanes * v) : _mm512_setzero_ps();
+      sum[r][v] = ends.from_c ? LoadColumns<kMasked>(ends.columns, c + r * ldc + kLanes * v) : _mm512_setzero_ps();
   // MR row sums: a vector of eight, or one float (the blocks MR takes).
   static_assert(!kSums || MR == 8 || MR == 1, "row sums for blocks of 8 or 1 rows");
+  static_assert(!kMasked || (NV == 1 && !kSums), "masked columns in one-vector blocks without row sums");
   __m256 sums8 = kSums && MR == 8 && ends.from_sums ? _mm256_loadu_ps(ends.a_sums) : _mm256_setzero_ps();
   float sum1 = kSums && MR == 1 && ends.from_sums ? ends.a_sums[0] : 0.0f;
   for (int64_t p = 0; p < k; ++p) {
     __m512 row[NV];  // B(p, j .. j + kLanes * NV)
-    for (int v = 0; v < NV; ++v) row[v] = LoadColumns<NV>(ends.columns, b + p * ldb + kLanes * v);
+    for (int v = 0; v < NV; ++v) row[v] = LoadColumns<kMasked>(ends.columns, b + p * ldb + kLanes * v);
     for (int r = 0; r < MR; ++r) {
       const __m512 x = _mm512_set1_ps(a[r * a_row + p * a_col]);
       for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_fmadd_ps(x, row[v], sum[r][v]);
@@ -81,9 +84,9 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
       __m512 out = sum[r][v];
-      if (ends.bias != nullptr) out = _mm512_add_ps(out, LoadColumns<NV>(ends.columns, ends.bias + kLanes * v));
-      if (ends.add_c) out = _mm512_add_ps(out, LoadColumns<NV>(ends.columns, c + r * ldc + kLanes * v));
-      StoreColumns<NV>(ends.columns, c + r * ldc + kLanes * v, out);
+      if (ends.bias != nullptr) out = _mm512_add_ps(out, LoadColumns<kMasked>(ends.columns, ends.bias + kLanes * v));
+      if (ends.add_c) out = _mm512_add_ps(out, LoadColumns<kMasked>(ends.columns, c + r * ldc + kLanes * v));
+      StoreColumns<kMasked>(ends.columns, c + r * ldc + kLanes * v, out);
     }
 }
 
@@ -118,7 +121,6 @@ __attribute__((target("avx512f"), always_inline)) inline void FirstBlockWithSums
     Block<MR, NV, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
     *j = NV * kLanes;
   } else {
-    first.columns = ColumnsFrom(0, o.n);
     Block<MR, 1, true>(kc, a, o.a_row, o.a_col, b, o.n, first, c, o.n);
     *j = kLanes;
   }
@@ -147,8 +149,12 @@ __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, i
   }
   for (; j < o.n; j += kLanes) {
     ends.bias = last && o.bias ? o.bias + j : nullptr;
-    ends.columns = ColumnsFrom(j, o.n);
-    Block<MR, 1, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
+    if (j + kLanes <= o.n) {
+      Block<MR, 1, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
+    } else {  // the last n % 16 columns
+      ends.columns = ColumnsFrom(j, o.n);
+      Block<MR, 1, false, true>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
+    }
   }
 }
 
@@ -188,6 +194,7 @@ void RowRange(const Operands& o, int64_t first, int64_t end, int64_t kc) {
 // in L1): 4 rows x 4 vectors over the whole of k. Threads take contiguous
 // ranges of whole row blocks.
 void Product(const Operands& o, bool trans_a) {
+  TVLAB_CHECK(!trans_a || o.n % kLanes == 0) << "MediumGemm: dW takes whole vectors of columns, n " << o.n;
   const int mr = trans_a ? 8 : 4;
   const int64_t blocks = (o.m + mr - 1) / mr;
   const bool parallel = o.m * o.n * o.k >= kParallelGemmMacs;
@@ -225,8 +232,9 @@ __attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n,
 bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
   const bool operands = !d.trans_b || (!d.trans_a && d.beta == 0.0f);  // B transposed: a Linear's forward
   const bool beta = d.beta == 0.0f || (d.beta == 1.0f && !d.trans_a);   // dW's panels overwrite C
+  const bool columns = !d.trans_a || d.n % kLanes == 0;                   // dW's blocks are whole vectors
   return onednn_has_avx512_core && d.precision == Precision::kFp32 && d.batch == 1 && operands && d.alpha == 1.0f &&
-         beta && d.m > 0 && d.k > 0 && d.n > 0 && d.n <= kMediumGemmMaxN &&
+         beta && columns && d.m > 0 && d.k > 0 && d.n > 0 && d.n <= kMediumGemmMaxN &&
          d.k <= kMediumGemmMaxK && d.m * d.n * d.k <= kMediumGemmMaxMacs;
 }
 

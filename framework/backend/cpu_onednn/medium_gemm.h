@@ -41,10 +41,12 @@ namespace onednn {
 
 // The largest products the loop takes: k at most kMediumGemmMaxK, n at most
 // kMediumGemmMaxN, m * n * k at most kMediumGemmMaxMacs (the sort model's
-// largest, 128 x 64 x 512; larger shapes are oneDNN's). n need not be a
-// multiple of 16: the last columns go through masked loads and stores (the
-// sort model's head, n 10: oneDNN took 22 us a step for its forward on an
-// Intel Xeon, bench/README.md; oneDNN's bits there were this loop's order).
+// largest, 128 x 64 x 512; larger shapes are oneDNN's). With A not
+// transposed n need not be a multiple of 16: the last columns go through
+// masked loads and stores (the sort model's head forward, n 10: 14.7-16.8
+// us a step with oneDNN, 13.6-14.4 here on an Intel Xeon, bench/README.md;
+// oneDNN's bits there were this loop's order). dW's n stays a multiple of
+// 16 (a masked load in its loop made GCC keep the sums on the stack).
 constexpr int64_t kMediumGemmMaxK = 512;
 constexpr int64_t kMediumGemmMaxN = 256;
 constexpr int64_t kMediumGemmMaxMacs = 128 * 128 * 512;

@@ -57,14 +57,18 @@ TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
   ReferenceBackend ref;
   int cases = 0;
   // m past multiples of 4 and 8 (the row blocks), n of an odd number of
-  // vectors and past or short of a multiple of 16 (masked columns), k past
-  // a multiple of 64 (the weight gradients' panels).
+  // vectors and (A not transposed) past or short of a multiple of 16
+  // (masked columns), k past a multiple of 64 (the weight gradients' panels).
   for (int64_t m : {1, 3, 4, 10, 17, 64})
     for (int64_t n : {3, 10, 16, 48, 64, 80, 128, 133})
       for (int64_t k : {1, 10, 64, 130, 512})
         for (bool ta : {false, true})
           for (bool with_bias : {false, true}) {
             const GemmDesc d = Desc(m, n, k, ta);
+            if (ta && n % 16 != 0) {  // dW's column blocks are whole vectors: oneDNN's
+              ASSERT_FALSE(onednn::IsMediumGemm(d, true));
+              continue;
+            }
             ASSERT_TRUE(onednn::IsMediumGemm(d, true));
             const auto a = Values(m * k, 1), b = Values(k * n, 2), bias = Values(n, 3);
             const float* bias_or_null = with_bias ? bias.data() : nullptr;
@@ -79,7 +83,7 @@ TEST_F(MediumGemmTest, MatchesTheReferenceAndItsOwnOrderBitForBit) {
             ASSERT_EQ(0, std::memcmp(got.data(), ordered.data(), got.size() * sizeof(float))) << at;
             ++cases;
           }
-  EXPECT_EQ(cases, 6 * 8 * 5 * 2 * 2);
+  EXPECT_EQ(cases, 6 * (8 + 5) * 5 * 2);
 }
 
 // Products large enough to split their rows over two threads (the largest
@@ -112,6 +116,7 @@ TEST(MediumGemm, TakesTheLinearProductsOfSmallModels) {
   EXPECT_FALSE(onednn::IsMediumGemm(both_transposed, true));
   EXPECT_TRUE(onednn::IsMediumGemm(Desc(512, 64, 10, false), true));     // the sort head's dX
   EXPECT_TRUE(onednn::IsMediumGemm(Desc(10, 64, 512, true), true));      // and its weight gradient
+  EXPECT_FALSE(onednn::IsMediumGemm(Desc(64, 10, 512, true), true));     // a dW of 10 columns: oneDNN
   GemmDesc head = Desc(512, 10, 64, false);                               // and its forward, n 10
   head.trans_b = true;
   EXPECT_TRUE(onednn::IsMediumGemm(head, true));
@@ -173,7 +178,7 @@ TEST_F(MediumGemmTest, BetaOneAddsTheSumToWhatCHeld) {
 TEST_F(MediumGemmTest, ColumnSumsAreReduceSumTosBits) {
   OnednnBackend backend;
   for (int64_t m : {1, 3, 8, 17, 64})
-    for (int64_t n : {10, 16, 20, 48, 128})
+    for (int64_t n : {16, 48, 128})
       for (int64_t k : {1, 64, 130, 512}) {
         const GemmDesc d = Desc(m, n, k, true);
         ASSERT_TRUE(onednn::IsMediumGemm(d, true));
