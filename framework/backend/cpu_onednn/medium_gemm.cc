@@ -90,11 +90,6 @@ __attribute__((target("avx512f"), always_inline)) inline void Block(int64_t k, c
     }
 }
 
-// Columns [j, min(j + 16, n)) as lanes.
-inline __mmask16 ColumnsFrom(int64_t j, int64_t n) {
-  return n - j >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << (n - j)) - 1);
-}
-
 // Where the rows and columns of one product lie.
 struct Operands {
   int64_t m, n, k;
@@ -152,7 +147,7 @@ __attribute__((target("avx512f"))) void RowBlock(const Operands& o, int64_t i, i
     if (j + kLanes <= o.n) {
       Block<MR, 1, false>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
     } else {  // the last n % 16 columns
-      ends.columns = ColumnsFrom(j, o.n);
+      ends.columns = Columns(j, o.n);
       Block<MR, 1, false, true>(kc, a, o.a_row, o.a_col, b + j, o.n, ends, c + j, o.n);
     }
   }
@@ -214,10 +209,10 @@ void Product(const Operands& o, bool trans_a) {
 __attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n, int64_t k, float* bt) {
   for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
     const int64_t height = std::min<int64_t>(kLanes, n - j0);
-    const __mmask16 out_lanes = ColumnsFrom(j0, n);
+    const __mmask16 out_lanes = Columns(j0, n);
     for (int64_t p0 = 0; p0 < k; p0 += kLanes) {
       const int64_t width = std::min<int64_t>(kLanes, k - p0);
-      const __mmask16 lanes = ColumnsFrom(p0, k);
+      const __mmask16 lanes = Columns(p0, k);
       __m512 rows[kLanes], columns[kLanes];
       for (int r = 0; r < kLanes; ++r)
         rows[r] = r < height ? _mm512_maskz_loadu_ps(lanes, b + (j0 + r) * k + p0) : _mm512_setzero_ps();

@@ -47,11 +47,6 @@ TVLAB_AVX512_INLINE __m512 Exp(__m512 x) {
   return _mm512_scalef_ps(y, n);
 }
 
-// The lanes of columns [c, c + kLanes) that lie below n.
-TVLAB_AVX512_INLINE __mmask16 Columns(int64_t c, int64_t n) {
-  return n - c >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
-}
-
 // acc[r] lane j = row r of x (R rows of width, ldx apart) . column j of xt
 // (width, kLanes).
 template <int R>

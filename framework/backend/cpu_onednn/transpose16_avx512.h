@@ -1,15 +1,22 @@
 #ifndef TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_TRANSPOSE16_AVX512_H_
 #define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_TRANSPOSE16_AVX512_H_
 
-// A 16 x 16 float transpose in AVX-512 registers: the attention kernels'
-// keys into lanes (short_attention_avx512_lanes.h, tiled attention) and a
-// Linear's weight into (k, n) rows for the small-model GEMM loop
-// (medium_gemm.cc).
+// A 16 x 16 float transpose in AVX-512 registers, and the lane mask of a
+// partial block: the attention kernels' keys into lanes
+// (short_attention_avx512_lanes.h, tiled attention) and a Linear's weight
+// into (k, n) rows for the small-model GEMM loop (medium_gemm.cc).
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace tvlab {
 namespace onednn {
+
+// The lanes of columns [c, c + 16) that lie below n.
+__attribute__((target("avx512f"), always_inline)) inline __mmask16 Columns(int64_t c, int64_t n) {
+  return n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+}
 
 // t[e] lane j = r[j] lane e: a 16 x 16 transpose in four rounds of 16
 // shuffles.
