@@ -235,7 +235,8 @@ std::vector<FusedCase> PlainCases() {
 // causal with an empty row, sinks and dropout; MQA decoding against a
 // 16-key cache; 37 queries against 11 keys with padding at head size 40;
 // a causal window; ALiBi at 8 keys (which cpu_onednn's tiled kernel takes);
-// 16 x 8 heads of 64 queries against 16 keys, split over threads.
+// 16 x 8 heads of 64 queries against 16 keys, split over threads; 16 and
+// 128 heads with one mask for every batch row (heads in lanes).
 std::vector<FusedCase> ShortCases() {
   std::vector<FusedCase> cases;
   FusedAttentionDesc d = Base(3, 4, 4, 8, 8, 16, 16);
@@ -276,6 +277,20 @@ std::vector<FusedCase> ShortCases() {
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(14, RngPurpose::kDropout, 11);
   cases.push_back({"short keys across threads, sinks, dropout", d});
+  // 16 heads and more with the same mask in every batch row: cpu_onednn's
+  // AVX-512 kernel puts the heads in lanes (short_attention_heads_avx512.h);
+  // the second splits its 32 blocks of 16 over threads (4.2M multiply-adds).
+  d = Base(4, 4, 4, 8, 8, 16, 16);
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(15, RngPurpose::kDropout, 12);
+  cases.push_back({"short heads in lanes: the sort model's shape, dropout", d});
+  d = Base(16, 8, 4, 32, 16, 32, 32);
+  d.mask = CausalMask(0);
+  d.mask.window = 9;
+  d.sink_logits = {0.5f, -1.0f, 2.0f, 0.0f, 0.25f, -0.5f, 1.0f, 0.0f};
+  d.dropout = 0.1f;
+  d.dropout_stream = RngStream(16, RngPurpose::kDropout, 13);
+  cases.push_back({"short heads in lanes: gqa, causal window, sinks, dropout, across threads", d});
   return cases;
 }
 

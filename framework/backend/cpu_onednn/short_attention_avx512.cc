@@ -17,6 +17,7 @@
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"
+#include "framework/backend/cpu_onednn/short_attention_heads_avx512.h"
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
 #include "framework/core/rng.h"
@@ -261,6 +262,7 @@ void ShortAttentionForwardAvx512(const FusedAttentionDesc& d, const float* q, co
                                  const float* v, float* out, float* lse) {
   d.CheckConsistent();
   TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionForwardAvx512";
+  if (HeadsInLanesTakes(d)) return HeadsInLanesForward(d, q, k, v, out, lse);
   const int64_t hs = d.head_dim;
   short_avx512::ForEachHead(
       d,
@@ -273,6 +275,7 @@ void ShortAttentionBackwardAvx512(const FusedAttentionDesc& d, const float* q, c
                                   const float* dout, float* dq, float* dk, float* dv) {
   d.CheckConsistent();
   TVLAB_CHECK(ShortAttentionAvx512Available() && IsShortAttention(d)) << "ShortAttentionBackwardAvx512";
+  if (HeadsInLanesTakes(d)) return HeadsInLanesBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
   const int64_t hs = d.head_dim, hv = d.value_dim, s = d.keys;
   const short_avx512::Gradients g{q, k, out, lse, dout, dq, dk, dv};
   short_avx512::ForEachHead(

@@ -1,0 +1,159 @@
+// The heads-in-lanes short attention kernel (short_attention_heads_avx512.h)
+// against the portable short kernel (short_attention.h), forward and
+// backward, in both q/k/v layouts (the portable kernel takes head-major
+// rows; token-major operands are permuted for it and its results permuted
+// back): the sort model's shape with dropout, a partial block (20 heads),
+// grouped heads with a causal mask and sinks, 16 keys, head sizes past a
+// multiple of 16, a window, more queries than keys. And which calls it
+// takes. Skipped without AVX-512F.
+
+#include "framework/backend/cpu_onednn/short_attention_heads_avx512.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/short_attention.h"
+#include "framework/backend/cpu_onednn/short_attention_avx512.h"
+#include "framework/backend/cpu_onednn/test_values.h"
+#include "framework/core/rng.h"
+#include "gtest/gtest.h"
+
+namespace tvlab {
+namespace {
+
+using onednn_testing::Values;
+
+FusedAttentionDesc Desc(int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs, int64_t hv) {
+  FusedAttentionDesc d;
+  d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s, d.head_dim = hs, d.value_dim = hv;
+  d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  return d;
+}
+
+struct Case {
+  std::string name;
+  FusedAttentionDesc d;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  FusedAttentionDesc d = Desc(64, 4, 4, 8, 8, 16, 16);
+  d.dropout = 0.1f, d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
+  cases.push_back({"the sort model's shape, dropout", d});
+  d = Desc(5, 4, 4, 8, 8, 16, 16);
+  cases.push_back({"20 heads: one block and a partial one", d});
+  d = Desc(6, 8, 2, 11, 11, 16, 16);
+  d.mask.causal = true;
+  d.sink_logits = {0.5f, -1.0f, 0.0f, 2.0f, 1.0f, -0.5f, 0.25f, 3.0f};
+  d.dropout = 0.2f, d.dropout_stream = RngStream(8, RngPurpose::kDropout, 1);
+  cases.push_back({"gqa, causal, sinks, dropout", d});
+  d = Desc(4, 4, 1, 16, 16, 32, 32);
+  d.mask.causal = true, d.mask.window = 3;
+  cases.push_back({"mqa, 16 keys, causal window 3", d});
+  d = Desc(3, 6, 3, 5, 5, 20, 40);
+  d.dropout = 0.1f, d.dropout_stream = RngStream(10, RngPurpose::kDropout, 4);
+  cases.push_back({"5 keys, head sizes 20 and 40, dropout", d});
+  d = Desc(2, 8, 8, 37, 13, 24, 8);
+  cases.push_back({"37 queries against 13 keys, head sizes 24 and 8", d});
+  return cases;
+}
+
+// (B, heads, rows, width) <-> (B, rows, heads, width).
+std::vector<float> Permuted(const std::vector<float>& x, int64_t b, int64_t heads, int64_t rows, int64_t width,
+                            bool to_token_major) {
+  std::vector<float> y(x.size());
+  for (int64_t n = 0; n < b; ++n)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t e = 0; e < width; ++e) {
+          const int64_t head_major = ((n * heads + h) * rows + r) * width + e;
+          const int64_t token_major = ((n * rows + r) * heads + h) * width + e;
+          if (to_token_major) y[token_major] = x[head_major];
+          else y[head_major] = x[token_major];
+        }
+  return y;
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isinf(want[i])) {
+      ASSERT_EQ(got[i], want[i]) << what << " element " << i;
+      continue;
+    }
+    ASSERT_NEAR(got[i], want[i], 2e-5f * (1.0f + std::fabs(want[i]))) << what << " element " << i;
+  }
+}
+
+struct Operands {
+  std::vector<float> q, k, v, dout;
+};
+
+void CheckAgainstPortable(const Case& c, bool token_major) {
+  FusedAttentionDesc d = c.d;
+  const std::string name = c.name + (token_major ? " (token-major)" : " (head-major)");
+  ASSERT_TRUE(IsShortAttention(d) && onednn::HeadsInLanesTakes(d)) << name;
+  const int64_t b = d.batch, h = d.heads, g = d.kv_heads, t = d.queries, s = d.keys;
+  const int64_t rows = b * h * t, kv_rows = b * g * s;
+  const Operands x{Values(rows * d.head_dim, 1), Values(kv_rows * d.head_dim, 2), Values(kv_rows * d.value_dim, 3),
+                   Values(rows * d.value_dim, 4)};
+  std::vector<float> out(rows * d.value_dim), lse(rows), dq(x.q.size()), dk(x.k.size()), dv(x.v.size());
+  PortableShortAttentionForward(d, x.q.data(), x.k.data(), x.v.data(), out.data(), lse.data());
+  PortableShortAttentionBackward(d, x.q.data(), x.k.data(), x.v.data(), out.data(), lse.data(), x.dout.data(),
+                                 dq.data(), dk.data(), dv.data());
+  d.token_major = token_major;
+  auto in = [&](const std::vector<float>& y, int64_t heads, int64_t n, int64_t width) {
+    return token_major ? Permuted(y, b, heads, n, width, true) : y;
+  };
+  auto back = [&](const std::vector<float>& y, int64_t heads, int64_t n, int64_t width) {
+    return token_major ? Permuted(y, b, heads, n, width, false) : y;
+  };
+  const auto q = in(x.q, h, t, d.head_dim), k = in(x.k, g, s, d.head_dim), v = in(x.v, g, s, d.value_dim);
+  const auto dout = in(x.dout, h, t, d.value_dim), out_in = in(out, h, t, d.value_dim);
+  std::vector<float> out2(out.size(), NAN), lse2(lse.size(), NAN);  // every one written
+  std::vector<float> dq2(dq.size(), NAN), dk2(dk.size(), NAN), dv2(dv.size(), NAN);
+  onednn::HeadsInLanesForward(d, q.data(), k.data(), v.data(), out2.data(), lse2.data());
+  onednn::HeadsInLanesBackward(d, q.data(), k.data(), v.data(), out_in.data(), lse.data(), dout.data(), dq2.data(),
+                               dk2.data(), dv2.data());
+  ExpectNear(back(out2, h, t, d.value_dim), out, name + ": out");
+  ExpectNear(lse2, lse, name + ": lse");
+  ExpectNear(back(dq2, h, t, d.head_dim), dq, name + ": dq");
+  ExpectNear(back(dk2, g, s, d.head_dim), dk, name + ": dk");
+  ExpectNear(back(dv2, g, s, d.value_dim), dv, name + ": dv");
+}
+
+TEST(ShortAttentionHeadsAvx512, AgreesWithThePortableKernelInBothLayouts) {
+  if (!onednn::ShortAttentionAvx512Available()) GTEST_SKIP() << "no AVX-512F: the portable kernel runs here";
+  for (const Case& c : Cases()) {
+    CheckAgainstPortable(c, /*token_major=*/false);
+    CheckAgainstPortable(c, /*token_major=*/true);
+  }
+}
+
+TEST(ShortAttentionHeadsAvx512, TakesManyHeadsWithBatchIndependentMasks) {
+  FusedAttentionDesc d = Desc(64, 4, 4, 8, 8, 16, 16);
+  EXPECT_TRUE(onednn::HeadsInLanesTakes(d));
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(3, 4, 4, 8, 8, 16, 16))) << "12 heads: less than a block";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 6, 2, 8, 8, 16, 16))) << "groups of 3 across blocks";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 4, 4, 8, 8, 80, 16))) << "head size past 64";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 4, 4, 65, 8, 16, 16))) << "65 queries";
+  d.mask.key_lengths.assign(64, 5);
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(d)) << "key lengths differ by batch row";
+}
+
+// The AVX-512 entry sends what HeadsInLanesTakes takes here: the same bits.
+TEST(ShortAttentionHeadsAvx512, IsWhatTheAvx512EntryRunsForManyHeads) {
+  if (!onednn::ShortAttentionAvx512Available()) GTEST_SKIP() << "no AVX-512F";
+  const FusedAttentionDesc d = Cases()[0].d;
+  const int64_t n = d.batch * d.heads * d.queries * d.head_dim;
+  const auto q = Values(n, 5), k = Values(n, 6), v = Values(n, 7);
+  std::vector<float> out(n), lse(n / d.head_dim), out2(n), lse2(lse.size());
+  onednn::ShortAttentionForwardAvx512(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+  onednn::HeadsInLanesForward(d, q.data(), k.data(), v.data(), out2.data(), lse2.data());
+  EXPECT_EQ(out, out2);
+  EXPECT_EQ(lse, lse2);
+}
+
+}  // namespace
+}  // namespace tvlab
