@@ -144,8 +144,9 @@ TVLAB_HEADS void Gather(const FusedAttentionDesc& d, const Block& blk, const flo
 
 // The sink logit of each lane's head, or -inf without sinks.
 TVLAB_HEADS_INLINE __m512 SinkLanes(const FusedAttentionDesc& d, const Block& blk) {
+  if (!d.has_sink()) return _mm512_set1_ps(kNegInf);
   alignas(64) float sinks[kLanes];
-  for (int l = 0; l < kLanes; ++l) sinks[l] = d.has_sink() ? d.sink_logits[blk.head[l] % d.heads] : kNegInf;
+  for (int l = 0; l < kLanes; ++l) sinks[l] = d.sink_logits[blk.head[l] % d.heads];
   return _mm512_load_ps(sinks);
 }
 
