@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/parallel.h"
@@ -51,11 +52,35 @@ class VectorBuffer {
   std::vector<float> raw_;
 };
 
+// The dropout factors of a task's query heads [first, end) in lanes, T * S
+// vectors a block of 16, as the forward drew them. The backward of the same
+// call asks for the same stream, probability and heads, so the same
+// factors, and finds them here instead of drawing and transposing them
+// again (the sort step: 2 x 5.5 us a step).
+struct KeptTask {
+  std::optional<RngStream> stream;
+  float p = 0.0f;
+  int64_t first = 0, end = 0, queries = 0, keys = 0;
+  VectorBuffer lanes;
+  const float* factors = nullptr;
+
+  bool Holds(const FusedAttentionDesc& d, int64_t f, int64_t e) const {
+    return stream.has_value() && *stream == *d.dropout_stream && p == d.dropout && first == f && end == e &&
+           queries == d.queries && keys == d.keys;
+  }
+};
+
+// A thread keeps this many tasks' factors (the sort step's forward makes 8:
+// 2 layers x 4 tasks), the oldest replaced first; a miss draws.
+constexpr int kKeptTasks = 16;
+
 // One thread's buffers, kept across calls.
 struct Scratch {
-  VectorBuffer q, k, v, dout, keep, lse, inv_sum, kept, grads;
+  VectorBuffer q, k, v, dout, lse, inv_sum, kept, grads;
   std::vector<float> keep_rows;  // ShortAttentionKeepFactors' (heads, T, S)
   std::vector<uint32_t> words;   // DropoutFactors' scratch
+  KeptTask kept_tasks[kKeptTasks];
+  int next_kept = 0;
 };
 
 Scratch& ThreadScratch() {
@@ -113,33 +138,52 @@ TVLAB_HEADS_INLINE void Dots(const float* xt, int64_t i, const float* yt, int64_
 }
 
 // A block's tensors in lanes (vectors): q (T, hs), k (kS, hs), the
-// backward's v (kS, hv) and dout (T, hv), the dropout factors (T, S) or
-// null, lse (1, T), the forward's 1 / sum (1, T); the weights p_ij keep_ij
+// backward's v (kS, hv) and dout (T, hv), the dropout factors (T, S; a
+// KeptTask's) or null, lse (1, T), the forward's 1 / sum (1, T); the weights p_ij keep_ij
 // (T, kS) and the backward's ds (T, kS). Keys S .. kS - 1 of k and v are 0.
 struct Buffers {
-  float *q, *k, *v, *dout, *keep, *lse, *inv_sum, *kept, *grads;
+  float *q, *k, *v, *dout;
+  const float* keep;
+  float *lse, *inv_sum, *kept, *grads;
 };
 
 Buffers BuffersFor(const FusedAttentionDesc& d, int ks, bool backward, Scratch& s) {
   const int64_t t = d.queries, hs = d.head_dim, hv = d.value_dim;
   Buffers b{s.q.Get(t * hs), s.k.Get(ks * hs), backward ? s.v.Get(ks * hv) : nullptr,
-            backward ? s.dout.Get(t * hv) : nullptr, d.dropout > 0.0f ? s.keep.Get(t * d.keys) : nullptr,
+            backward ? s.dout.Get(t * hv) : nullptr, /*keep=*/nullptr,
             s.lse.Get(t), s.inv_sum.Get(t), s.kept.Get(t * ks), s.grads.Get(t * ks)};
   std::memset(b.k + d.keys * hs * kLanes, 0, sizeof(float) * (ks - d.keys) * hs * kLanes);
   if (backward) std::memset(b.v + d.keys * hv * kLanes, 0, sizeof(float) * (ks - d.keys) * hv * kLanes);
   return b;
 }
 
-// The block's q, k and dropout factors (keep: the block's first head's, or
-// null) into lanes.
+// The block's q and k into lanes.
 TVLAB_HEADS void Gather(const FusedAttentionDesc& d, const Block& blk, const float* q, const float* k,
-                        const float* keep, const Buffers& b) {
+                        const Buffers& b) {
   IntoLanes(q, blk.query_row, blk.lanes, d.QueryRowStep(), d.queries, d.head_dim, b.q);
   IntoLanes(k, blk.key_row, blk.lanes, d.KeyRowStep(), d.keys, d.head_dim, b.k);
-  if (keep == nullptr) return;
-  int64_t lane_rows[kLanes];  // lane l's factors: row l of (lanes, T * S)
+}
+
+// The dropout factors of query heads [first, end) in lanes (KeptTask), from
+// this thread's kept tasks or drawn (ShortAttentionKeepFactors) and kept;
+// null without dropout.
+TVLAB_HEADS const float* TaskKeep(const FusedAttentionDesc& d, int64_t first, int64_t end, Scratch& s) {
+  if (d.dropout <= 0.0f) return nullptr;
+  for (const KeptTask& kept : s.kept_tasks)
+    if (kept.Holds(d, first, end)) return kept.factors;
+  KeptTask& kept = s.kept_tasks[s.next_kept];
+  s.next_kept = (s.next_kept + 1) % kKeptTasks;
+  const int64_t ts = d.queries * d.keys;
+  const float* rows = ShortAttentionKeepFactors(d, first, end - first, s.keep_rows, s.words);  // (heads, T, S)
+  float* lanes = kept.lanes.Get((end - first + kLanes - 1) / kLanes * ts);
+  int64_t lane_rows[kLanes];  // lane l's factors: row l of a block's (16, T * S)
   for (int l = 0; l < kLanes; ++l) lane_rows[l] = l;
-  IntoLanes(keep, lane_rows, blk.lanes, 0, 1, d.queries * d.keys, b.keep);
+  for (int64_t n0 = first; n0 < end; n0 += kLanes)
+    IntoLanes(rows + (n0 - first) * ts, lane_rows, static_cast<int>(std::min<int64_t>(kLanes, end - n0)), 0, 1, ts,
+              lanes + (n0 - first) * ts);
+  kept.stream = *d.dropout_stream, kept.p = d.dropout, kept.first = first, kept.end = end;
+  kept.queries = d.queries, kept.keys = d.keys, kept.factors = lanes;
+  return lanes;
 }
 
 // The sink logit of each lane's head, or -inf without sinks.
@@ -199,9 +243,9 @@ TVLAB_HEADS void ForwardRows(const FusedAttentionDesc& d, const KeySpan* spans, 
 }
 
 // For every query i: ds_ij = p_ij (keep_ij dout_i . v_j - D_i) scale into
-// b.grads and p_ij keep_ij into b.kept (0 for hidden keys). D_i = dout_i . out_i = sum_j p_ij keep_ij dout_i . v_j
-// (out_i = sum_j p_ij keep_ij v_j), from what is in registers already
-// instead of out in lanes.
+// b.grads and p_ij keep_ij into b.kept (0 for hidden keys). D_i = dout_i .
+// out_i = sum_j p_ij keep_ij dout_i . v_j (out_i = sum_j p_ij keep_ij v_j),
+// from what is in registers already instead of out in lanes.
 template <int kS>
 TVLAB_HEADS void BackwardRows(const FusedAttentionDesc& d, const KeySpan* spans, const Buffers& b) {
   for (int64_t i = 0; i < d.queries; ++i) {
@@ -230,10 +274,10 @@ bool Parallel(const FusedAttentionDesc& d) {
   return d.batch * d.heads * d.queries * d.keys * (d.head_dim + d.value_dim) >= kParallelMacs;
 }
 
-// Runs body(block, keep, buffers) for every block of 16 query heads, in
-// tasks of a few blocks (OpenMP; a key/value head's query heads are in one
-// block, so its dk and dv are one thread's), with `keep` the block's
-// dropout factors (null without) and buffers sized for kS keys.
+// Runs body(block, buffers) for every block of 16 query heads, in tasks of
+// a few blocks (OpenMP; a key/value head's query heads are in one block, so
+// its dk and dv are one thread's), with buffers sized for kS keys and
+// buffers.keep at the block's dropout factors in lanes (null without).
 template <int kS, typename Body>
 void ForEachBlock(const FusedAttentionDesc& d, bool backward, Body&& body) {
   const int64_t heads = d.batch * d.heads, blocks = (heads + kLanes - 1) / kLanes, ts = d.queries * d.keys;
@@ -241,10 +285,12 @@ void ForEachBlock(const FusedAttentionDesc& d, bool backward, Body&& body) {
   ForEachIndex(Parallel(d), (blocks + per_task - 1) / per_task, [&](int64_t task) {
     Scratch& scratch = ThreadScratch();
     const int64_t first = task * per_task * kLanes, end = std::min(heads, first + per_task * kLanes);
-    const float* keep = ShortAttentionKeepFactors(d, first, end - first, scratch.keep_rows, scratch.words);
-    const Buffers buffers = BuffersFor(d, kS, backward, scratch);
-    for (int64_t n0 = first; n0 < end; n0 += kLanes)
-      body(BlockAt(d, n0), keep == nullptr ? nullptr : keep + (n0 - first) * ts, buffers);
+    const float* keep = TaskKeep(d, first, end, scratch);
+    Buffers buffers = BuffersFor(d, kS, backward, scratch);
+    for (int64_t n0 = first; n0 < end; n0 += kLanes) {
+      buffers.keep = keep == nullptr ? nullptr : keep + (n0 - first) * ts;  // (T, S) vectors
+      body(BlockAt(d, n0), buffers);
+    }
   });
 }
 
@@ -253,8 +299,8 @@ TVLAB_HEADS void Forward(const FusedAttentionDesc& d, const float* q, const floa
                          float* lse) {
   const std::vector<KeySpan> spans = Spans(d);
   const int64_t hv = d.value_dim, qstep = d.QueryRowStep() * hv, kstep = d.KeyRowStep() * hv;
-  ForEachBlock<kS>(d, /*backward=*/false, [&](const Block& blk, const float* keep, const Buffers& b) {
-    Gather(d, blk, q, k, keep, b);
+  ForEachBlock<kS>(d, /*backward=*/false, [&](const Block& blk, const Buffers& b) {
+    Gather(d, blk, q, k, b);
     ForwardRows<kS>(d, spans.data(), blk, b);
     for (int l = 0; l < blk.lanes; ++l)
       MixRows<kS>(b.kept, l, v + blk.key_row[l] * hv, kstep, d.keys, d.queries, hv, b.inv_sum,
@@ -283,8 +329,8 @@ TVLAB_HEADS void HeadGradients(const FusedAttentionDesc& d, const Gradients& g, 
 template <int kS>
 TVLAB_HEADS void Backward(const FusedAttentionDesc& d, const Gradients& g) {
   const std::vector<KeySpan> spans = Spans(d);
-  ForEachBlock<kS>(d, /*backward=*/true, [&](const Block& blk, const float* keep, const Buffers& b) {
-    Gather(d, blk, g.q, g.k, keep, b);
+  ForEachBlock<kS>(d, /*backward=*/true, [&](const Block& blk, const Buffers& b) {
+    Gather(d, blk, g.q, g.k, b);
     IntoLanes(g.v, blk.key_row, blk.lanes, d.KeyRowStep(), d.keys, d.value_dim, b.v);
     IntoLanes(g.dout, blk.query_row, blk.lanes, d.QueryRowStep(), d.queries, d.value_dim, b.dout);
     IntoLanes(g.lse, blk.head, blk.lanes, 0, 1, d.queries, b.lse);

@@ -4,8 +4,9 @@
 // rows; token-major operands are permuted for it and its results permuted
 // back): the sort model's shape with dropout, a partial block (20 heads),
 // grouped heads with a causal mask and sinks, 16 keys, head sizes past a
-// multiple of 16, a window, more queries than keys. And which calls it
-// takes. Skipped without AVX-512F.
+// multiple of 16, a window, more queries than keys; a backward after
+// forwards with another dropout stream. And which calls it takes. Skipped
+// without AVX-512F.
 
 #include "framework/backend/cpu_onednn/short_attention_heads_avx512.h"
 
@@ -128,6 +129,32 @@ TEST(ShortAttentionHeadsAvx512, AgreesWithThePortableKernelInBothLayouts) {
   for (const Case& c : Cases()) {
     CheckAgainstPortable(c, /*token_major=*/false);
     CheckAgainstPortable(c, /*token_major=*/true);
+  }
+}
+
+// The backward finds the factors its forward drew (KeptTask), and only
+// those: after forwards with one stream, a backward with the next step's
+// stream, or another probability, is that stream's.
+TEST(ShortAttentionHeadsAvx512, TheBackwardsDropoutIsItsOwnStreams) {
+  if (!onednn::ShortAttentionAvx512Available()) GTEST_SKIP() << "no AVX-512F";
+  FusedAttentionDesc d = Cases()[0].d;
+  const int64_t n = d.batch * d.heads * d.queries * d.head_dim, rows = n / d.head_dim;
+  const auto q = Values(n, 11), k = Values(n, 12), v = Values(n, 13), dout = Values(n, 14);
+  std::vector<float> out(n), lse(rows), scratch_out(n), scratch_lse(rows);
+  for (const auto& [step, p] : {std::pair<uint64_t, float>{4, 0.1f}, {5, 0.1f}, {4, 0.3f}}) {
+    FusedAttentionDesc first = d;  // what the forwards before ran with
+    first.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
+    onednn::HeadsInLanesForward(first, q.data(), k.data(), v.data(), scratch_out.data(), scratch_lse.data());
+    d.dropout_stream = RngStream(7, RngPurpose::kDropout, step), d.dropout = p;
+    PortableShortAttentionForward(d, q.data(), k.data(), v.data(), out.data(), lse.data());
+    std::vector<float> dq(n), dk(n), dv(n), dq2(n), dk2(n), dv2(n);
+    PortableShortAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq.data(),
+                                   dk.data(), dv.data());
+    onednn::HeadsInLanesBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq2.data(),
+                                 dk2.data(), dv2.data());
+    const std::string name = "step " + std::to_string(step) + ", p " + std::to_string(p);
+    ExpectNear(dq2, dq, name + ": dq");
+    ExpectNear(dv2, dv, name + ": dv");
   }
 }
 
