@@ -2,9 +2,9 @@
 // and SoftmaxBackward. tvlab's all-masked rows give 0, where oneDNN's
 // softmax would give NaN. Rows of at most kShortRow columns (the sort
 // model's attention rows have 8 keys, its logits 10) go eight at a time,
-// each row in a lane of the vectors (rows of 8 columns sixteen at a time on
-// AVX-512 CPUs, transposed in registers: 28 -> 13 us for the sort model's
-// 2048 rows on an Intel Xeon); longer rows one at a time. All give a row
+// each row in a lane of the vectors (sixteen at a time on AVX-512 CPUs,
+// transposed in registers: 28 -> 13 us for the sort model's 2048 rows of 8
+// on an Intel Xeon); longer rows one at a time. All give a row
 // the same operations in the same order, so the same bits. Rows split over
 // OpenMP threads above kParallelElements.
 
@@ -166,8 +166,9 @@ __attribute__((target("avx512f"))) void SoftmaxSixteenRowsOfEight(const float* x
 // The same for sixteen rows of any other short width (cols <= kShortRow:
 // the sort model's 10 logits a row in CrossEntropy), the rows transposed
 // into the lanes by Transpose16 from masked loads: in the captured sort
-// step CrossEntropy took 14.8 us a call with eight rows at a time
-// transposed element by element (SoftmaxEightRows), 5.0 this way.
+// step (a slow phase of the Intel Xeon, alternated) CrossEntropy took
+// 24.8 us a call with eight rows at a time transposed element by element
+// (SoftmaxEightRows), 21.0 this way.
 template <bool kLogZ>
 __attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, float* y, int64_t cols,
                                                                double* log_z) {
