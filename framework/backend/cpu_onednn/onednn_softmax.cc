@@ -120,63 +120,14 @@ __attribute__((target("avx512f"))) inline void ExchangeBit(__m512 (&v)[8]) {
   }
 }
 
-// The softmax of sixteen rows of eight columns with AVX-512, each row as
-// SoftmaxRow computes it (SoftmaxEightRows's steps, sixteen lanes wide:
-// the same comparisons, exponentials, column-order float sums and
-// products, so the same bits); the rows are transposed into the lanes in
-// registers. log_z likewise when kLogZ.
-// (GCC 12's _mm512_castpd256_pd512 starts from an undefined register and
-// warns that it "is used uninitialized": a false positive in the header.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
+// The softmax of sixteen rows in lanes, each row as SoftmaxRow computes it
+// (SoftmaxEightRows's steps, sixteen lanes wide: the same comparisons,
+// exponentials, column-order float sums and products, so the same bits):
+// v[c] holds column c of the rows (c < cols) and becomes their
+// probabilities; log_z likewise when kLogZ.
 template <bool kLogZ>
-__attribute__((target("avx512f"))) void SoftmaxSixteenRowsOfEight(const float* x, float* y, double* log_z) {
-  constexpr int kWide = 16, kCols = 8;
-  __m512 v[kCols];
-  for (int i = 0; i < kCols; ++i) {  // rows i and i + 8
-    const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(x + i * kCols)));
-    v[i] = _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(x + (i + 8) * kCols)), 1));
-  }
-  ExchangeBit<0>(v), ExchangeBit<1>(v), ExchangeBit<2>(v);  // v[c]: column c of the sixteen rows
-  __m512 max = _mm512_set1_ps(kMinusInf);
-  for (int c = 0; c < kCols; ++c)
-    max = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v[c], max, _CMP_GT_OQ), max, v[c]);  // x > max ? x : max
-  alignas(64) float xt[kCols][kWide], shift[kCols][kWide], e[kCols][kWide];  // host: stack scratch
-  for (int c = 0; c < kCols; ++c) _mm512_store_ps(xt[c], v[c]), _mm512_store_ps(shift[c], max);
-  onednn::ExpShiftedEach(&xt[0][0], &shift[0][0], &e[0][0], kCols * kWide);
-  __m512 sum = _mm512_setzero_ps();
-  for (int c = 0; c < kCols; ++c) sum = _mm512_add_ps(sum, _mm512_load_ps(e[c]));
-  const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
-  const __mmask16 visible = static_cast<__mmask16>(~_mm512_cmp_ps_mask(max, _mm512_set1_ps(kMinusInf), _CMP_EQ_OQ));
-  for (int c = 0; c < kCols; ++c) v[c] = _mm512_maskz_mul_ps(visible, _mm512_load_ps(e[c]), inv);
-  ExchangeBit<2>(v), ExchangeBit<1>(v), ExchangeBit<0>(v);  // back to rows i and i + 8
-  for (int i = 0; i < kCols; ++i) {
-    _mm256_storeu_ps(y + i * kCols, _mm512_castps512_ps256(v[i]));
-    _mm256_storeu_ps(y + (i + 8) * kCols, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[i]), 1)));
-  }
-  if (kLogZ) {
-    alignas(64) float max_l[kWide], sum_l[kWide];
-    _mm512_store_ps(max_l, max);
-    _mm512_store_ps(sum_l, sum);
-    for (int l = 0; l < kWide; ++l)
-      log_z[l] = max_l[l] == kMinusInf ? max_l[l] : max_l[l] + std::log(static_cast<double>(sum_l[l]));
-  }
-}
-
-// The same for sixteen rows of any other short width (cols <= kShortRow:
-// the sort model's 10 logits a row in CrossEntropy), the rows transposed
-// into the lanes by Transpose16 from masked loads: in the captured sort
-// step (a slow phase of the Intel Xeon, alternated) CrossEntropy took
-// 24.8 us a call with eight rows at a time transposed element by element
-// (SoftmaxEightRows), 21.0 this way.
-template <bool kLogZ>
-__attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, float* y, int64_t cols,
-                                                               double* log_z) {
+__attribute__((target("avx512f"))) inline void SoftmaxOfColumns(__m512* v, int64_t cols, double* log_z) {
   constexpr int kWide = 16;
-  const __mmask16 columns = onednn::Columns(0, cols);
-  __m512 rows[kWide], v[kWide];
-  for (int r = 0; r < kWide; ++r) rows[r] = _mm512_maskz_loadu_ps(columns, x + r * cols);
-  onednn::Transpose16(rows, v);  // v[c]: column c of the sixteen rows
   __m512 max = _mm512_set1_ps(kMinusInf);
   for (int64_t c = 0; c < cols; ++c)
     max = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v[c], max, _CMP_GT_OQ), max, v[c]);  // x > max ? x : max
@@ -187,10 +138,7 @@ __attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, 
   for (int64_t c = 0; c < cols; ++c) sum = _mm512_add_ps(sum, _mm512_load_ps(e[c]));
   const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
   const __mmask16 visible = static_cast<__mmask16>(~_mm512_cmp_ps_mask(max, _mm512_set1_ps(kMinusInf), _CMP_EQ_OQ));
-  for (int c = 0; c < kWide; ++c)
-    v[c] = c < cols ? _mm512_maskz_mul_ps(visible, _mm512_load_ps(e[c]), inv) : _mm512_setzero_ps();
-  onednn::Transpose16(v, rows);  // back to rows
-  for (int r = 0; r < kWide; ++r) _mm512_mask_storeu_ps(y + r * cols, columns, rows[r]);
+  for (int64_t c = 0; c < cols; ++c) v[c] = _mm512_maskz_mul_ps(visible, _mm512_load_ps(e[c]), inv);
   if (kLogZ) {
     alignas(64) float max_l[kWide], sum_l[kWide];
     _mm512_store_ps(max_l, max);
@@ -198,6 +146,49 @@ __attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, 
     for (int l = 0; l < kWide; ++l)
       log_z[l] = max_l[l] == kMinusInf ? max_l[l] : max_l[l] + std::log(static_cast<double>(sum_l[l]));
   }
+}
+
+// SoftmaxOfColumns for sixteen rows of eight columns, transposed into the
+// lanes in registers by exchanges.
+// (GCC 12's _mm512_castpd256_pd512 starts from an undefined register and
+// warns that it "is used uninitialized": a false positive in the header.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+template <bool kLogZ>
+__attribute__((target("avx512f"))) void SoftmaxSixteenRowsOfEight(const float* x, float* y, double* log_z) {
+  constexpr int kCols = 8;
+  __m512 v[kCols];
+  for (int i = 0; i < kCols; ++i) {  // rows i and i + 8
+    const __m512d low = _mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(x + i * kCols)));
+    v[i] = _mm512_castpd_ps(_mm512_insertf64x4(low, _mm256_castps_pd(_mm256_loadu_ps(x + (i + 8) * kCols)), 1));
+  }
+  ExchangeBit<0>(v), ExchangeBit<1>(v), ExchangeBit<2>(v);  // v[c]: column c of the sixteen rows
+  SoftmaxOfColumns<kLogZ>(v, kCols, log_z);
+  ExchangeBit<2>(v), ExchangeBit<1>(v), ExchangeBit<0>(v);  // back to rows i and i + 8
+  for (int i = 0; i < kCols; ++i) {
+    _mm256_storeu_ps(y + i * kCols, _mm512_castps512_ps256(v[i]));
+    _mm256_storeu_ps(y + (i + 8) * kCols, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v[i]), 1)));
+  }
+}
+
+// SoftmaxOfColumns for sixteen rows of any other short width (cols <=
+// kShortRow: the sort model's 10 logits a row in CrossEntropy), the rows
+// transposed into the lanes by Transpose16 from masked loads: in the
+// captured sort step (a slow phase of the Intel Xeon, alternated)
+// CrossEntropy took 24.8 us a call with eight rows at a time transposed
+// element by element (SoftmaxEightRows), 21.0 this way.
+template <bool kLogZ>
+__attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, float* y, int64_t cols,
+                                                               double* log_z) {
+  constexpr int kWide = 16;
+  const __mmask16 columns = onednn::Columns(0, cols);
+  __m512 rows[kWide], v[kWide];
+  for (int r = 0; r < kWide; ++r) rows[r] = _mm512_maskz_loadu_ps(columns, x + r * cols);
+  onednn::Transpose16(rows, v);  // v[c]: column c of the sixteen rows
+  SoftmaxOfColumns<kLogZ>(v, cols, log_z);
+  for (int64_t c = cols; c < kWide; ++c) v[c] = _mm512_setzero_ps();
+  onednn::Transpose16(v, rows);  // back to rows
+  for (int r = 0; r < kWide; ++r) _mm512_mask_storeu_ps(y + r * cols, columns, rows[r]);
 }
 
 #pragma GCC diagnostic pop

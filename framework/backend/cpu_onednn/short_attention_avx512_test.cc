@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/short_attention.h"
+#include "framework/backend/cpu_onednn/short_attention_testing.h"
 #include "framework/backend/cpu_onednn/test_values.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
@@ -21,6 +22,8 @@
 namespace tvlab {
 namespace {
 
+using onednn_testing::ExpectWithinRounding;
+using onednn_testing::ShortDesc;
 using onednn_testing::Values;
 
 struct Case {
@@ -28,47 +31,29 @@ struct Case {
   FusedAttentionDesc d;
 };
 
-FusedAttentionDesc Desc(int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs, int64_t hv) {
-  FusedAttentionDesc d;
-  d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s, d.head_dim = hs, d.value_dim = hv;
-  d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  return d;
-}
-
 std::vector<Case> Cases() {
   std::vector<Case> cases;
-  FusedAttentionDesc d = Desc(4, 4, 4, 8, 8, 16, 16);
+  FusedAttentionDesc d = ShortDesc(4, 4, 4, 8, 8, 16, 16);
   d.dropout = 0.1f, d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
   cases.push_back({"the sort model's shape, dropout", d});
-  d = Desc(3, 4, 2, 11, 11, 16, 16);
+  d = ShortDesc(3, 4, 2, 11, 11, 16, 16);
   d.mask.causal = true, d.mask.key_lengths = {11, 0, 6};
   d.sink_logits = {0.5f, -1.0f, 0.0f, 2.0f};
   d.dropout = 0.2f, d.dropout_stream = RngStream(8, RngPurpose::kDropout, 1);
   cases.push_back({"gqa, causal, a row without keys, sinks, dropout", d});
-  cases.push_back({"mqa, one query against 16 keys", Desc(2, 4, 1, 1, 16, 32, 32)});
-  d = Desc(2, 2, 2, 37, 13, 40, 24);
+  cases.push_back({"mqa, one query against 16 keys", ShortDesc(2, 4, 1, 1, 16, 32, 32)});
+  d = ShortDesc(2, 2, 2, 37, 13, 40, 24);
   d.mask.key_lengths = {13, 9};
   d.dropout = 0.1f, d.dropout_stream = RngStream(9, RngPurpose::kDropout, 2);
   cases.push_back({"37 queries, head sizes 40 and 24, padding, dropout", d});
-  d = Desc(2, 2, 2, 16, 16, 16, 16);
+  d = ShortDesc(2, 2, 2, 16, 16, 16, 16);
   d.mask.causal = true, d.mask.window = 3;
   cases.push_back({"causal window 3", d});
-  d = Desc(2, 2, 1, 9, 5, 20, 40);  // the eight-key transpose, columns past a multiple of 16
+  d = ShortDesc(2, 2, 1, 9, 5, 20, 40);  // the eight-key transpose, columns past a multiple of 16
   d.mask.key_lengths = {5, 3};
   d.dropout = 0.1f, d.dropout_stream = RngStream(10, RngPurpose::kDropout, 4);
   cases.push_back({"5 keys, head sizes 20 and 40, padding, dropout", d});
   return cases;
-}
-
-void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isinf(want[i])) {
-      ASSERT_EQ(got[i], want[i]) << what << " element " << i;
-      continue;
-    }
-    ASSERT_NEAR(got[i], want[i], 2e-5f * (1.0f + std::fabs(want[i]))) << what << " element " << i;
-  }
 }
 
 TEST(ShortAttentionAvx512, AgreesWithThePortableKernelForwardAndBackward) {
@@ -82,17 +67,17 @@ TEST(ShortAttentionAvx512, AgreesWithThePortableKernelForwardAndBackward) {
     std::vector<float> out(rows * d.value_dim), lse(rows), out2(out.size()), lse2(lse.size());
     PortableShortAttentionForward(d, q.data(), k.data(), v.data(), out.data(), lse.data());
     onednn::ShortAttentionForwardAvx512(d, q.data(), k.data(), v.data(), out2.data(), lse2.data());
-    ExpectNear(out2, out, c.name + ": out");
-    ExpectNear(lse2, lse, c.name + ": lse");
+    ExpectWithinRounding(out2, out, c.name + ": out");
+    ExpectWithinRounding(lse2, lse, c.name + ": lse");
     std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
     std::vector<float> dq2(q.size(), NAN), dk2(k.size(), NAN), dv2(v.size(), NAN);  // every one written
     PortableShortAttentionBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
                                    dq.data(), dk.data(), dv.data());
     onednn::ShortAttentionBackwardAvx512(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(),
                                          dq2.data(), dk2.data(), dv2.data());
-    ExpectNear(dq2, dq, c.name + ": dq");
-    ExpectNear(dk2, dk, c.name + ": dk");
-    ExpectNear(dv2, dv, c.name + ": dv");
+    ExpectWithinRounding(dq2, dq, c.name + ": dq");
+    ExpectWithinRounding(dk2, dk, c.name + ": dk");
+    ExpectWithinRounding(dv2, dv, c.name + ": dv");
   }
 }
 

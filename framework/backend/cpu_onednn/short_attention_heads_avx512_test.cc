@@ -16,6 +16,7 @@
 
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
+#include "framework/backend/cpu_onednn/short_attention_testing.h"
 #include "framework/backend/cpu_onednn/test_values.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
@@ -23,14 +24,9 @@
 namespace tvlab {
 namespace {
 
+using onednn_testing::ExpectWithinRounding;
+using onednn_testing::ShortDesc;
 using onednn_testing::Values;
-
-FusedAttentionDesc Desc(int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs, int64_t hv) {
-  FusedAttentionDesc d;
-  d.batch = b, d.heads = h, d.kv_heads = g, d.queries = t, d.keys = s, d.head_dim = hs, d.value_dim = hv;
-  d.scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  return d;
-}
 
 struct Case {
   std::string name;
@@ -39,23 +35,23 @@ struct Case {
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
-  FusedAttentionDesc d = Desc(64, 4, 4, 8, 8, 16, 16);
+  FusedAttentionDesc d = ShortDesc(64, 4, 4, 8, 8, 16, 16);
   d.dropout = 0.1f, d.dropout_stream = RngStream(7, RngPurpose::kDropout, 3);
   cases.push_back({"the sort model's shape, dropout", d});
-  d = Desc(5, 4, 4, 8, 8, 16, 16);
+  d = ShortDesc(5, 4, 4, 8, 8, 16, 16);
   cases.push_back({"20 heads: one block and a partial one", d});
-  d = Desc(6, 8, 2, 11, 11, 16, 16);
+  d = ShortDesc(6, 8, 2, 11, 11, 16, 16);
   d.mask.causal = true;
   d.sink_logits = {0.5f, -1.0f, 0.0f, 2.0f, 1.0f, -0.5f, 0.25f, 3.0f};
   d.dropout = 0.2f, d.dropout_stream = RngStream(8, RngPurpose::kDropout, 1);
   cases.push_back({"gqa, causal, sinks, dropout", d});
-  d = Desc(4, 4, 1, 16, 16, 32, 32);
+  d = ShortDesc(4, 4, 1, 16, 16, 32, 32);
   d.mask.causal = true, d.mask.window = 3;
   cases.push_back({"mqa, 16 keys, causal window 3", d});
-  d = Desc(3, 6, 3, 5, 5, 20, 40);
+  d = ShortDesc(3, 6, 3, 5, 5, 20, 40);
   d.dropout = 0.1f, d.dropout_stream = RngStream(10, RngPurpose::kDropout, 4);
   cases.push_back({"5 keys, head sizes 20 and 40, dropout", d});
-  d = Desc(2, 8, 8, 37, 13, 24, 8);
+  d = ShortDesc(2, 8, 8, 37, 13, 24, 8);
   cases.push_back({"37 queries against 13 keys, head sizes 24 and 8", d});
   return cases;
 }
@@ -74,17 +70,6 @@ std::vector<float> Permuted(const std::vector<float>& x, int64_t b, int64_t head
           else y[head_major] = x[token_major];
         }
   return y;
-}
-
-void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isinf(want[i])) {
-      ASSERT_EQ(got[i], want[i]) << what << " element " << i;
-      continue;
-    }
-    ASSERT_NEAR(got[i], want[i], 2e-5f * (1.0f + std::fabs(want[i]))) << what << " element " << i;
-  }
 }
 
 struct Operands {
@@ -117,11 +102,11 @@ void CheckAgainstPortable(const Case& c, bool token_major) {
   onednn::HeadsInLanesForward(d, q.data(), k.data(), v.data(), out2.data(), lse2.data());
   onednn::HeadsInLanesBackward(d, q.data(), k.data(), v.data(), out_in.data(), lse.data(), dout.data(), dq2.data(),
                                dk2.data(), dv2.data());
-  ExpectNear(back(out2, h, t, d.value_dim), out, name + ": out");
-  ExpectNear(lse2, lse, name + ": lse");
-  ExpectNear(back(dq2, h, t, d.head_dim), dq, name + ": dq");
-  ExpectNear(back(dk2, g, s, d.head_dim), dk, name + ": dk");
-  ExpectNear(back(dv2, g, s, d.value_dim), dv, name + ": dv");
+  ExpectWithinRounding(back(out2, h, t, d.value_dim), out, name + ": out");
+  ExpectWithinRounding(lse2, lse, name + ": lse");
+  ExpectWithinRounding(back(dq2, h, t, d.head_dim), dq, name + ": dq");
+  ExpectWithinRounding(back(dk2, g, s, d.head_dim), dk, name + ": dk");
+  ExpectWithinRounding(back(dv2, g, s, d.value_dim), dv, name + ": dv");
 }
 
 TEST(ShortAttentionHeadsAvx512, AgreesWithThePortableKernelInBothLayouts) {
@@ -153,18 +138,18 @@ TEST(ShortAttentionHeadsAvx512, TheBackwardsDropoutIsItsOwnStreams) {
     onednn::HeadsInLanesBackward(d, q.data(), k.data(), v.data(), out.data(), lse.data(), dout.data(), dq2.data(),
                                  dk2.data(), dv2.data());
     const std::string name = "step " + std::to_string(step) + ", p " + std::to_string(p);
-    ExpectNear(dq2, dq, name + ": dq");
-    ExpectNear(dv2, dv, name + ": dv");
+    ExpectWithinRounding(dq2, dq, name + ": dq");
+    ExpectWithinRounding(dv2, dv, name + ": dv");
   }
 }
 
 TEST(ShortAttentionHeadsAvx512, TakesManyHeadsWithBatchIndependentMasks) {
-  FusedAttentionDesc d = Desc(64, 4, 4, 8, 8, 16, 16);
+  FusedAttentionDesc d = ShortDesc(64, 4, 4, 8, 8, 16, 16);
   EXPECT_TRUE(onednn::HeadsInLanesTakes(d));
-  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(3, 4, 4, 8, 8, 16, 16))) << "12 heads: less than a block";
-  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 6, 2, 8, 8, 16, 16))) << "groups of 3 across blocks";
-  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 4, 4, 8, 8, 80, 16))) << "head size past 64";
-  EXPECT_FALSE(onednn::HeadsInLanesTakes(Desc(16, 4, 4, 65, 8, 16, 16))) << "65 queries";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(ShortDesc(3, 4, 4, 8, 8, 16, 16))) << "12 heads: less than a block";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(ShortDesc(16, 6, 2, 8, 8, 16, 16))) << "groups of 3 across blocks";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(ShortDesc(16, 4, 4, 8, 8, 80, 16))) << "head size past 64";
+  EXPECT_FALSE(onednn::HeadsInLanesTakes(ShortDesc(16, 4, 4, 65, 8, 16, 16))) << "65 queries";
   d.mask.key_lengths.assign(64, 5);
   EXPECT_FALSE(onednn::HeadsInLanesTakes(d)) << "key lengths differ by batch row";
 }
