@@ -31,7 +31,9 @@
 // ShortAttentionBackwardAvx512 send them here, the rest to the eight-rows
 // layout. Same contract (fused_attention.h), fp32, both q/k/v layouts,
 // grouped key/value heads, sinks, dropout (the same factors,
-// ShortAttentionKeepFactors). Not the eight-rows layout's bits (another
+// ShortAttentionKeepFactors; a thread keeps a task's factors in lanes from
+// the forward, and the backward of the same stream finds them instead of
+// drawing them again). Not the eight-rows layout's bits (another
 // sum order): the fused attention conformance suite checks it against the
 // reference, short_attention_heads_avx512_test against the portable kernel.
 
