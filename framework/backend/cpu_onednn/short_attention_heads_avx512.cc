@@ -56,7 +56,8 @@ class VectorBuffer {
 // vectors a block of 16, as the forward drew them. The backward of the same
 // call asks for the same stream, probability and heads, so the same
 // factors, and finds them here instead of drawing and transposing them
-// again (the sort step: 2 x 5.5 us a step).
+// again (the sort shape's backward, a new stream each call: 105-110 -> 98-100
+// us in a slow phase).
 struct KeptTask {
   std::optional<RngStream> stream;
   float p = 0.0f;
@@ -139,8 +140,9 @@ TVLAB_HEADS_INLINE void Dots(const float* xt, int64_t i, const float* yt, int64_
 
 // A block's tensors in lanes (vectors): q (T, hs), k (kS, hs), the
 // backward's v (kS, hv) and dout (T, hv), the dropout factors (T, S; a
-// KeptTask's) or null, lse (1, T), the forward's 1 / sum (1, T); the weights p_ij keep_ij
-// (T, kS) and the backward's ds (T, kS). Keys S .. kS - 1 of k and v are 0.
+// KeptTask's) or null, lse (1, T), the forward's 1 / sum (1, T); the
+// weights p_ij keep_ij (T, kS) and the backward's ds (T, kS). Keys S ..
+// kS - 1 of k and v are 0.
 struct Buffers {
   float *q, *k, *v, *dout;
   const float* keep;

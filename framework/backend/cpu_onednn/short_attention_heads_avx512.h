@@ -18,9 +18,9 @@
 // keys in the lanes, and at the sort model's shape (256 heads of 8 x 8,
 // head size 16) half of every vector is empty and each row's max, sum,
 // exp and log run along a chain of shuffles: 51 us a forward call and 83 a
-// backward call, some 20 times what its multiply-adds need. Here 41-46 and
-// 73-79 (the same shape, hot, alternated; bench/README.md, "Short attention
-// with the heads in lanes").
+// backward call, some 20 times what its multiply-adds need. Here 40 and 70-72
+// (the same shape, hot, alternated; bench/README.md, "Short attention with
+// the heads in lanes").
 //
 // The backward takes dout . out as sum_j p_ij keep_ij dout_i . v_j (equal,
 // since out_i = sum_j p_ij keep_ij v_j) from values it has in lanes, and
