@@ -105,7 +105,8 @@ TVLAB_HEADS void MixRows(const float* w, int l, const float* y, int64_t ldy, int
   for (int64_t c = 0; c < n; c += kLanes) {
     const __mmask16 columns = Columns(c, n);
     __m512 rows[kS];
-    for (int j = 0; j < kS; ++j) rows[j] = _mm512_maskz_loadu_ps(j < s ? columns : 0, y + std::min<int64_t>(j, s - 1) * ldy + c);
+    for (int j = 0; j < kS; ++j)  // rows past s: 0 (their address, a row's, never read)
+      rows[j] = _mm512_maskz_loadu_ps(j < s ? columns : 0, y + std::min<int64_t>(j, s - 1) * ldy + c);
     for (int64_t i = 0; i < t; ++i) {
       __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};  // even and odd keys
       for (int j = 0; j < kS; ++j) acc[j % 2] = _mm512_fmadd_ps(LaneOf(w, i * kS + j, l), rows[j], acc[j % 2]);
