@@ -28,6 +28,11 @@
 // reference on every case it runs (cpu_onednn takes this kernel wherever
 // the CPU has AVX-512F), and against the portable kernel in
 // short_attention_avx512_test.
+//
+// Calls with 16 query heads or more and the same mask in every batch row
+// (the sort model's) go to another layout of the same kernel, sixteen heads
+// in the lanes instead of eight rows (short_attention_heads_avx512.h:
+// HeadsInLanesTakes); these entry points send them there.
 
 #include <cstdint>
 
