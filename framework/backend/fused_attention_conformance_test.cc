@@ -279,7 +279,8 @@ std::vector<FusedCase> ShortCases() {
   cases.push_back({"short keys across threads, sinks, dropout", d});
   // 16 heads and more with the same mask in every batch row: cpu_onednn's
   // AVX-512 kernel puts the heads in lanes (short_attention_heads_avx512.h);
-  // the second splits its 32 blocks of 16 over threads (4.2M multiply-adds).
+  // the second splits its 8 blocks of 16 heads over threads (4.2M
+  // multiply-adds).
   d = Base(4, 4, 4, 8, 8, 16, 16);
   d.dropout = 0.1f;
   d.dropout_stream = RngStream(15, RngPurpose::kDropout, 12);
