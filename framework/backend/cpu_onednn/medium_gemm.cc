@@ -186,11 +186,14 @@ void RowRange(const Operands& o, int64_t first, int64_t end, int64_t kc) {
 // panels of 64 terms (on the Xeon of bench/README.md, 98-106 -> 136-143
 // GFLOP/s at the sort model's 64..128 x 64..128 x 512; B's 128..256 KiB no
 // longer stream from L2 for every row block). dX = dY W (k at most 128 there, B
-// in L1): 4 rows x 4 vectors over the whole of k. Threads take contiguous
+// in L1): 4 rows x 4 vectors over the whole of k; one vector of columns or
+// less (the sort model's head, n 10), 8 rows x 1 vector: 4 rows left a
+// block of 4 sums, whose FMA latency set the pace. Threads take contiguous
 // ranges of whole row blocks.
 void Product(const Operands& o, bool trans_a) {
   TVLAB_CHECK(!trans_a || o.n % kLanes == 0) << "MediumGemm: dW takes whole vectors of columns, n " << o.n;
-  const int mr = trans_a ? 8 : 4;
+  const bool narrow = !trans_a && o.n <= kLanes;
+  const int mr = trans_a || narrow ? 8 : 4;
   const int64_t blocks = (o.m + mr - 1) / mr;
   const bool parallel = o.m * o.n * o.k >= kParallelGemmMacs;
   OnTeam(parallel ? omp_get_max_threads() : 1, [&](int64_t t, int64_t threads) {
@@ -198,6 +201,8 @@ void Product(const Operands& o, bool trans_a) {
     const int64_t end = std::min(o.m, blocks * (t + 1) / threads * mr);
     if (trans_a) {
       RowRange<8, 2>(o, first, end, /*kc=*/64);
+    } else if (narrow) {
+      RowRange<8, 1>(o, first, end, /*kc=*/o.k);
     } else {
       RowRange<4, 4>(o, first, end, /*kc=*/o.k);
     }
