@@ -31,11 +31,12 @@ class OnednnBackend : public ReferenceBackend {
   // f32 destination), eltwise, layer normalization (onednn_gemm.cc,
   // onednn_elementwise.cc, onednn_rows.cc); tuned loops for the rest
   // (onednn_rows.cc, onednn_normalize_backward.cc, onednn_softmax.cc,
-  // onednn_adamw.cc); fused attention: the short kernels up to 16 keys
-  // (short_attention.h, short_attention_avx512.h), on AVX-512 CPUs the
-  // AVX-512 tiled kernel for plain attention (tiled_attention_avx512.h),
-  // the sgemm tiled kernel for the rest (tiled_attention.h). The other
-  // kernels are the reference's.
+  // onednn_adamw.cc, onednn_pointwise_chain.cc); fused attention: the
+  // short kernels up to 16 keys (short_attention.h,
+  // short_attention_avx512.h), on AVX-512 CPUs the AVX-512 tiled kernel
+  // for plain attention (tiled_attention_avx512.h), the sgemm tiled kernel
+  // for the rest (tiled_attention.h). The other kernels are the
+  // reference's.
   TVLAB_OVERRIDE_KERNEL(Gemm);
   TVLAB_OVERRIDE_KERNEL(GemmBias);
   TVLAB_OVERRIDE_KERNEL(GemmAndColumnSums);
@@ -54,11 +55,14 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(Normalize);
   TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
   TVLAB_OVERRIDE_KERNEL(Permute);
+  // The reference's loop, vectorised (onednn_rows.cc).
+  TVLAB_OVERRIDE_KERNEL(ScatterAdd);
   // The reference's Philox mask in L1-sized chunks (onednn_elementwise.cc).
   TVLAB_OVERRIDE_KERNEL(DropoutMask);
   // Elementwise chains a tile of kPointwiseTile elements at a time through
-  // every step, with the loops above (onednn_elementwise.cc); dropout masks
-  // kept as bits for a later chain too.
+  // every step, with the loops of Binary and Unary's ReLU
+  // (onednn_pointwise_chain.cc); dropout masks kept as bits for a later
+  // chain too.
   TVLAB_OVERRIDE_KERNEL(PointwiseChain);
   bool KeepsMaskBits() const override { return true; }
   // The AVX-512 short kernel's calls (short_attention_avx512.h) and the

@@ -3,7 +3,8 @@
 // primitive's bits), Binary and ReduceSumTo as
 // threaded loops for the broadcasts training meets (a trailing block
 // repeated), the reference's loops otherwise; DropoutMask in cache-sized
-// chunks.
+// chunks. PointwiseChain runs the same loops tile by tile
+// (onednn_pointwise_chain.cc).
 
 #include <omp.h>
 
@@ -11,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "framework/backend/cpu_onednn/kept_mask_bits.h"
+#include "framework/backend/cpu_onednn/elementwise_loops.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/check.h"
@@ -24,6 +25,9 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 using onednn::kParallelElements;
 using onednn::SingleThreaded;
+using onednn::BinaryChunk;
+using onednn::ReluRange;
+using onednn::ReluBackwardRange;
 
 // oneDNN's eltwise algorithm and (alpha, beta) for each UnaryOp.
 struct EltwiseAlgo {
@@ -94,6 +98,10 @@ inline __attribute__((always_inline)) void BinaryRange(F f, const float* a, int6
   }
 }
 
+}  // namespace
+
+namespace onednn {
+
 // BinaryRange for `op`, cloned for AVX-512 and AVX2: each element is one
 // exactly rounded add, subtract, multiply or divide, the same bits at any
 // vector width.
@@ -107,6 +115,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void BinaryChunk(
     case BinaryOp::kDiv: return BinaryRange([](float x, float y) { return x / y; }, a, na, b, nb, out, n, begin, end);
   }
 }
+
+}  // namespace onednn
+
+namespace {
 
 // BinaryChunk over all n elements: split over threads from kParallelElements
 // on, at multiples of the repeated block; every element is computed the same
@@ -158,6 +170,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SumColumnRange
   for (; j < j1; ++j) SumColumns<1>(x, n, block, j, out);
 }
 
+}  // namespace
+
+namespace onednn {
+
 // ReLU and its gradient as oneDNN's eltwise_relu (alpha 0) computes them,
 // bit for bit (onednn_loops_test checks both against the primitive, NaN,
 // signed zeros and denormals included): y = x > 0 ? x : 0, and
@@ -176,6 +192,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void ReluBackwardRa
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) dx[i] = x[i] <= 0.0f ? dy[i] * 0.0f : dy[i];
 }
+
+}  // namespace onednn
+
+namespace {
 
 // f(begin, end) over [0, n), split over threads from kParallelElements on.
 template <typename F>
@@ -280,105 +300,6 @@ void OnednnBackend::DropoutMask(const RngStream& stream, float p, float* mask, i
       DropoutFactors(stream, p, first, std::min(kDropoutChunk, n - first), mask + first, words);
     }
   }
-}
-
-namespace {
-
-// Elements of one PointwiseChain tile: the tile's operands of a three-step
-// chain (about six 4 KiB blocks) stay in L1 from one step to the next.
-constexpr int64_t kPointwiseTile = 1024;
-static_assert(kPointwiseTile % 8 == 0, "a tile's kept mask bits start at a whole byte");
-
-// Step `s` over one tile of `len` elements from element `first` of the
-// chain, its pointers already at the tile: the same loop (and so the same
-// bits) as the kernel the step stands for.
-void PointwiseStepTile(const PointwiseStep& s, int64_t first, int64_t len, std::vector<uint32_t>& words) {
-  switch (s.kind) {
-    case PointwiseStep::Kind::kBinary: return BinaryChunk(s.op, s.a, len, s.b, len, s.out, len, 0, len);
-    case PointwiseStep::Kind::kRelu: return ReluRange(s.a, s.out, 0, len);
-    case PointwiseStep::Kind::kReluBackward: return ReluBackwardRange(s.a, s.c, s.out, 0, len);
-    case PointwiseStep::Kind::kDropoutMask:
-      DropoutFactors(*s.stream, s.p, first, len, s.out, words);
-      if (s.kept != nullptr) onednn::KeptBits(s.out, len, s.kept);
-      return;
-    case PointwiseStep::Kind::kKeptMask: return onednn::FactorsOfKeptBits(s.kept, len, 1.0f / (1.0f - s.p), s.out);
-  }
-}
-
-// An out of a scratch step, and the tile of scratch that holds it.
-using MovedOut = std::pair<const float*, float*>;
-
-// `steps` with their pointers moved to the tile of elements from `first`:
-// a scratch step writes its own kPointwiseTile floats of `scratch` instead,
-// and the later steps that read its out read them there (until a step
-// writes that out to memory again). `moved` is the caller's, reused.
-void StepsAtTile(const std::vector<PointwiseStep>& steps, int64_t first, float* scratch,
-                 std::vector<PointwiseStep>* at, std::vector<MovedOut>& moved) {
-  moved.clear();
-  auto at_tile = [&](const float* p) -> const float* {
-    if (p == nullptr) return nullptr;
-    for (const auto& [out, tile] : moved)
-      if (out == p) return tile;
-    return p + first;
-  };
-  for (size_t i = 0; i < steps.size(); ++i) {
-    PointwiseStep& t = (*at)[i];
-    t = steps[i];
-    t.a = at_tile(t.a), t.b = at_tile(t.b), t.c = at_tile(t.c);
-    moved.erase(std::remove_if(moved.begin(), moved.end(), [&](const auto& m) { return m.first == steps[i].out; }),
-                moved.end());
-    if (t.kept != nullptr) t.kept += first / 8;  // bits; tiles start at multiples of 8
-    if (!t.scratch) {
-      t.out += first;
-      continue;
-    }
-    t.out = scratch;
-    scratch += kPointwiseTile;
-    moved.emplace_back(steps[i].out, t.out);
-  }
-}
-
-// A thread's PointwiseChain buffers, kept across calls (a captured step
-// makes a dozen chain calls; allocating these each call put malloc and free
-// at about 1% of the sort step).
-struct ChainBuffers {
-  std::vector<uint32_t> words;       // host: one tile's random words
-  std::vector<float> scratch;        // host: scratch steps' tiles
-  std::vector<PointwiseStep> at;     // the steps moved to a tile
-  std::vector<MovedOut> moved;       // host: StepsAtTile's
-};
-
-ChainBuffers& ThreadChainBuffers() {
-  thread_local ChainBuffers buffers;
-  return buffers;
-}
-
-}  // namespace
-
-void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n) {
-  bool draws = false;  // DropoutMask threads from a smaller size
-  int64_t scratch_steps = 0;
-  for (const PointwiseStep& s : steps) {
-    draws = draws || s.kind == PointwiseStep::Kind::kDropoutMask;
-    scratch_steps += s.scratch;
-    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
-        << "PointwiseChain: a dropout step without its stream";
-    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kKeptMask || s.kept != nullptr)
-        << "PointwiseChain: a kept mask without its bits";
-  }
-  const int64_t tiles = (n + kPointwiseTile - 1) / kPointwiseTile;
-  const bool parallel = n >= (draws ? onednn::kParallelOptimizerElements : kParallelElements);
-  onednn::ForEachIndex(parallel, tiles, [&](int64_t t) {
-    ChainBuffers& b = ThreadChainBuffers();  // this thread's
-    b.words.reserve(kPointwiseTile / 2);
-    if (b.scratch.size() < static_cast<size_t>(scratch_steps * kPointwiseTile))
-      b.scratch.resize(static_cast<size_t>(scratch_steps * kPointwiseTile));
-    b.at.resize(steps.size());
-    b.moved.reserve(steps.size());
-    const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;
-    StepsAtTile(steps, begin, b.scratch.data(), &b.at, b.moved);
-    for (const PointwiseStep& s : b.at) PointwiseStepTile(s, begin, len, b.words);
-  });
 }
 
 }  // namespace tvlab

@@ -11,7 +11,8 @@
 // against their order definition and, within rounding, the reference.
 // CrossEntropy's backward against the reference's loop, bit for bit. A
 // dropout mask kept as bits by one PointwiseChain and turned back into
-// factors by another against DropoutMask's factors.
+// factors by another against DropoutMask's factors. ScatterAdd (repeated
+// ids added in order) against its definition, bit for bit.
 
 #include <algorithm>
 #include <cmath>
@@ -51,6 +52,22 @@ TEST(OnednnLoops, ReduceSumToSumsEachColumnInRowOrder) {
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) want[c] += x[r * cols + c];
     ExpectBitwise(got, want, "ReduceSumTo", cols);
+  }
+}
+
+TEST(OnednnLoops, ScatterAddIsItsDefinition) {
+  OnednnBackend backend;
+  const int64_t n = 41;
+  for (int64_t cols : {1, 3, 16, 37, 64, 100}) {
+    const int64_t vocab = 7;
+    const std::vector<float> table = Random(vocab * cols, cols), rows = Random(n * cols, cols + 1);
+    std::vector<int32_t> ids(n);
+    for (int64_t i = 0; i < n; ++i) ids[i] = static_cast<int32_t>((i * 5 + 3) % vocab);  // each id many times
+    std::vector<float> d_table = table, d_want = table;  // added into, as a gradient is
+    backend.ScatterAdd(rows.data(), cols, ids.data(), n, d_table.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = 0; c < cols; ++c) d_want[ids[i] * cols + c] += rows[i * cols + c];
+    ExpectBitwise(d_table, d_want, "ScatterAdd", cols);
   }
 }
 

@@ -1,0 +1,139 @@
+// cpu_onednn's PointwiseChain: the chain's steps run tile by tile (each
+// tile's operands stay in L1 from one step to the next), every step with the
+// loop of the kernel it stands for (elementwise_loops.h, DropoutFactors,
+// kept_mask_bits.h), so the same bits as those kernels one after another.
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "framework/backend/cpu_onednn/elementwise_loops.h"
+#include "framework/backend/cpu_onednn/kept_mask_bits.h"
+#include "framework/backend/cpu_onednn/onednn_backend.h"
+#include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/check.h"
+#include "framework/core/rng.h"
+
+namespace tvlab {
+namespace {
+
+// Elements of one PointwiseChain tile: the tile's operands of a three-step
+// chain (about six 4 KiB blocks) stay in L1 from one step to the next.
+constexpr int64_t kPointwiseTile = 1024;
+static_assert(kPointwiseTile % 8 == 0, "a tile's kept mask bits start at a whole byte");
+
+// Where each of a step's pointers lies in a tile: the scratch tile `slot`
+// of the thread's buffer (an earlier scratch step's out, or its own out
+// when it is scratch), or memory (-1: the pointer plus the tile's first
+// element).
+struct StepSlots {
+  int a = -1, b = -1, c = -1, out = -1;
+};
+
+// The slots of `steps`, the same for every tile: a scratch step writes its
+// own tile (the j-th scratch step tile j) instead of memory, and the later
+// steps that read its out read that tile, until a step writes that out
+// again (to memory, or to its own tile). `slots` is the caller's, reused.
+void SlotsOf(const std::vector<PointwiseStep>& steps, std::vector<StepSlots>* slots) {
+  slots->assign(steps.size(), StepSlots{});
+  // (out pointer, slot) of the scratch outs later steps read from tiles.
+  std::vector<std::pair<const float*, int>> moved;  // host: a few entries
+  auto slot_of = [&](const float* p) {
+    for (const auto& [out, slot] : moved)
+      if (p != nullptr && out == p) return slot;
+    return -1;
+  };
+  int next_slot = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PointwiseStep& s = steps[i];
+    StepSlots& t = (*slots)[i];
+    t.a = slot_of(s.a), t.b = slot_of(s.b), t.c = slot_of(s.c);
+    moved.erase(std::remove_if(moved.begin(), moved.end(), [&](const auto& m) { return m.first == s.out; }),
+                moved.end());
+    if (!s.scratch) continue;
+    t.out = next_slot++;
+    moved.emplace_back(s.out, t.out);
+  }
+}
+
+// One step's pointers inside one tile (StepSlots resolved).
+struct TileOperands {
+  const float *a, *b, *c;
+  float* out;
+  uint8_t* kept;  // bits; tiles start at multiples of 8
+};
+
+TileOperands OperandsAtTile(const PointwiseStep& s, const StepSlots& slots, int64_t first, float* scratch) {
+  auto at = [&](const float* p, int slot) -> const float* {
+    if (slot >= 0) return scratch + slot * kPointwiseTile;
+    return p == nullptr ? nullptr : p + first;
+  };
+  return TileOperands{at(s.a, slots.a), at(s.b, slots.b), at(s.c, slots.c),
+                      slots.out >= 0 ? scratch + slots.out * kPointwiseTile : s.out + first,
+                      s.kept == nullptr ? nullptr : s.kept + first / 8};
+}
+
+// Step `s` over one tile of `len` elements from element `first` of the
+// chain, its pointers `t` already at the tile: the same loop (and so the
+// same bits) as the kernel the step stands for.
+void PointwiseStepTile(const PointwiseStep& s, const TileOperands& t, int64_t first, int64_t len,
+                       std::vector<uint32_t>& words) {
+  switch (s.kind) {
+    case PointwiseStep::Kind::kBinary: return onednn::BinaryChunk(s.op, t.a, len, t.b, len, t.out, len, 0, len);
+    case PointwiseStep::Kind::kRelu: return onednn::ReluRange(t.a, t.out, 0, len);
+    case PointwiseStep::Kind::kReluBackward: return onednn::ReluBackwardRange(t.a, t.c, t.out, 0, len);
+    case PointwiseStep::Kind::kDropoutMask:
+      DropoutFactors(*s.stream, s.p, first, len, t.out, words);
+      if (t.kept != nullptr) onednn::KeptBits(t.out, len, t.kept);
+      return;
+    case PointwiseStep::Kind::kKeptMask: return onednn::FactorsOfKeptBits(t.kept, len, 1.0f / (1.0f - s.p), t.out);
+  }
+}
+
+// A thread's PointwiseChain buffers, kept across calls (a captured step
+// makes a dozen chain calls; allocating these each call put malloc and free
+// at about 1% of the sort step).
+struct ChainBuffers {
+  std::vector<uint32_t> words;  // host: one tile's random words
+  std::vector<float> scratch;   // host: scratch steps' tiles
+};
+
+ChainBuffers& ThreadChainBuffers() {
+  thread_local ChainBuffers buffers;
+  return buffers;
+}
+
+}  // namespace
+
+// The slots are worked out once a call, and each tile only offsets the
+// pointers: copying every step into a tile's own list (its optional
+// stream included) was about 1% of the sort step on an Intel Xeon.
+void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int64_t n) {
+  bool draws = false;  // DropoutMask threads from a smaller size
+  int64_t scratch_steps = 0;
+  for (const PointwiseStep& s : steps) {
+    draws = draws || s.kind == PointwiseStep::Kind::kDropoutMask;
+    scratch_steps += s.scratch;
+    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kDropoutMask || s.stream.has_value())
+        << "PointwiseChain: a dropout step without its stream";
+    TVLAB_CHECK(s.kind != PointwiseStep::Kind::kKeptMask || s.kept != nullptr)
+        << "PointwiseChain: a kept mask without its bits";
+  }
+  thread_local std::vector<StepSlots> slots;  // the calling thread's; read by the team
+  SlotsOf(steps, &slots);
+  const std::vector<StepSlots>& chain_slots = slots;
+  const int64_t tiles = (n + kPointwiseTile - 1) / kPointwiseTile;
+  const bool parallel = n >= (draws ? onednn::kParallelOptimizerElements : onednn::kParallelElements);
+  onednn::ForEachIndex(parallel, tiles, [&](int64_t t) {
+    ChainBuffers& b = ThreadChainBuffers();  // this thread's
+    b.words.reserve(kPointwiseTile / 2);
+    if (b.scratch.size() < static_cast<size_t>(scratch_steps * kPointwiseTile))
+      b.scratch.resize(static_cast<size_t>(scratch_steps * kPointwiseTile));
+    const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;
+    for (size_t i = 0; i < steps.size(); ++i)
+      PointwiseStepTile(steps[i], OperandsAtTile(steps[i], chain_slots[i], begin, b.scratch.data()), begin, len,
+                        b.words);
+  });
+}
+
+}  // namespace tvlab
