@@ -4,9 +4,10 @@
 // One fp32 product of the sizes small models' linear layers have (the sort
 // model's forward Y = X W^T + b and dX = dY W, 512 x 64..128 x 64..128,
 // and dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without
-// oneDNN: each block of 4 rows x 64 columns of C (for dW, 8 rows x 32
-// columns over panels of 64 terms, so a panel's rows of B stay in L1 across
-// row blocks) is AVX-512 sums kept in registers, with op(A)'s values
+// oneDNN: each block of 4 rows x 64 columns of C (8 rows x 16 columns
+// where n is at most 16; for dW, 8 rows x 32 columns over panels of 64
+// terms, so a panel's rows of B stay in L1 across row blocks) is AVX-512
+// sums kept in registers, with op(A)'s values
 // broadcast and B's rows read where they lie. A transposed B (the forward's
 // weight, (n, k)) is first transposed into a (k, n) buffer the thread keeps,
 // 16 x 16 at a time (under a microsecond at 64 x 64). In dW, each row block

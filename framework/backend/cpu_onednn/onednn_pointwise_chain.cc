@@ -36,8 +36,10 @@ struct StepSlots {
 // again (to memory, or to its own tile). `slots` is the caller's, reused.
 void SlotsOf(const std::vector<PointwiseStep>& steps, std::vector<StepSlots>* slots) {
   slots->assign(steps.size(), StepSlots{});
-  // (out pointer, slot) of the scratch outs later steps read from tiles.
-  std::vector<std::pair<const float*, int>> moved;  // host: a few entries
+  // (out pointer, slot) of the scratch outs later steps read from tiles;
+  // the thread's, reused (no allocation a call).
+  thread_local std::vector<std::pair<const float*, int>> moved;  // host: a few entries
+  moved.clear();
   auto slot_of = [&](const float* p) {
     for (const auto& [out, slot] : moved)
       if (p != nullptr && out == p) return slot;
