@@ -2,8 +2,9 @@
 #define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_ELEMENTWISE_LOOPS_H_
 
 // The loops of cpu_onednn's Binary and ReLU kernels
-// (onednn_elementwise.cc), which its PointwiseChain also runs on each tile
-// (onednn_pointwise_chain.cc): one loop, so the same bits either way.
+// (elementwise_loops.cc), run by those kernels (onednn_elementwise.cc) and
+// by its PointwiseChain on each tile (onednn_pointwise_chain.cc): one loop,
+// so the same bits either way.
 
 #include <cstdint>
 

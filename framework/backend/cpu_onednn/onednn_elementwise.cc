@@ -3,13 +3,12 @@
 // primitive's bits), Binary and ReduceSumTo as
 // threaded loops for the broadcasts training meets (a trailing block
 // repeated), the reference's loops otherwise; DropoutMask in cache-sized
-// chunks. PointwiseChain runs the same loops tile by tile
-// (onednn_pointwise_chain.cc).
+// chunks. The Binary and ReLU loops are elementwise_loops.h's, which
+// PointwiseChain runs tile by tile (onednn_pointwise_chain.cc).
 
 #include <omp.h>
 
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/elementwise_loops.h"
@@ -70,56 +69,6 @@ int64_t TrailingBlock(const Shape& small, const Shape& big) {
   return block;
 }
 
-// out[i] = f(a, b) for i in [begin, end), where one operand repeats a
-// trailing block (na or nb elements; a scalar is a block of 1) over the
-// other; begin and end are multiples of the block.
-template <typename F>
-inline __attribute__((always_inline)) void BinaryRange(F f, const float* a, int64_t na, const float* b, int64_t nb,
-                                                       float* out, int64_t n, int64_t begin, int64_t end) {
-  if (na == n && nb == n) {
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], b[i]);
-  } else if (na == n && nb == 1) {
-    const float s = b[0];
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) out[i] = f(a[i], s);
-  } else if (nb == n && na == 1) {
-    const float s = a[0];
-#pragma omp simd
-    for (int64_t i = begin; i < end; ++i) out[i] = f(s, b[i]);
-  } else if (na == n) {  // e.g. (B, T, C) + bias (C)
-    for (int64_t i = begin; i < end; i += nb)
-#pragma omp simd
-      for (int64_t j = 0; j < nb; ++j) out[i + j] = f(a[i + j], b[j]);
-  } else {
-    for (int64_t i = begin; i < end; i += na)
-#pragma omp simd
-      for (int64_t j = 0; j < na; ++j) out[i + j] = f(a[j], b[i + j]);
-  }
-}
-
-}  // namespace
-
-namespace onednn {
-
-// BinaryRange for `op`, cloned for AVX-512 and AVX2: each element is one
-// exactly rounded add, subtract, multiply or divide, the same bits at any
-// vector width.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void BinaryChunk(
-    BinaryOp op, const float* a, int64_t na, const float* b, int64_t nb, float* out, int64_t n, int64_t begin,
-    int64_t end) {
-  switch (op) {
-    case BinaryOp::kAdd: return BinaryRange([](float x, float y) { return x + y; }, a, na, b, nb, out, n, begin, end);
-    case BinaryOp::kSub: return BinaryRange([](float x, float y) { return x - y; }, a, na, b, nb, out, n, begin, end);
-    case BinaryOp::kMul: return BinaryRange([](float x, float y) { return x * y; }, a, na, b, nb, out, n, begin, end);
-    case BinaryOp::kDiv: return BinaryRange([](float x, float y) { return x / y; }, a, na, b, nb, out, n, begin, end);
-  }
-}
-
-}  // namespace onednn
-
-namespace {
-
 // BinaryChunk over all n elements: split over threads from kParallelElements
 // on, at multiples of the repeated block; every element is computed the same
 // way either way.
@@ -169,33 +118,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SumColumnRange
   for (; j + 16 <= j1; j += 16) SumColumns<16>(x, n, block, j, out);
   for (; j < j1; ++j) SumColumns<1>(x, n, block, j, out);
 }
-
-}  // namespace
-
-namespace onednn {
-
-// ReLU and its gradient as oneDNN's eltwise_relu (alpha 0) computes them,
-// bit for bit (onednn_loops_test checks both against the primitive, NaN,
-// signed zeros and denormals included): y = x > 0 ? x : 0, and
-// dx = x <= 0 ? dy * 0 : dy (so a NaN x passes dy, and a negative dy at
-// x <= 0 gives -0). A plain loop, cloned for AVX-512 and AVX2: the
-// primitive's call and memory objects cost as much as the pass.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluRange(const float* x, float* y, int64_t begin,
-                                                                           int64_t end) {
-#pragma omp simd
-  for (int64_t i = begin; i < end; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluBackwardRange(const float* x, const float* dy,
-                                                                                   float* dx, int64_t begin,
-                                                                                   int64_t end) {
-#pragma omp simd
-  for (int64_t i = begin; i < end; ++i) dx[i] = x[i] <= 0.0f ? dy[i] * 0.0f : dy[i];
-}
-
-}  // namespace onednn
-
-namespace {
 
 // f(begin, end) over [0, n), split over threads from kParallelElements on.
 template <typename F>
