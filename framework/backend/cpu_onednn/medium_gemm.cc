@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/cpu_onednn/transpose16_avx512.h"
 #include "framework/core/check.h"
@@ -240,7 +241,7 @@ bool IsMediumGemm(const GemmDesc& d, bool onednn_has_avx512_core) {
 
 void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* bias, float* c) {
   if (d.trans_b) {  // (n, k) into (k, n) rows, in a buffer the thread keeps
-    thread_local std::vector<float> bt;
+    thread_local CacheLineVector<float> bt;
     bt.resize(static_cast<size_t>(d.k * d.n));
     TransposeInto(b, d.n, d.k, bt.data());
     b = bt.data();

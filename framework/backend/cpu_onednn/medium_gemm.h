@@ -10,10 +10,13 @@
 // sums kept in registers, with op(A)'s values
 // broadcast and B's rows read where they lie. A transposed B (the forward's
 // weight, (n, k)) is first transposed into a (k, n) buffer the thread keeps,
-// 16 x 16 at a time (under a microsecond at 64 x 64). In dW, each row block
-// prefetches its share of the next panel of B: there B is an activation the
-// forward wrote long before, and without it the first row block of every
-// panel waited for L3.
+// 16 x 16 at a time (under a microsecond at 64 x 64), on a cache line
+// (cache_line_vector.h: in a plain std::vector, 16-byte aligned, three of
+// every four of B's row loads spanned two lines, and the sort model's
+// forward products took 27-29 us a call in the step against 23-24). In dW,
+// each row block prefetches its share of the next panel of B: there B is an
+// activation the forward wrote long before, and without it the first row
+// block of every panel waited for L3.
 //
 // Why: inside the captured sort step oneDNN 2.6's matmul ran the backward's
 // products at 90-140 GFLOP/s; with this loop the step's Gemm calls went from

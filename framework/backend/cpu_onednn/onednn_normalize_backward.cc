@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
@@ -217,7 +218,7 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
   const int threads = rows * cols >= kParallelElements ? omp_get_max_threads() : 1;
   // Each thread's dgamma and dbeta rows, in the calling thread's buffers
   // (kept across calls, zeroed here; the team writes through the pointers).
-  thread_local std::vector<float> partial_g_buffer, partial_b_buffer;
+  thread_local onednn::CacheLineVector<float> partial_g_buffer, partial_b_buffer;
   partial_g_buffer.assign(dgamma ? threads * cols : 0, 0.0f);
   partial_b_buffer.assign(dbeta ? threads * cols : 0, 0.0f);
   float* const partial_g = partial_g_buffer.data();

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/elementwise_loops.h"
 #include "framework/backend/cpu_onednn/kept_mask_bits.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
@@ -97,7 +98,7 @@ void PointwiseStepTile(const PointwiseStep& s, const TileOperands& t, int64_t fi
 // at about 1% of the sort step).
 struct ChainBuffers {
   std::vector<uint32_t> words;  // host: one tile's random words
-  std::vector<float> scratch;   // host: scratch steps' tiles
+  onednn::CacheLineVector<float> scratch;  // host: scratch steps' tiles
 };
 
 ChainBuffers& ThreadChainBuffers() {
