@@ -7,8 +7,8 @@
 // loads of a std::vector<float> span two cache lines. On an Intel Xeon,
 // MediumGemm's transposed weight in a plain std::vector made the sort
 // model's forward products 512 x 64 x 64 take 27-29 us a call against
-// 23-24 us from a 64-byte aligned buffer (bench/README.md, twentieth
-// session).
+// 23-24 us from a 64-byte aligned buffer (bench/README.md, "Kernel scratch
+// on a cache line").
 
 #include <cstddef>
 #include <new>
