@@ -97,7 +97,7 @@ void PointwiseStepTile(const PointwiseStep& s, const TileOperands& t, int64_t fi
 // makes a dozen chain calls; allocating these each call put malloc and free
 // at about 1% of the sort step).
 struct ChainBuffers {
-  std::vector<uint32_t> words;  // host: one tile's random words
+  std::vector<uint32_t> words;             // host: one tile's random words
   onednn::CacheLineVector<float> scratch;  // host: scratch steps' tiles
 };
 
@@ -129,7 +129,7 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
   const bool parallel = n >= (draws ? onednn::kParallelOptimizerElements : onednn::kParallelElements);
   onednn::ForEachIndex(parallel, tiles, [&](int64_t t) {
     ChainBuffers& b = ThreadChainBuffers();  // this thread's
-    b.words.reserve(kPointwiseTile / 2);
+    b.words.reserve(kPointwiseTile / 2 + 16);  // DropoutFactors: a tile's words and room to align them
     if (b.scratch.size() < static_cast<size_t>(scratch_steps * kPointwiseTile))
       b.scratch.resize(static_cast<size_t>(scratch_steps * kPointwiseTile));
     const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;

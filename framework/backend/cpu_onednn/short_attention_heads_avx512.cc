@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"
@@ -43,13 +44,12 @@ constexpr int64_t kParallelMacs = int64_t{1} << 22;   // as the eight-rows layou
 class VectorBuffer {
  public:
   float* Get(int64_t vectors) {
-    raw_.resize(static_cast<size_t>((vectors + 1) * kLanes));
-    const auto p = reinterpret_cast<uintptr_t>(raw_.data());
-    return reinterpret_cast<float*>((p + 63) & ~uintptr_t{63});
+    raw_.resize(static_cast<size_t>(vectors * kLanes));
+    return raw_.data();
   }
 
  private:
-  std::vector<float> raw_;
+  CacheLineVector<float> raw_;
 };
 
 // The dropout factors of a task's query heads [first, end) in lanes, T * S
