@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -199,6 +200,37 @@ TEST_F(OnednnLargeKernels, AdamWMatchesReference) {
   }
   ExpectClose(p, p_ref, 1e-6f, "param");
   ExpectClose(v, v_ref, 1e-6f, "v");
+}
+
+// AdamW's bits are the reference's (the same IEEE operations in the same
+// order, vectorised: no FMA contraction, no reciprocal in place of a
+// division): gradients from 2^-60 to 2^20, moments of every size (zeros
+// among them), early and late steps, three beta2s and three eps (0 too),
+// and a length that leaves a scalar tail after the vectors.
+TEST_F(OnednnLargeKernels, AdamWIsTheReferenceBitForBit) {
+  const int64_t n = 100'003;
+  const auto unit = Random(n, 40), scales = Random(n, 41, -60.0f, 20.0f), start = Random(n, 42);
+  std::vector<float> g(n), m0(n), v0(n);
+  for (int64_t i = 0; i < n; ++i) {
+    g[i] = unit[i] * std::exp2(std::floor(scales[i]));
+    m0[i] = i % 97 == 0 ? 0.0f : 0.3f * start[i] * std::fabs(g[i]);
+    v0[i] = i % 89 == 0 ? 0.0f : std::fabs(start[i] * g[i] * g[i]);
+  }
+  for (const float beta2 : {0.999f, 0.95f, 0.99999f})
+    for (const float eps : {1e-8f, 1e-12f, 0.0f})
+      for (const int64_t step : {int64_t{1}, int64_t{2}, int64_t{7}, int64_t{100}, int64_t{5000}}) {
+        std::vector<float> p = Random(n, 43), m = m0, v = v0, p_ref = p, m_ref = m0, v_ref = v0;
+        const AdamWHyper h{3e-4f, 0.9f, beta2, eps, 0.1f, step};
+        be_->AdamW(p.data(), g.data(), m.data(), v.data(), n, h);
+        ref_->AdamW(p_ref.data(), g.data(), m_ref.data(), v_ref.data(), n, h);
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::memcmp(&p[i], &p_ref[i], sizeof(float)), 0)
+              << "param " << i << ": " << p[i] << " vs " << p_ref[i] << " (beta2 " << beta2 << ", eps " << eps
+              << ", step " << step << ", grad " << g[i] << ")";
+          ASSERT_EQ(std::memcmp(&m[i], &m_ref[i], sizeof(float)), 0) << "m " << i;
+          ASSERT_EQ(std::memcmp(&v[i], &v_ref[i], sizeof(float)), 0) << "v " << i;
+        }
+      }
 }
 
 // One threaded pass over several tensors (chunks of 2^14 elements; a tensor
