@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <vector>
 
 #include "framework/core/check.h"
@@ -360,19 +359,14 @@ void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n,
                     std::vector<uint32_t>& words) {
   if (n <= 0) return;
   const uint64_t first_word = first >> 1, last_word = (first + n - 1) >> 1;
-  const uint64_t count = last_word - first_word + 1;
-  // The words start on a cache line (Words stores 16 at a time; malloc's
-  // 16-byte alignment split three of every four stores over two lines).
-  words.resize(count + 15);
-  const uintptr_t start = reinterpret_cast<uintptr_t>(words.data());  // host: random words
-  uint32_t* const aligned = reinterpret_cast<uint32_t*>((start + 63) & ~uintptr_t{63});
-  stream.Words(first_word, count, aligned);
+  words.resize(last_word - first_word + 1);
+  stream.Words(first_word, words.size(), words.data());  // host: random words
   const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
   const float keep_scale = 1.0f / (1.0f - p);
   // Element e is half (e & 1) of word e / 2: an odd first element is the
-  // high half of the first word, then the elements go two per word.
+  // high half of words[0], then the elements go two per word.
   int64_t i = 0;
-  const uint32_t* w = aligned;  // host: random words
+  const uint32_t* w = words.data();  // host: random words
   if (first & 1) {
     out[i++] = (*w++ >> 16) < threshold ? 0.0f : keep_scale;
   }

@@ -129,7 +129,7 @@ void OnednnBackend::PointwiseChain(const std::vector<PointwiseStep>& steps, int6
   const bool parallel = n >= (draws ? onednn::kParallelOptimizerElements : onednn::kParallelElements);
   onednn::ForEachIndex(parallel, tiles, [&](int64_t t) {
     ChainBuffers& b = ThreadChainBuffers();  // this thread's
-    b.words.reserve(kPointwiseTile / 2 + 16);  // DropoutFactors: a tile's words and room to align them
+    b.words.reserve(kPointwiseTile / 2);
     if (b.scratch.size() < static_cast<size_t>(scratch_steps * kPointwiseTile))
       b.scratch.resize(static_cast<size_t>(scratch_steps * kPointwiseTile));
     const int64_t begin = t * kPointwiseTile, len = std::min(n, begin + kPointwiseTile) - begin;
