@@ -49,6 +49,7 @@ struct Scratch {
   std::vector<float> s, p;         // (kBlockRows, S rounded up): scores / weights, dp / ds
   std::vector<float> keep, kept;   // with dropout, as s: the factors, and weights times them
   std::vector<float> inv_sum, big_d;
+  std::vector<int64_t> first, end;  // (kBlockRows): each row's visible keys (RowKeys)
   std::vector<uint32_t> words;     // DropoutFactors' scratch
 };
 
@@ -80,6 +81,15 @@ Block QueryBlock(const FusedAttentionDesc& d, int64_t b, int64_t i0) {
   return blk;
 }
 
+// The keys each row of `blk` sees, in w.first and w.end.
+RowKeys KeysOfRows(const FusedAttentionDesc& d, int64_t b, const Block& blk, Scratch& w) {
+  for (int64_t r = 0; r < blk.rows; ++r) {
+    w.first[r] = d.VisibleBegin(b, blk.i0 + r);
+    w.end[r] = d.VisibleEnd(b, blk.i0 + r);
+  }
+  return RowKeys{w.first.data(), w.end.data()};
+}
+
 // Leading dimensions of q (dq), k (dk), v (dv), out (dout): a head's rows
 // one row apart head-major, H or G rows apart token-major.
 struct RowSteps {
@@ -101,28 +111,30 @@ Scratch& ScratchFor(const FusedAttentionDesc& d) {
     Grow(w.kept, kBlockRows * RoundUp(d.keys));
   }
   Grow(w.inv_sum, kBlockRows);
+  if (w.first.size() < static_cast<size_t>(kBlockRows)) w.first.resize(kBlockRows), w.end.resize(kBlockRows);
   Grow(w.big_d, d.queries);
   return w;
 }
 
-// out rows (rows, D) = weights (rows, keys [j0, j1)) @ x (keys, D), each row
-// times scale (null: 1): V = D / 16 vectors a row.
-void Weighted(int64_t width, const float* w, int64_t ldw, int64_t rows, const float* x, int64_t j0, int64_t j1,
+// out rows (rows, D) = weights (rows, the keys each row sees) @ x (keys,
+// D), each row times scale (null: 1): V = D / 16 vectors a row.
+void Weighted(int64_t width, const float* w, int64_t ldw, int64_t rows, const float* x, const RowKeys& keys,
               const float* scale, float* out, int64_t ldo) {
   switch (width / kLanes) {
-    case 1: return WeightedRows<1>(w, ldw, rows, x, j0, j1, scale, out, ldo);
-    case 2: return WeightedRows<2>(w, ldw, rows, x, j0, j1, scale, out, ldo);
-    default: return WeightedRows<4>(w, ldw, rows, x, j0, j1, scale, out, ldo);
+    case 1: return WeightedRows<1>(w, ldw, rows, x, keys, scale, out, ldo);
+    case 2: return WeightedRows<2>(w, ldw, rows, x, keys, scale, out, ldo);
+    default: return WeightedRows<4>(w, ldw, rows, x, keys, scale, out, ldo);
   }
 }
 
-// acc (keys [j0, j1), D) += w^T (keys, rows) @ x (rows, D).
+// acc (keys [j0, j1), D) += w^T (keys, rows) @ x (rows, D), each key over
+// the rows that see it.
 void AddTo(int64_t width, const float* w, int64_t ldw, int64_t rows, const float* x, int64_t ldx, int64_t j0,
-           int64_t j1, float* acc) {
+           int64_t j1, const RowKeys& keys, float* acc) {
   switch (width / kLanes) {
-    case 1: return AddToKeys<1>(w, ldw, rows, x, ldx, j0, j1, acc);
-    case 2: return AddToKeys<2>(w, ldw, rows, x, ldx, j0, j1, acc);
-    default: return AddToKeys<4>(w, ldw, rows, x, ldx, j0, j1, acc);
+    case 1: return AddToKeys<1>(w, ldw, rows, x, ldx, j0, j1, keys, acc);
+    case 2: return AddToKeys<2>(w, ldw, rows, x, ldx, j0, j1, keys, acc);
+    default: return AddToKeys<4>(w, ldw, rows, x, ldx, j0, j1, keys, acc);
   }
 }
 
@@ -140,11 +152,12 @@ void ForwardHead(const FusedAttentionDesc& d, const float* q, const float* k, co
     const float* qb = q + d.QueryRow(b, h, i0) * hd;  // (rows, hd), rows ld.q apart
     float* ob = out + d.QueryRow(b, h, i0) * hd;      // (rows, hd), rows ld.o apart
     float* lse_b = lse + (b * d.heads + h) * d.queries + i0;
-    // s (rows, [c0, c1)) = scale * q_block @ k^T
-    Scores(qb, ld.q, blk.rows, w.kt.data(), sp, hd, d.scale, blk.c0, blk.c1, w.s.data(), sp);
+    const RowKeys keys = KeysOfRows(d, b, blk, w);
+    // s (rows, [c0, c1)) = scale * q_block @ k^T, on the vectors of the keys each row group sees
+    Scores(qb, ld.q, blk.rows, w.kt.data(), sp, hd, d.scale, keys, w.s.data(), sp);
     for (int64_t r = 0; r < blk.rows; ++r) {
       float* s = w.s.data() + r * sp;
-      const int64_t first = d.VisibleBegin(b, i0 + r), end = d.VisibleEnd(b, i0 + r);
+      const int64_t first = w.first[r], end = w.end[r];
       if (first >= end) {  // no visible key: zero output
         std::fill(s + blk.c0, s + blk.c1, 0.0f);
         w.inv_sum[r] = 0.0f;
@@ -161,7 +174,7 @@ void ForwardHead(const FusedAttentionDesc& d, const float* q, const float* k, co
       }
     }
     // out (rows, hd) = weights @ v / sums
-    Weighted(hd, w.s.data(), sp, blk.rows, w.vc.data(), blk.key_begin, blk.key_end, w.inv_sum.data(), ob, ld.o);
+    Weighted(hd, w.s.data(), sp, blk.rows, w.vc.data(), keys, w.inv_sum.data(), ob, ld.o);
   }
 }
 
@@ -198,13 +211,19 @@ TVLAB_AVX512 void KeptWeights(const FusedAttentionDesc& d, int64_t b, int64_t h,
 }
 
 // ds = p * (keep * dp - D_i) * scale over a block's columns [c0, c1), in
-// dp (keep null: 1).
-TVLAB_AVX512 void LogitGradients(const Block& blk, const float* p, const float* keep, float* dp, int64_t sp,
-                                 const float* big_d, float scale) {
+// dp (keep null: 1): on the columns Scores computed dp for (a row group's,
+// ScoreGroup), and 0 on the rest (hidden keys, p 0 there).
+TVLAB_AVX512 void LogitGradients(const Block& blk, const RowKeys& keys, const float* p, const float* keep,
+                                 float* dp, int64_t sp, const float* big_d, float scale) {
   const __m512 sc = _mm512_set1_ps(scale);
+  int64_t g0 = 0, g1 = 0, group_end = 0;  // the current row group's columns, and its rows' end
   for (int64_t r = 0; r < blk.rows; ++r) {
+    if (r == group_end) group_end = r + ScoreGroup(keys, r, blk.rows, &g0, &g1);
     const __m512 dr = _mm512_set1_ps(big_d[r]);
-    for (int64_t c = blk.c0; c < blk.c1; c += kLanes) {
+    const int64_t c0 = std::max(blk.c0, g0), c1 = std::min(blk.c1, g1);
+    for (int64_t c = blk.c0; c < c0; c += kLanes) _mm512_storeu_ps(dp + r * sp + c, _mm512_setzero_ps());
+    for (int64_t c = c1; c < blk.c1; c += kLanes) _mm512_storeu_ps(dp + r * sp + c, _mm512_setzero_ps());
+    for (int64_t c = c0; c < c1; c += kLanes) {
       __m512 g = _mm512_loadu_ps(dp + r * sp + c);
       if (keep != nullptr) g = _mm512_mul_ps(_mm512_loadu_ps(keep + r * sp + c), g);
       const __m512 x = _mm512_sub_ps(g, dr);
@@ -240,21 +259,22 @@ void BackwardBlock(const FusedAttentionDesc& d, const float* q, const float* lse
     for (int64_t r = 0; r < blk.rows; ++r) std::fill(dqb + r * ld.q, dqb + r * ld.q + hd, 0.0f);
     return;
   }
+  const RowKeys keys = KeysOfRows(d, b, blk, w);
   // p (rows, [c0, c1)) = exp(scale * q k^T - lse), 0 where hidden
-  Scores(qb, ld.q, blk.rows, w.kt.data(), sp, hd, d.scale, blk.c0, blk.c1, w.s.data(), sp);
+  Scores(qb, ld.q, blk.rows, w.kt.data(), sp, hd, d.scale, keys, w.s.data(), sp);
   BackwardWeights(d, b, blk, lse + (b * d.heads + h) * d.queries + i0, w.s.data(), sp);
   const bool dropped = d.dropout > 0.0f;
   if (dropped) KeptWeights(d, b, h, blk, w.s.data(), sp, w);  // w.kept = p * keep
   // dv (keys, hd) += (p * keep)^T @ dout_block
-  AddTo(hd, dropped ? w.kept.data() : w.s.data(), sp, blk.rows, dob, ld.o, blk.key_begin, blk.key_end,
+  AddTo(hd, dropped ? w.kept.data() : w.s.data(), sp, blk.rows, dob, ld.o, blk.key_begin, blk.key_end, keys,
         w.dv.data());
   // dp (rows, [c0, c1)) = dout_block @ v^T, then ds in place
-  Scores(dob, ld.o, blk.rows, w.vt.data(), sp, hd, 1.0f, blk.c0, blk.c1, w.p.data(), sp);
-  LogitGradients(blk, w.s.data(), dropped ? w.keep.data() : nullptr, w.p.data(), sp, w.big_d.data() + i0,
+  Scores(dob, ld.o, blk.rows, w.vt.data(), sp, hd, 1.0f, keys, w.p.data(), sp);
+  LogitGradients(blk, keys, w.s.data(), dropped ? w.keep.data() : nullptr, w.p.data(), sp, w.big_d.data() + i0,
                  d.scale);
   // dq_block (rows, hd) = ds @ k;  dk (keys, hd) += ds^T @ q_block
-  Weighted(hd, w.p.data(), sp, blk.rows, w.kc.data(), blk.key_begin, blk.key_end, nullptr, dqb, ld.q);
-  AddTo(hd, w.p.data(), sp, blk.rows, qb, ld.q, blk.key_begin, blk.key_end, w.dk.data());
+  Weighted(hd, w.p.data(), sp, blk.rows, w.kc.data(), keys, nullptr, dqb, ld.q);
+  AddTo(hd, w.p.data(), sp, blk.rows, qb, ld.q, blk.key_begin, blk.key_end, keys, w.dk.data());
 }
 
 // Every query head of key/value head (b, g): dq of those heads, dk and dv
