@@ -169,7 +169,8 @@ TEST(OnednnLoops, ReluAndItsGradientAreOnednnsBitForBit) {
 // One softmax row as onednn_softmax.cc defines it: the max in column order
 // (a NaN never wins), std::exp(x - max), the float sum in column order, the
 // products with 1 / sum; an all -inf row gives zeros.
-void SoftmaxRowDefinition(const float* x, float* y, int64_t cols) {
+// Returns the row's log-partition, max + log(sum) (-inf if all masked).
+double SoftmaxRowDefinition(const float* x, float* y, int64_t cols) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   float max = minus_inf, sum = 0.0f;
   for (int64_t c = 0; c < cols; ++c) max = x[c] > max ? x[c] : max;
@@ -177,17 +178,20 @@ void SoftmaxRowDefinition(const float* x, float* y, int64_t cols) {
   for (int64_t c = 0; c < cols; ++c) sum += y[c];
   const float inv = 1.0f / sum;
   for (int64_t c = 0; c < cols; ++c) y[c] = max == minus_inf ? 0.0f : y[c] * inv;
+  return max == minus_inf ? max : max + std::log(static_cast<double>(sum));
 }
 
-// Row counts around the eight-row groups (and the sixteen-row groups of
-// eight columns on AVX-512 CPUs), short rows (up to 16 columns, in lanes)
-// and longer ones; rows with masked keys, an all-masked row, a NaN, signed
-// zeros and ties.
+// Row counts around the eight-row groups (and the sixteen-row groups on
+// AVX-512 CPUs), short rows (up to 16 columns, in lanes) and longer ones
+// (on AVX-512 CPUs in lanes too, in blocks of 16 columns and a part);
+// rows with masked keys, an all-masked row, a NaN, signed zeros and ties.
+// CrossEntropy's losses are the definition's log-partition minus the
+// target's logit, to the bit.
 TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
   OnednnBackend backend;
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t rows : {1, 7, 8, 9, 16, 19, 35}) {
-    for (int64_t cols : {1, 2, 8, 10, 15, 16, 17, 40}) {
+    for (int64_t cols : {1, 2, 8, 10, 15, 16, 17, 40, 256, 1001}) {
       std::vector<float> x = Random(rows * cols, rows * 100 + cols);
       for (int64_t i = 0; i < rows * cols; i += 7) x[i] = -inf;
       if (rows > 2) std::fill(x.begin() + cols, x.begin() + 2 * cols, -inf);  // row 1: all masked
@@ -195,7 +199,9 @@ TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
       if (rows > 4 && cols > 1) x[4 * cols] = -0.0f, x[4 * cols + 1] = 0.0f;
       if (rows > 5 && cols > 1) x[5 * cols] = x[5 * cols + 1] = 1.5f;
       std::vector<float> got(rows * cols, 9.0f), want(rows * cols);
-      for (int64_t r = 0; r < rows; ++r) SoftmaxRowDefinition(x.data() + r * cols, want.data() + r * cols, cols);
+      std::vector<double> log_z(rows);
+      for (int64_t r = 0; r < rows; ++r)
+        log_z[r] = SoftmaxRowDefinition(x.data() + r * cols, want.data() + r * cols, cols);
       backend.Softmax(x.data(), got.data(), rows, cols);
       ExpectBitwise(got, want, "Softmax", rows * 1000 + cols);
       // CrossEntropy's probabilities are the same rows; the all-masked
@@ -205,6 +211,16 @@ TEST(OnednnLoops, SoftmaxRowsShortAndLongAreTheRowDefinition) {
       std::vector<float> loss(rows), probs(rows * cols, 9.0f), mean(1);
       backend.CrossEntropy(x.data(), targets.data(), rows, cols, -100, 0.0f, loss.data(), probs.data(), mean.data());
       ExpectBitwise(probs, want, "CrossEntropy's probabilities", rows * 1000 + cols);
+      for (int64_t r = 0; r < rows; ++r) {
+        if (targets[r] != 0) continue;
+        const float expected = static_cast<float>(log_z[r] - x[r * cols]);
+        if (std::isnan(expected)) {
+          EXPECT_TRUE(std::isnan(loss[r])) << "row " << r << " of " << rows << " x " << cols;
+        } else {
+          EXPECT_EQ(std::memcmp(&loss[r], &expected, sizeof(float)), 0)
+              << "row " << r << " of " << rows << " x " << cols << ": loss " << loss[r] << ", want " << expected;
+        }
+      }
     }
   }
 }
