@@ -191,7 +191,9 @@ __attribute__((target("avx512f"))) void SoftmaxSixteenShortRows(const float* x, 
   for (int r = 0; r < kWide; ++r) _mm512_mask_storeu_ps(y + r * cols, columns, rows[r]);
 }
 
-#pragma GCC diagnostic pop
+// (Transpose16's unpacks start from _mm512_undefined_*(): GCC 12 warns
+// that it "may be used uninitialized", a false positive in the header.)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Columns [c0, c0 + width) of sixteen rows (cols apart) in the lanes:
 // t[e] holds column c0 + e, row r in lane r (width <= 16).
@@ -246,6 +248,7 @@ __attribute__((target("avx512f"))) void SoftmaxSixteenLongRows(const float* x, f
     if (kLogZ) log_z[r] = masked ? max_l[r] : max_l[r] + std::log(static_cast<double>(sum_l[r]));
   }
 }
+#pragma GCC diagnostic pop
 
 // Softmax over `rows` rows; log_z (rows) as SoftmaxRow's when kLogZ.
 template <bool kLogZ>

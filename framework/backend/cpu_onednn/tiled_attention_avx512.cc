@@ -2,8 +2,10 @@
 // (tiled_attention_avx512.h).
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*() and warn that
-// it "may be used uninitialized" (a false positive in the header).
+// it "may be used uninitialized" or "is used uninitialized" (a false
+// positive in the header: _mm512_reduce_add_ps, inlined into ExpRow).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
 
