@@ -4,9 +4,10 @@
 // model's attention rows have 8 keys, its logits 10) go eight at a time,
 // each row in a lane of the vectors (sixteen at a time on AVX-512 CPUs,
 // transposed in registers: 28 -> 13 us for the sort model's 2048 rows of 8
-// on an Intel Xeon); longer rows one at a time. All give a row
-// the same operations in the same order, so the same bits. Rows split over
-// OpenMP threads above kParallelElements.
+// on an Intel Xeon); longer rows sixteen at a time on AVX-512 CPUs (their
+// max and sum down the lanes: SoftmaxSixteenLongRows), one at a time
+// elsewhere. All give a row the same operations in the same order, so the
+// same bits. Rows split over OpenMP threads above kParallelElements.
 
 #include <immintrin.h>
 #include <omp.h>
