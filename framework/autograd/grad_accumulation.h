@@ -24,6 +24,18 @@ void AccumulateOwnedGrad(Node& node, Tensor&& grad);
 // fewer. Null for a node that needs no gradient.
 float* GradToAddInto(Node& node);
 
+// node.grad's storage when it has a gradient so far (its own or shared:
+// it is only read), else null (also for a node that needs no gradient).
+// An op that adds it as it writes its own gradient into a fresh tensor
+// (Backend::NormalizeBackwardAdd: sum = so far + its dx, one IEEE addition,
+// the bits of AccumulateOwnedGrad's add) hands the sum over with
+// SetSummedGrad: one pass, and no separate add.
+const float* GradSoFar(const Node& node);
+
+// node.grad = sum, a fresh tensor holding node's gradient so far plus an
+// op's (see GradSoFar); node owns it from now on.
+void SetSummedGrad(Node& node, Tensor&& sum);
+
 }  // namespace tvlab
 
 #endif  // TVLAB_FRAMEWORK_AUTOGRAD_GRAD_ACCUMULATION_H_

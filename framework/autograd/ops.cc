@@ -128,12 +128,20 @@ Var Normalize(const Var& x, const Var& gamma, const Var& beta, float eps, bool s
   auto gn = gamma.defined() ? gamma.node() : nullptr;
   auto bn = beta.defined() ? beta.node() : nullptr;
   return MakeResult(y, inputs, [=](const Tensor& dy) {
-    Tensor dx = Tensor::Empty(dy.shape());
+    Tensor dx = Tensor::Empty(dy.shape());  // (rows, cols)
     Tensor dgamma = Tensor::Zeros({cols}), dbeta = Tensor::Zeros({cols});
-    B().NormalizeBackward(xn->value.ptr(), gn ? gn->value.ptr() : nullptr, mean.ptr(),
-                          rstd.ptr(), dy.ptr(), dx.ptr(), dgamma.ptr(), dbeta.ptr(), rows,
-                          cols, subtract_mean);
-    AccumulateOwnedGrad(*xn, std::move(dx));
+    const float* gp = gn ? gn->value.ptr() : nullptr;
+    // x's gradient so far (in a pre-norm block, the residual stream's) is
+    // added as dx is written: no separate add pass.
+    if (const float* so_far = GradSoFar(*xn)) {
+      B().NormalizeBackwardAdd(xn->value.ptr(), gp, mean.ptr(), rstd.ptr(), dy.ptr(), so_far, dx.ptr(),
+                               dgamma.ptr(), dbeta.ptr(), rows, cols, subtract_mean);
+      SetSummedGrad(*xn, std::move(dx));
+    } else {
+      B().NormalizeBackward(xn->value.ptr(), gp, mean.ptr(), rstd.ptr(), dy.ptr(), dx.ptr(), dgamma.ptr(),
+                            dbeta.ptr(), rows, cols, subtract_mean);
+      AccumulateOwnedGrad(*xn, std::move(dx));
+    }
     if (gn) AccumulateOwnedGrad(*gn, std::move(dgamma));
     if (bn) AccumulateOwnedGrad(*bn, std::move(dbeta));
   });

@@ -109,6 +109,14 @@ TEST_P(OpsTest, SoftmaxNormalizeAndShapes) {
     ExpectGradOk([subtract_mean](const std::vector<Var>& v) {
       return Project(Normalize(v[0], v[1], v[2], 1e-5f, subtract_mean));
     }, {x, g, b});
+    // x's gradient so far added as the norm's dx is written
+    // (NormalizeBackwardAdd): shared from a residual Add, or x's own.
+    ExpectGradOk([subtract_mean](const std::vector<Var>& v) {
+      return Project(Add(v[0], Normalize(v[0], v[1], v[2], 1e-5f, subtract_mean)));
+    }, {x, g, b});
+    ExpectGradOk([subtract_mean](const std::vector<Var>& v) {
+      return Project(Add(Normalize(v[0], v[1], Var(), 1e-5f, subtract_mean), Mul(v[0], v[0])));
+    }, {x, g});
   }
   ExpectGradOk([](const std::vector<Var>& v) { return Project(Permute(v[0], {2, 0, 1})); }, {x});
   ExpectGradOk([](const std::vector<Var>& v) { return Project(Reshape(v[0], {6, -1})); }, {x});

@@ -95,6 +95,16 @@ float* GradToAddInto(Node& node) {
   return node.grad.ptr();
 }
 
+const float* GradSoFar(const Node& node) {
+  return node.requires_grad && node.grad.defined() ? node.grad.ptr() : nullptr;
+}
+
+void SetSummedGrad(Node& node, Tensor&& sum) {
+  CheckGradShape(node, sum);
+  node.grad = std::move(sum);
+  shared_grads.erase(&node);
+}
+
 void Backward(const Var& root) {
   TVLAB_CHECK(root.defined() && root.value().numel() == 1) << "Backward needs a scalar";
   if (!root.requires_grad()) return;

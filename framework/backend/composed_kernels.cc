@@ -34,6 +34,15 @@ void Backend::GemmAndColumnSums(const GemmDesc& d, const float* a, const float* 
   ReduceSumTo(a, {d.k, d.m}, a_column_sums, {d.m});  // a (k, m) -> (m)
 }
 
+void Backend::NormalizeBackwardAdd(const float* x, const float* gamma, const float* mean, const float* rstd,
+                                   const float* dy, const float* addend, float* dx, float* dgamma, float* dbeta,
+                                   int64_t rows, int64_t cols, bool subtract_mean) {
+  TVLAB_CHECK(addend != dx) << "NormalizeBackwardAdd: dx aliases addend";
+  NormalizeBackward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, rows, cols, subtract_mean);
+  const Shape rows_cols = {rows, cols};
+  Binary(BinaryOp::kAdd, addend, rows_cols, dx, rows_cols, dx, rows_cols);  // addend + dx, as autograd adds
+}
+
 void Backend::AdamWMany(const std::vector<AdamWTensor>& tensors, const AdamWHyper& h) {
   for (const AdamWTensor& t : tensors) {
     AdamWHyper own = h;

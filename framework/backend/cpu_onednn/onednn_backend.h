@@ -54,6 +54,8 @@ class OnednnBackend : public ReferenceBackend {
   TVLAB_OVERRIDE_KERNEL(CrossEntropyBackward);
   TVLAB_OVERRIDE_KERNEL(Normalize);
   TVLAB_OVERRIDE_KERNEL(NormalizeBackward);
+  // NormalizeBackward's rows adding the addend as they write dx.
+  TVLAB_OVERRIDE_KERNEL(NormalizeBackwardAdd);
   TVLAB_OVERRIDE_KERNEL(Permute);
   // The reference's loop, vectorised (onednn_rows.cc).
   TVLAB_OVERRIDE_KERNEL(ScatterAdd);

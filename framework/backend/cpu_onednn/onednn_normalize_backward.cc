@@ -2,7 +2,8 @@
 // subtract_mean): each row's two sums in double in a fixed lane order, then
 // its elementwise passes; rows split over OpenMP threads above
 // kParallelElements, dgamma and dbeta summed per thread and added in thread
-// order.
+// order. NormalizeBackwardAdd is the same rows adding an addend into each
+// dx element as it is written (addend + dx, Binary's one addition).
 
 #include <immintrin.h>
 #include <omp.h>
@@ -13,6 +14,7 @@
 #include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
 
 namespace tvlab {
@@ -75,11 +77,13 @@ inline __attribute__((always_inline)) void RowSums(const float* x, const float* 
 }
 
 // The elementwise passes of NormalizeBackward's row r once its sums are
-// known: dgamma and dbeta added into pg and pb (either may be null), then dx.
+// known: dgamma and dbeta added into pg and pb (either may be null), then dx
+// (addr + dx when the addend's row addr is given: -ffp-contract=off keeps
+// that addition a separate rounding, as Binary's).
 // The same float operations in every clone and at any vector width.
 inline __attribute__((always_inline)) void RowPasses(const float* xr, const float* gamma, float mu, float rs,
-                                                     const float* dyr, float* dxr, float* pg, float* pb,
-                                                     int64_t cols, bool subtract_mean, double sum_g,
+                                                     const float* dyr, const float* addr, float* dxr, float* pg,
+                                                     float* pb, int64_t cols, bool subtract_mean, double sum_g,
                                                      double sum_gx) {
   if (pg) {
 #pragma omp simd
@@ -91,6 +95,15 @@ inline __attribute__((always_inline)) void RowPasses(const float* xr, const floa
   }
   const float mg = subtract_mean ? static_cast<float>(sum_g / cols) : 0.0f;
   const float mgx = static_cast<float>(sum_gx / cols);
+  if (addr != nullptr) {
+#pragma omp simd
+    for (int64_t c = 0; c < cols; ++c) {
+      const float xhat = (xr[c] - mu) * rs;
+      const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+      dxr[c] = addr[c] + rs * (g - mg - xhat * mgx);
+    }
+    return;
+  }
 #pragma omp simd
   for (int64_t c = 0; c < cols; ++c) {
     const float xhat = (xr[c] - mu) * rs;
@@ -99,17 +112,18 @@ inline __attribute__((always_inline)) void RowPasses(const float* xr, const floa
   }
 }
 
-// NormalizeBackward's rows [first, last): dx, and dgamma and dbeta added into
-// this thread's partial rows pg and pb (either may be null). Cloned for
-// AVX-512 and AVX2; the elementwise passes round the same at any width.
+// NormalizeBackward's rows [first, last): dx (plus addend's rows, when not
+// null), and dgamma and dbeta added into this thread's partial rows pg and
+// pb (either may be null). Cloned for AVX-512 and AVX2; the elementwise
+// passes round the same at any width.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
-    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, float* dx, float* pg,
-    float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
+    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, const float* addend,
+    float* dx, float* pg, float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
   for (int64_t r = first; r < last; ++r) {
     double sum_g, sum_gx;
     RowSums(x + r * cols, dy + r * cols, gamma, mean[r], rstd[r], cols, &sum_g, &sum_gx);
-    RowPasses(x + r * cols, gamma, mean[r], rstd[r], dy + r * cols, dx + r * cols, pg, pb, cols, subtract_mean,
-              sum_g, sum_gx);
+    RowPasses(x + r * cols, gamma, mean[r], rstd[r], dy + r * cols, addend ? addend + r * cols : nullptr,
+              dx + r * cols, pg, pb, cols, subtract_mean, sum_g, sum_gx);
   }
 }
 
@@ -190,26 +204,25 @@ __attribute__((target("avx512f"))) void AddParamTermsOfFour(const float* x, cons
 // 512 x 256 85.5 -> 72.5, 4096 x 64 192 -> 173; 512 x 512 185 -> 190,
 // 4096 x 256 683 -> 740).
 __attribute__((target("avx512f"))) void NormalizeRowsAvx512(
-    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, float* dx, float* pg,
-    float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
+    const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy, const float* addend,
+    float* dx, float* pg, float* pb, int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
   int64_t r = first;
   for (; r + kGroupRows <= last; r += kGroupRows) {
     double sum_g[kGroupRows], sum_gx[kGroupRows];
     RowSumsOfFour(x, dy, gamma, mean, rstd, r, cols, sum_g, sum_gx);
     AddParamTermsOfFour(x, dy, mean, rstd, r, cols, pg, pb);
     for (int i = 0; i < kGroupRows; ++i)
-      RowPasses(x + (r + i) * cols, gamma, mean[r + i], rstd[r + i], dy + (r + i) * cols, dx + (r + i) * cols,
-                nullptr, nullptr, cols, subtract_mean, sum_g[i], sum_gx[i]);
+      RowPasses(x + (r + i) * cols, gamma, mean[r + i], rstd[r + i], dy + (r + i) * cols,
+                addend ? addend + (r + i) * cols : nullptr, dx + (r + i) * cols, nullptr, nullptr, cols,
+                subtract_mean, sum_g[i], sum_gx[i]);
   }
-  if (r < last) NormalizeRows(x, gamma, mean, rstd, dy, dx, pg, pb, r, last, cols, subtract_mean);
+  if (r < last) NormalizeRows(x, gamma, mean, rstd, dy, addend, dx, pg, pb, r, last, cols, subtract_mean);
 }
 
-}  // namespace
-
-void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
-                                      const float* rstd, const float* dy, float* dx,
-                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols,
-                                      bool subtract_mean) {
+// NormalizeBackward (addend null) and NormalizeBackwardAdd.
+void NormalizeBackwardOfRows(const float* x, const float* gamma, const float* mean, const float* rstd,
+                             const float* dy, const float* addend, float* dx, float* dgamma, float* dbeta,
+                             int64_t rows, int64_t cols, bool subtract_mean) {
   // The reference's math (LayerNorm, or RMSNorm without subtract_mean):
   //   xhat = (x - mean) * rstd; g = dy * gamma
   //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
@@ -230,7 +243,7 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
     const int64_t first = t * share + std::min<int64_t>(t, extra);
     static const bool avx512 = CpuHasAvx512f();
     const auto rows_of = avx512 && rows * cols / team <= kFourRowsMaxElements ? NormalizeRowsAvx512 : NormalizeRows;
-    rows_of(x, gamma, mean, rstd, dy, dx, dgamma ? partial_g + t * cols : nullptr,
+    rows_of(x, gamma, mean, rstd, dy, addend, dx, dgamma ? partial_g + t * cols : nullptr,
             dbeta ? partial_b + t * cols : nullptr, first, first + share + (t < extra), cols, subtract_mean);
   });
   for (int t = 0; t < threads; ++t) {
@@ -239,6 +252,24 @@ void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const 
       if (dbeta) dbeta[c] += partial_b[t * cols + c];
     }
   }
+}
+
+}  // namespace
+
+void OnednnBackend::NormalizeBackward(const float* x, const float* gamma, const float* mean,
+                                      const float* rstd, const float* dy, float* dx,
+                                      float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                      bool subtract_mean) {
+  NormalizeBackwardOfRows(x, gamma, mean, rstd, dy, /*addend=*/nullptr, dx, dgamma, dbeta, rows, cols,
+                          subtract_mean);
+}
+
+void OnednnBackend::NormalizeBackwardAdd(const float* x, const float* gamma, const float* mean,
+                                         const float* rstd, const float* dy, const float* addend, float* dx,
+                                         float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                                         bool subtract_mean) {
+  TVLAB_CHECK(addend != nullptr && addend != dx) << "NormalizeBackwardAdd: a null addend, or dx aliasing it";
+  NormalizeBackwardOfRows(x, gamma, mean, rstd, dy, addend, dx, dgamma, dbeta, rows, cols, subtract_mean);
 }
 
 }  // namespace tvlab

@@ -57,6 +57,9 @@ class GpuCudaBackend : public Backend {
   // One launch for a chain of up to 8 elementwise steps
   // (gpu_cuda_pointwise.cc), instead of one per step.
   TVLAB_OVERRIDE_KERNEL(PointwiseChain);
+  // NormalizeBackward's launch adding the addend as it writes dx, instead
+  // of a second kernel's pass.
+  TVLAB_OVERRIDE_KERNEL(NormalizeBackwardAdd);
 
  private:
   void* cublas_ = nullptr;  // cublasHandle_t

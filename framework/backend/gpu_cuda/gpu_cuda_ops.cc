@@ -253,9 +253,20 @@ void GpuCudaBackend::NormalizeBackward(const float* x, const float* gamma, const
                                        float* dgamma, float* dbeta, int64_t rows, int64_t cols,
                                        bool subtract_mean) {
   Scratch scratch(dgamma || dbeta ? NormalizeBackwardScratchBytes(rows, cols) : 0);
-  CheckLaunch(LaunchNormalizeBackward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, rows, cols,
-                                      subtract_mean, scratch.get()),
+  CheckLaunch(LaunchNormalizeBackward(x, gamma, mean, rstd, dy, /*addend=*/nullptr, dx, dgamma, dbeta,
+                                      rows, cols, subtract_mean, scratch.get()),
               "NormalizeBackward");
+}
+
+void GpuCudaBackend::NormalizeBackwardAdd(const float* x, const float* gamma, const float* mean,
+                                          const float* rstd, const float* dy, const float* addend,
+                                          float* dx, float* dgamma, float* dbeta, int64_t rows,
+                                          int64_t cols, bool subtract_mean) {
+  TVLAB_CHECK(addend != nullptr && addend != dx) << "NormalizeBackwardAdd: a null addend, or dx aliasing it";
+  Scratch scratch(dgamma || dbeta ? NormalizeBackwardScratchBytes(rows, cols) : 0);
+  CheckLaunch(LaunchNormalizeBackward(x, gamma, mean, rstd, dy, addend, dx, dgamma, dbeta, rows,
+                                      cols, subtract_mean, scratch.get()),
+              "NormalizeBackwardAdd");
 }
 
 void GpuCudaBackend::Permute(const float* x, const Shape& shape, const std::vector<int>& perm,

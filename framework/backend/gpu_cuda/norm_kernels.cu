@@ -50,9 +50,11 @@ __global__ void NormalizeKernel(const float* x, const float* gamma, const float*
 // xhat = (x - mean) * rstd; g = dy * gamma.
 // dx = rstd * (g - mean(g) - xhat * mean(g * xhat))   (LayerNorm)
 // dx = rstd * (g - xhat * mean(g * xhat))             (RMSNorm)
+// With an addend, dx = addend + that: __fadd_rn is never contracted into
+// an FMA, so the addition rounds as Binary's does.
 __global__ void NormalizeBackwardKernel(const float* x, const float* gamma, const float* mean,
-                                        const float* rstd, const float* dy, float* dx,
-                                        int64_t cols, bool subtract_mean) {
+                                        const float* rstd, const float* dy, const float* addend,
+                                        float* dx, int64_t cols, bool subtract_mean) {
   const int64_t row = blockIdx.x;
   const float* xr = x + row * cols;
   const float* dyr = dy + row * cols;
@@ -70,7 +72,8 @@ __global__ void NormalizeBackwardKernel(const float* x, const float* gamma, cons
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     const float xhat = (xr[c] - mu) * rs;
     const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-    dx[row * cols + c] = rs * (g - mean_g - xhat * mean_gx);
+    const float d = rs * (g - mean_g - xhat * mean_gx);
+    dx[row * cols + c] = addend != nullptr ? __fadd_rn(addend[row * cols + c], d) : d;
   }
 }
 
@@ -141,12 +144,12 @@ size_t NormalizeBackwardScratchBytes(int64_t rows, int64_t cols) {
 }
 
 int LaunchNormalizeBackward(const float* x, const float* gamma, const float* mean,
-                            const float* rstd, const float* dy, float* dx, float* dgamma,
-                            float* dbeta, int64_t rows, int64_t cols, bool subtract_mean,
-                            void* scratch) {
+                            const float* rstd, const float* dy, const float* addend, float* dx,
+                            float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                            bool subtract_mean, void* scratch) {
   if (rows <= 0 || cols <= 0) return 0;
   TVLAB_LAUNCH(static_cast<unsigned>(rows), RowThreads(cols), 0, 0, NormalizeBackwardKernel)(
-      x, gamma, mean, rstd, dy, dx, cols, subtract_mean);
+      x, gamma, mean, rstd, dy, addend, dx, cols, subtract_mean);
   if (dgamma || dbeta) {
     const int64_t chunks = Chunks(rows);
     float* partial_g = dgamma ? static_cast<float*>(scratch) : nullptr;

@@ -18,14 +18,15 @@ int LaunchNormalize(const float* x, const float* gamma, const float* beta, float
                     float* mean, float* rstd, int64_t rows, int64_t cols, float eps,
                     bool subtract_mean);
 
-// dx overwritten; dgamma, dbeta (may be null) accumulated (+=) through
+// dx overwritten (with addend + dx when addend is not null: NormalizeBackwardAdd);
+// dgamma, dbeta (may be null) accumulated (+=) through
 // per-chunk column partials in `scratch` (NormalizeBackwardScratchBytes) and
 // a second pass that adds them in a fixed order: deterministic.
 size_t NormalizeBackwardScratchBytes(int64_t rows, int64_t cols);
 int LaunchNormalizeBackward(const float* x, const float* gamma, const float* mean,
-                            const float* rstd, const float* dy, float* dx, float* dgamma,
-                            float* dbeta, int64_t rows, int64_t cols, bool subtract_mean,
-                            void* scratch);
+                            const float* rstd, const float* dy, const float* addend, float* dx,
+                            float* dgamma, float* dbeta, int64_t rows, int64_t cols,
+                            bool subtract_mean, void* scratch);
 
 }  // namespace tvlab
 
