@@ -147,8 +147,11 @@ TEST_F(ResultsTableTest, DivergedRunsAreCountedNotAveraged) {
   EXPECT_THAT(csv, HasSubstr(",7,nan\n"));
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
   const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
-  for (const std::string& line : lines)  // (quoted fields may hold commas)
-    if (line.find('"') == std::string::npos) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+  for (const std::string& line : lines) {  // (quoted fields may hold commas)
+    if (line.find('"') == std::string::npos) {
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+    }
+  }
   EXPECT_THAT(MainMetricSvg(r), HasSubstr("1 of 3 seeds diverged"));
 }
 
@@ -186,8 +189,11 @@ TEST_F(ResultsTableTest, PerContextPerplexityAndDecodeSpeedColumns) {
   EXPECT_THAT(csv, HasSubstr(",,,9.97,12,2000\n"));
   std::vector<std::string> lines = absl::StrSplit(csv, '\n', absl::SkipEmpty());
   const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
-  for (const std::string& line : lines)  // (quoted fields may hold commas)
-    if (line.find('"') == std::string::npos) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+  for (const std::string& line : lines) {  // (quoted fields may hold commas)
+    if (line.find('"') == std::string::npos) {
+      EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
+    }
+  }
   EXPECT_THAT(ContextPerplexitySvg(r), HasSubstr("position=none"));
   EXPECT_TRUE(ValidateMainMetric("perplexity@1024").ok());
   EXPECT_THAT(std::string(ValidateMainMetric("token_accuracy@1024").message()),

@@ -212,6 +212,12 @@ void Product(const Operands& o, bool trans_a) {
 
 // bt (k, n) = b (n, k) transposed, in 16 x 16 blocks through registers
 // (k's last columns and n's last rows masked).
+// (GCC 12's AVX-512 intrinsics inlined from Transpose16 start from
+// _mm512_undefined_ps() and warn that it "may be used uninitialized": a
+// false positive in the header.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 __attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n, int64_t k, float* bt) {
   for (int64_t j0 = 0; j0 < n; j0 += kLanes) {
     const int64_t height = std::min<int64_t>(kLanes, n - j0);
@@ -227,6 +233,7 @@ __attribute__((target("avx512f"))) void TransposeInto(const float* b, int64_t n,
     }
   }
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 
