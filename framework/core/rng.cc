@@ -169,6 +169,12 @@ __attribute__((target("avx2"))) void PhiloxLanesAvx2(uint64_t block, uint32_t pu
 // independent multiplies a round hide their latency: 14% faster than two
 // vectors in DropoutFactors on the Xeon of bench/README.md). Lane l of a
 // vector holds block l's word in its low 32 bits, as in the AVX2 kernel.
+// (GCC 12's _mm512_mul_epu32 and shuffles start from _mm512_undefined_*()
+// and warn that it "may be used uninitialized" in some builds: a false
+// positive in the header.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 __attribute__((target("avx512f"))) void PhiloxLanesAvx512(uint64_t block, uint32_t purpose_word,
                                                          uint32_t step_lo, uint32_t step_hi, uint32_t key0,
                                                          uint32_t key1, uint32_t* out) {
@@ -215,6 +221,7 @@ __attribute__((target("avx512f"))) void PhiloxLanesAvx512(uint64_t block, uint32
     _mm512_storeu_si512(out + 32 * h + 16, _mm512_permutex2var_epi64(even, second, odd));
   }
 }
+#pragma GCC diagnostic pop
 
 }  // namespace rng_internal
 

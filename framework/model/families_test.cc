@@ -85,7 +85,9 @@ TEST_P(Families, IncrementalDecodingEqualsTheFullForward) {
           for (int64_t c = 0; c < v; ++c)
             ASSERT_NEAR(s.data()[i * v + c], full.data()[t * v + c], 1e-5)
                 << position << " cache=" << cache << " position " << t;
-      if (cache) EXPECT_GT(state.self_caches[0].length(), 0);
+      if (cache) {
+        EXPECT_GT(state.self_caches[0].length(), 0);
+      }
     }
   }
 }

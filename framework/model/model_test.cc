@@ -31,7 +31,7 @@ TEST(Model, OnednnMatchesReferenceForwardAndBackward) {
   auto model = *BuildModel(spec, 10);
   Batch batch = (*LoadTask(spec))->TrainBatch(0, 0, 4);
   std::map<std::string, std::pair<Tensor, std::vector<Tensor>>> results;
-  for (const std::string& backend : {"reference", "cpu_onednn"}) {
+  for (const char* backend : {"reference", "cpu_onednn"}) {
     ScopedBackend scoped(backend);
     auto params = model->NamedParameters();
     for (auto& [n, v] : params) v.ZeroGrad();

@@ -49,7 +49,9 @@ TEST(PowerTest, SeedsNeededIsTheFirstNReachingThePower) {
   for (const SeedsCase& c : kSeedsCases) {
     const PowerDesign design = Design(c.paired, c.one_sided, c.alpha);
     ASSERT_EQ(SeedsNeeded(c.d, design), c.n) << "d=" << c.d;
-    if (c.n > 2) EXPECT_LT(TTestPower(c.d, c.n - 1, design), 0.8);
+    if (c.n > 2) {
+      EXPECT_LT(TTestPower(c.d, c.n - 1, design), 0.8);
+    }
   }
   EXPECT_EQ(SeedsNeeded(0.5, Design(false, false, 0.05), 0.8, /*max_n=*/63), std::nullopt);  // needs 64
   EXPECT_EQ(SeedsNeeded(0.5, Design(false, false, 0.05), 0.8, /*max_n=*/64), 64);
@@ -70,7 +72,9 @@ TEST(PairedTest, MatchesScipyTtestRel) {
     EXPECT_NEAR(TTestP(r.t, r.df, SidesOf(c.alternative)), c.paired_p, 1e-10) << c.alternative;
     EXPECT_NEAR(r.ci_low, c.paired_ci_low, 1e-9);  // t quantiles agree to ~1e-9 relative
     EXPECT_NEAR(r.ci_high, c.paired_ci_high, 1e-9);
-    if (std::strcmp(c.alternative, "two-sided") == 0) EXPECT_NEAR(r.p, c.paired_p, 1e-10);
+    if (std::strcmp(c.alternative, "two-sided") == 0) {
+      EXPECT_NEAR(r.p, c.paired_p, 1e-10);
+    }
     EXPECT_DOUBLE_EQ(r.d_z, r.delta / r.sd_diff);
   }
 }

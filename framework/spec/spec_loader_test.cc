@@ -361,7 +361,9 @@ TEST(SpecLoader, PluginDefaultsComeFromTheKindTable) {
   auto spec = LoadExperiment(WriteTemp(kGood), {});
   ASSERT_TRUE(spec.ok()) << spec.status();
   for (const PluginKind& kind : PluginKinds())
-    if (!kind.default_plugin.empty()) EXPECT_EQ(PluginNameIn(*spec, kind), kind.default_plugin) << kind.id;
+    if (!kind.default_plugin.empty()) {
+      EXPECT_EQ(PluginNameIn(*spec, kind), kind.default_plugin) << kind.id;
+    }
 }
 
 TEST(SpecLoader, TheOldTaskSyntaxSaysHowToRewriteIt) {

@@ -411,7 +411,9 @@ TEST_P(AttentionConformance, FusedAttentionMatchesUnfused) {
     std::vector<Tensor> unfused = OutputAndGradients(*layout, *score_, in);
     SetAttentionKernel(AttentionKernel::kAuto);
     EXPECT_EQ(FusedAttentionCalls() > calls_before, took_fused) << where;
-    if (!fusable) EXPECT_FALSE(took_fused) << where;
+    if (!fusable) {
+      EXPECT_FALSE(took_fused) << where;
+    }
     ExpectSameOutputAndGradients(fused, unfused, where);
   });
   if (!fusable) return;

@@ -238,7 +238,9 @@ TEST_P(PositionConformance, LeavingQueriesAndKeysAloneMeansTheyAreLeftAlone) {
 // and permuting back, at offset 0 and further on. A plugin that says it
 // rotates token-major rows must rotate at all.
 TEST_P(PositionConformance, TokenMajorTurnsAreTheHeadMajorOnes) {
-  if (pe_->RotatesTokenMajor()) EXPECT_FALSE(pe_->LeavesQueriesAndKeysAlone());
+  if (pe_->RotatesTokenMajor()) {
+    EXPECT_FALSE(pe_->LeavesQueriesAndKeysAlone());
+  }
   const std::vector<int> swap = {0, 2, 1, 3};  // (B, T, H, hs) <-> (B, H, T, hs)
   const Tensor x = RandomTensor({2, 5, 2, 4}, 10), w = RandomTensor({2, 5, 2, 4}, 11);  // (B, T, H, hs)
   for (bool query : {true, false}) {

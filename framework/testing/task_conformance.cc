@@ -128,7 +128,9 @@ TEST_P(TaskConformance, EvaluationIsDeterministicAndIndependentOfBatching) {
     const int64_t real = one.lengths.empty() ? one.length : one.lengths[0];
     for (int64_t t = 0; t < real; ++t)
       EXPECT_EQ(one.inputs[t], all.inputs[i * all.length + t]) << "example " << i << " token " << t;
-    if (classify) EXPECT_EQ(one.targets[0], all.targets[i]);
+    if (classify) {
+      EXPECT_EQ(one.targets[0], all.targets[i]);
+    }
   }
 }
 

@@ -132,6 +132,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void NormalizeRows(
 // and the four rows' chains of double adds interleaved (each row's chain is
 // a dependency chain of cols / 8 adds). The same lane operations in the same
 // order as RowSums, so the same bits.
+// (GCC 12's _mm512_cvtps_pd starts from _mm512_undefined_pd() and warns
+// that it "may be used uninitialized" in some builds: a false positive in
+// the header.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 __attribute__((target("avx512f"))) void RowSumsOfFour(const float* x, const float* dy, const float* gamma,
                                                       const float* mean, const float* rstd, int64_t r,
                                                       int64_t cols, double* sum_g, double* sum_gx) {
@@ -162,6 +168,7 @@ __attribute__((target("avx512f"))) void RowSumsOfFour(const float* x, const floa
                   whole, cols, &sum_g[i], &sum_gx[i]);
   }
 }
+#pragma GCC diagnostic pop
 
 // dgamma and dbeta's terms of rows [r, r + kGroupRows) added into pg and pb (either
 // may be null) column by column, each column's four terms in row order: the

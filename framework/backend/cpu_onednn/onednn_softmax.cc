@@ -153,8 +153,11 @@ __attribute__((target("avx512f"))) inline void SoftmaxOfColumns(__m512* v, int64
 // lanes in registers by exchanges.
 // (GCC 12's _mm512_castpd256_pd512 starts from an undefined register and
 // warns that it "is used uninitialized": a false positive in the header.)
+// (So do Transpose16's unpacks, "may be used uninitialized", where the
+// short rows below inline it.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <bool kLogZ>
 __attribute__((target("avx512f"))) void SoftmaxSixteenRowsOfEight(const float* x, float* y, double* log_z) {
   constexpr int kCols = 8;

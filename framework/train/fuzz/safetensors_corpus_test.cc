@@ -45,7 +45,9 @@ TEST(SafetensorsCorpus, RealFilesParseAndMalformedOnesAreErrors) {
     auto r = ParseSafetensors(bytes.data(), bytes.size(), name);
     const bool valid = name.rfind("real_", 0) == 0 || name == "metadata_ok";
     EXPECT_EQ(r.ok(), valid) << name << ": " << r.status();
-    if (!r.ok()) EXPECT_EQ(std::string(r.status().message()).rfind(name + ": ", 0), 0u) << r.status();
+    if (!r.ok()) {
+      EXPECT_EQ(std::string(r.status().message()).rfind(name + ": ", 0), 0u) << r.status();
+    }
   }
 }
 

@@ -129,10 +129,11 @@ TEST(TokenStoreTask, MemoryTokensRefuseTheDocumentMask) {
     spec.mutable_eval()->set_examples(4);
     auto task = LoadTask(spec);
     EXPECT_EQ(task.ok(), !document_mask) << task.status();
-    if (document_mask)
+    if (document_mask) {
       EXPECT_NE(task.status().message().find("model.memory_tokens.count (2): task 'token_store' packs documents"),
                 std::string::npos)
           << task.status();
+    }
   }
 }
 
@@ -158,8 +159,9 @@ TEST(TokenStoreTask, RecurrentMixersRefuseTheDocumentMask) {
       auto task = LoadTask(spec);
       EXPECT_EQ(task.ok(), !document_mask) << task.status();
       const std::string field = in_override ? "model.layer_overrides[0].attention.layout" : "model.attention.layout";
-      if (document_mask)
+      if (document_mask) {
         EXPECT_NE(task.status().message().find(field + " is a recurrent mixer"), std::string::npos) << task.status();
+      }
     }
   }
 }
