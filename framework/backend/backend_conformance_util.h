@@ -2,10 +2,13 @@
 #define TVLAB_FRAMEWORK_BACKEND_BACKEND_CONFORMANCE_UTIL_H_
 
 // What the backend conformance suites share (backend_conformance_test.cc,
-// fused_attention_conformance_test.cc): seeded inputs, a relative
-// comparison, device buffers and the backends to compare.
+// fused_attention_conformance_test.cc, ...): seeded inputs, a relative
+// comparison and a bitwise one, device buffers, the backends to compare
+// and a fixture holding one of them beside the reference.
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +58,26 @@ inline std::vector<std::string> BackendsToCompare() {
     if (name != "reference") names.push_back(name);
   return names;
 }
+
+// Whether a and b hold the same floats bit for bit.
+inline bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// A test of one registered backend (the parameter: a BackendsToCompare
+// name) beside the reference; skipped where the backend cannot run here
+// (a GPU backend without a GPU).
+class BackendBesideReference : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    auto made = MakeBackend(GetParam());
+    if (made.status().code() == absl::StatusCode::kFailedPrecondition) GTEST_SKIP() << made.status().message();
+    ASSERT_TRUE(made.ok()) << made.status();
+    be_ = std::move(*made);
+    ref_ = std::move(*MakeBackend("reference"));
+  }
+  std::unique_ptr<Backend> be_, ref_;
+};
 
 }  // namespace conformance
 }  // namespace tvlab

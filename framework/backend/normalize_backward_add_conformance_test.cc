@@ -8,7 +8,6 @@
 // rows split over threads). Part of :backend_conformance_suite, so the
 // emulated gpu_cuda runs it too.
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,10 +22,7 @@ using conformance::BackendsToCompare;
 using conformance::Dev;
 using conformance::ExpectClose;
 using conformance::Random;
-
-bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using conformance::SameBits;
 
 // One norm's inputs on a device: x (rows, cols), its statistics from the
 // reference's forward, dy, the addend, gamma.
@@ -53,17 +49,7 @@ struct Outputs {
   Dev dx, dgamma, dbeta;
 };
 
-class NormalizeBackwardAddConformance : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    auto made = MakeBackend(GetParam());
-    if (made.status().code() == absl::StatusCode::kFailedPrecondition) GTEST_SKIP() << made.status().message();
-    ASSERT_TRUE(made.ok()) << made.status();
-    be_ = std::move(*made);
-    ref_ = std::move(*MakeBackend("reference"));
-  }
-  std::unique_ptr<Backend> be_, ref_;
-};
+class NormalizeBackwardAddConformance : public conformance::BackendBesideReference {};
 
 TEST_P(NormalizeBackwardAddConformance, EqualsNormalizeBackwardThenAdd) {
   const int64_t sizes[][2] = {{5, 16}, {7, 37}, {64, 256}, {1100, 256}, {4100, 256}};

@@ -5,7 +5,6 @@
 // around cpu_onednn's tile and threading thresholds. Part of
 // :backend_conformance_suite, so the emulated gpu_cuda runs it too.
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,16 +19,13 @@ namespace {
 using conformance::BackendsToCompare;
 using conformance::Dev;
 using conformance::Random;
+using conformance::SameBits;
 
 // Random values with some exact zeros (ReLU's edge) and signs mixed.
 std::vector<float> WithZeros(int64_t n, uint64_t salt) {
   std::vector<float> v = Random(n, salt);
   for (int64_t i = 0; i < n; i += 5) v[i] = 0.0f;
   return v;
-}
-
-bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // The buffers of one chain: inputs x, res (no zeros: a divisor), dy and six
@@ -83,17 +79,7 @@ void OneAfterAnother(Backend& be, const Buffers& b, const RngStream& stream, int
   be.Binary(BinaryOp::kSub, b.dx.p(), s, b.res.p(), s, b.q.p(), s);
 }
 
-class PointwiseChainConformance : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    auto made = MakeBackend(GetParam());
-    if (made.status().code() == absl::StatusCode::kFailedPrecondition) GTEST_SKIP() << made.status().message();
-    ASSERT_TRUE(made.ok()) << made.status();
-    be_ = std::move(*made);
-    ref_ = std::move(*MakeBackend("reference"));
-  }
-  std::unique_ptr<Backend> be_, ref_;
-};
+class PointwiseChainConformance : public conformance::BackendBesideReference {};
 
 // Sizes: below, at and across cpu_onednn's 1024-element tile, odd (the last
 // dropout word half used), and past its threading threshold for chains that
