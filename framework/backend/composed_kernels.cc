@@ -37,7 +37,7 @@ void Backend::GemmAndColumnSums(const GemmDesc& d, const float* a, const float* 
 void Backend::NormalizeBackwardAdd(const float* x, const float* gamma, const float* mean, const float* rstd,
                                    const float* dy, const float* addend, float* dx, float* dgamma, float* dbeta,
                                    int64_t rows, int64_t cols, bool subtract_mean) {
-  TVLAB_CHECK(addend != dx) << "NormalizeBackwardAdd: dx aliases addend";
+  TVLAB_CHECK(addend != nullptr && addend != dx) << "NormalizeBackwardAdd: a null addend, or dx aliasing it";
   NormalizeBackward(x, gamma, mean, rstd, dy, dx, dgamma, dbeta, rows, cols, subtract_mean);
   const Shape rows_cols = {rows, cols};
   Binary(BinaryOp::kAdd, addend, rows_cols, dx, rows_cols, dx, rows_cols);  // addend + dx, as autograd adds
