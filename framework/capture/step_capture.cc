@@ -210,8 +210,10 @@ absl::StatusOr<CapturedStepResult> StepCapture::Replay(int64_t step, const Batch
     return FromEager(eager());
   }
   CapturedStepResult result;
-  absl::Status replayed = capture::Replay(recording_, batch, static_cast<uint64_t>(step), CurrentBackend(),
-                                          AllocatorFor(CurrentBackend().device()).memory(), &result.backward_seconds);
+  absl::Status replayed =
+      capture::Replay(recording_, batch, static_cast<uint64_t>(step), CurrentBackend(),
+                      AllocatorFor(CurrentBackend().device()).memory(), &result.backward_seconds,
+                      profiling_ ? &profile_ : nullptr);
   if (!replayed.ok()) {
     TVLAB_RETURN_IF_ERROR(TurnOff(absl::StrFormat("at step %d, %s", step, replayed.message())));
     return FromEager(eager());
@@ -221,6 +223,14 @@ absl::StatusOr<CapturedStepResult> StepCapture::Replay(int64_t step, const Batch
   result.replayed = true;
   ++replayed_;
   return result;
+}
+
+std::string StepCapture::ProfileTable() const {
+  return profile_.steps() > 0 ? profile_.Table(recording_) : std::string();
+}
+
+std::string StepCapture::ProfileSummary() const {
+  return profile_.steps() > 0 ? profile_.Summary(recording_) : std::string();
 }
 
 }  // namespace tvlab

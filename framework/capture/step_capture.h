@@ -36,6 +36,7 @@
 #include "framework/autograd/var.h"
 #include "framework/capture/chain_scratch.h"
 #include "framework/capture/pointwise_fusion.h"
+#include "framework/capture/step_profile.h"
 #include "framework/capture/step_recording.h"
 #include "framework/interfaces/task.h"
 #include "framework/schema/experiment.pb.h"
@@ -71,6 +72,13 @@ class StepCapture {
   const std::string& summary() const { return summary_; }
   int64_t replayed_steps() const { return replayed_; }
 
+  // train.step_profile: time every operation of the replayed steps from
+  // now on (step_profile.h). Then, once a step was replayed, the run's
+  // step_profile.tsv and its summary by kernel; empty before.
+  void EnableProfile() { profiling_ = true; }
+  std::string ProfileTable() const;
+  std::string ProfileSummary() const;
+
  private:
   enum class Phase { kOff, kWarmUp, kRecordFirst, kRecordSecond, kVerify, kLive };
 
@@ -94,6 +102,8 @@ class StepCapture {
   capture::StepRecording first_, recording_;
   capture::FusionSummary fusion_;  // of recording_'s elementwise chains
   capture::ScratchSummary scratch_;  // their redrawn masks and unwritten outputs
+  bool profiling_ = false;
+  capture::StepProfile profile_;  // of the live replays, when profiling_
   capture::StepRecording* active_ = nullptr;  // being recorded
   std::vector<Tensor> kept_grads_;            // per parameter (undefined: none)
   Tensor kept_loss_;

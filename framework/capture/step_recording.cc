@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_format.h"
+#include "framework/capture/step_profile.h"
 
 namespace tvlab {
 namespace capture {
@@ -160,7 +161,7 @@ bool SameBatchLayout(const StepRecording& recording, const Batch& batch) {
 }
 
 absl::Status Replay(StepRecording& recording, const Batch& batch, uint64_t step, Backend& backend,
-                    DeviceMemory& memory, double* backward_seconds) {
+                    DeviceMemory& memory, double* backward_seconds, StepProfile* profile) {
   CachingAllocator& allocator = AllocatorFor(memory.device());
   for (const CachingAllocator::LiveBlock& block : recording.outside_blocks)
     if (!allocator.StillLive(block))
@@ -170,6 +171,7 @@ absl::Status Replay(StepRecording& recording, const Batch& batch, uint64_t step,
   for (size_t i = 0; i < recording.ops.size(); ++i) {
     if (i == recording.backward_begin) backward_start = std::chrono::steady_clock::now();
     RecordedOp& op = recording.ops[i];
+    const auto op_start = profile != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     switch (op.kind) {
       case RecordedOp::Kind::kKernel: op.call->Run(backend, step); break;
       case RecordedOp::Kind::kFill: memory.Fill(op.fill_dst, op.fill_n, op.fill_value); break;
@@ -183,7 +185,11 @@ absl::Status Replay(StepRecording& recording, const Batch& batch, uint64_t step,
         break;
       }
     }
+    if (profile != nullptr)
+      profile->Add(i, recording.ops.size(),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count());
   }
+  if (profile != nullptr) profile->StepDone();
   if (recording.backward_begin < recording.ops.size())
     *backward_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - backward_start).count();

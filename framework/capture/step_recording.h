@@ -105,10 +105,13 @@ absl::Status PinOutsideBuffers(const BufferPool& pool, Device device, StepRecord
 // uploaded from the batch on replay, its values (host code may read them).
 bool SameBatchLayout(const StepRecording& recording, const Batch& batch);
 
+class StepProfile;  // step_profile.h
+
 // Runs the operations again for `batch` at `step` (dropout key). An error,
 // before any operation runs, when a buffer outside the pool was released.
+// With a profile (train.step_profile), each operation is timed into it.
 absl::Status Replay(StepRecording& recording, const Batch& batch, uint64_t step, Backend& backend,
-                    DeviceMemory& memory, double* backward_seconds);
+                    DeviceMemory& memory, double* backward_seconds, StepProfile* profile = nullptr);
 
 }  // namespace capture
 }  // namespace tvlab

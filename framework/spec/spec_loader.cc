@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "framework/backend/backend_registry.h"
 #include "framework/backend/runtime_spec.h"
 #include "framework/core/problems.h"
 #include "framework/core/status_macros.h"
@@ -117,6 +118,18 @@ void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems
   }
 }
 
+// train.step_profile times operations on the host clock: only where the
+// backend's kernels have finished when they return (host memory).
+void ValidateStepProfileDevice(const Experiment& spec, Problems* p) {
+  if (!spec.train().step_profile()) return;
+  const absl::StatusOr<const BackendDescriptor*> backend = FindBackend(spec.runtime().backend());
+  if (!backend.ok() || (*backend)->device == Device::kCpu) return;  // an unknown name is ValidateRuntimeSpec's
+  p->Add(absl::StrCat("train.step_profile times each operation on the host clock, but runtime.backend '",
+                      spec.runtime().backend(),
+                      "' runs its kernels asynchronously on a GPU; profile it with Nsight Systems (nsys profile) "
+                      "instead, or remove train.step_profile"));
+}
+
 }  // namespace
 
 absl::Status ValidateExperiment(const Experiment& spec, std::shared_ptr<const Task>* built) {
@@ -140,6 +153,7 @@ absl::Status ValidateExperiment(const Experiment& spec, std::shared_ptr<const Ta
   ValidateTrainSpec(spec.train(), &p);
   ValidateEvalSpec(spec.eval(), &p);
   ValidateRuntimeSpec(spec.runtime(), &p);
+  ValidateStepProfileDevice(spec, &p);
   // Upper bounds and the memory estimate.
   p.Add(CheckSizeLimits(spec, task.ok() ? std::optional<TaskSizes>(SizesOf(**task)) : std::nullopt));
   absl::Status valid = p.ToStatus();

@@ -110,4 +110,8 @@ absl::Status RunDirectory::WriteMetrics(const RunMetrics& metrics) const {
   return WriteFileAtomically(fs_, path_ + "/metrics.json", json);
 }
 
+absl::Status RunDirectory::WriteStepProfile(const std::string& table) const {
+  return WriteFileAtomically(fs_, path_ + "/step_profile.tsv", table);
+}
+
 }  // namespace tvlab

@@ -11,6 +11,8 @@
 //                        then train.probe_every's columns (SetProbeColumns;
 //                        empty on rows that were not probed)
 //   metrics.json         RunMetrics (framework/train/metrics.proto)
+//   step_profile.tsv     train.step_profile's time per operation of the
+//                        captured step (capture/step_profile.h)
 //   model.safetensors    final weights under their parameter names
 //   tokenizer.model      the task's SentencePiece model (text tasks with
 //                        tokenizer kind SENTENCEPIECE), which the
@@ -65,6 +67,8 @@ class RunDirectory {
 
   absl::Status WriteWeights(const NamedVars& params) const;
   absl::Status WriteMetrics(const RunMetrics& metrics) const;
+  // step_profile.tsv: `table` (capture::StepProfile::Table).
+  absl::Status WriteStepProfile(const std::string& table) const;
   // tokenizer.model: `serialized` (GenerativeTask::TokenizerModel).
   absl::Status WriteTokenizerModel(const std::string& serialized) const;
   static constexpr char kTokenizerModel[] = "tokenizer.model";

@@ -72,6 +72,8 @@ class ExperimentRun {
   void Announce();
   // The training loop, its log rows, periodic evaluations and checkpoints.
   absl::StatusOr<TrainLoopResult> Train();
+  // train.step_profile's file and summary line (run_directory.h).
+  absl::Status WriteStepProfile(const TrainLoopResult& trained);
   // A diverged run is a result, not an error: no evaluation (the weights are
   // not finite or far off) and no weights file; metrics.json says where.
   absl::StatusOr<RunMetrics> RecordDivergence(const TrainLoopResult& trained) const;
@@ -269,9 +271,23 @@ absl::StatusOr<TrainLoopResult> ExperimentRun::Train() {
                          RunTrainLoop(spec_.train(), spec_.seed(), *model_, task_, params_, *optimizer_, state_,
                                       options_.eval_only, progress_, Callbacks()));
   if (options_.eval_only) return trained;
+  TVLAB_RETURN_IF_ERROR(WriteStepProfile(trained));
   trained.peak_memory_bytes = AllocatorFor(CurrentDevice()).Stats().peak_in_use_bytes;  // before evaluation
   trained.peak_rss_bytes = ProcessPeakRssBytes();
   return trained;
+}
+
+// train.step_profile: step_profile.tsv and a summary line, or why there is
+// none (no step was replayed).
+absl::Status ExperimentRun::WriteStepProfile(const TrainLoopResult& trained) {
+  if (!spec_.train().step_profile()) return absl::OkStatus();
+  if (trained.step_profile.empty()) {
+    progress_ << "step profile: none written, no step was replayed (step capture "
+              << (trained.step_capture.empty() ? "never started" : trained.step_capture) << ")\n";
+    return absl::OkStatus();
+  }
+  progress_ << "step profile: " << trained.step_profile_summary << "; every operation in step_profile.tsv\n";
+  return writer_ ? dir_.WriteStepProfile(trained.step_profile) : absl::OkStatus();
 }
 
 absl::StatusOr<RunMetrics> ExperimentRun::RecordDivergence(const TrainLoopResult& trained) const {

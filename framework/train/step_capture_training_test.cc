@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -82,7 +83,8 @@ absl::StatusOr<std::string> Train(const Case& c, const std::string& capture, con
                            << extra << " optimizer { adamw { lr: 3e-3 } } }\neval { examples: 4 }\n";
   auto spec = LoadExperiment(spec_path, {"train.step_capture=" + capture, "runtime.backend=" + backend});
   if (!spec.ok()) return spec.status();
-  const std::string run_dir = TmpDir() + "/" + c.name + "_" + capture + "_" + backend + std::to_string(steps);
+  const std::string run_dir = TmpDir() + "/" + c.name + "_" + capture + "_" + backend + std::to_string(steps) +
+                              (extra.empty() ? "" : "_" + std::to_string(std::hash<std::string>{}(extra)));
   std::ostringstream progress;
   auto metrics = RunExperiment(*spec, *LoadTask(*spec).value(), run_dir, progress);
   if (!metrics.ok()) return metrics.status();
@@ -175,6 +177,66 @@ TEST(StepCaptureRefusal, SaysWhyInMetricsOrAsAnError) {
   auto off = Train(kCases[1], "CAPTURE_OFF", "cpu_onednn", 4);
   ASSERT_TRUE(off.ok()) << off.status();
   EXPECT_EQ(Summary(*off), "off: train.step_capture is CAPTURE_OFF");
+}
+
+// The fields of a tab-separated row.
+std::vector<std::string> Fields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string f; std::getline(in, f, '\t');) fields.push_back(f);
+  return fields;
+}
+
+// train.step_profile: step_profile.tsv has a row for every operation the
+// summary says is replayed, forward then backward, each GEMM with its
+// shape, shares summing to one; the losses are the unprofiled run's. A run
+// that never replays writes none, and CAPTURE_OFF is refused.
+TEST(StepProfile, ARowPerReplayedOperation) {
+  auto plain = Train(kCases[1], "CAPTURE_REQUIRED", "cpu_onednn");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  auto profiled = Train(kCases[1], "CAPTURE_REQUIRED", "cpu_onednn", 10, "step_profile: true");
+  ASSERT_TRUE(profiled.ok()) << profiled.status();
+  EXPECT_EQ(Losses(*profiled), Losses(*plain));
+  std::smatch ops;
+  const std::string summary = Summary(*profiled);
+  ASSERT_TRUE(std::regex_search(summary, ops, std::regex(R"(on from step 4: (\d+) operations)"))) << summary;
+  std::istringstream table(ReadFile(*profiled + "/step_profile.tsv"));
+  std::string line;
+  std::getline(table, line);
+  EXPECT_EQ(line, "op\tpass\tkernel\tdetail\tus_per_step\tshare");
+  int rows = 0, gemms = 0, backward = 0;
+  double share = 0, us = 0;
+  while (std::getline(table, line)) {
+    const std::vector<std::string> f = Fields(line);
+    ASSERT_EQ(f.size(), 6u) << line;
+    EXPECT_EQ(f[0], std::to_string(rows)) << line;
+    ASSERT_TRUE(f[1] == "forward" || f[1] == "backward") << line;
+    EXPECT_FALSE(f[1] == "forward" && backward > 0) << "a forward row after the backward began: " << line;
+    backward += f[1] == "backward";
+    if (f[2].rfind("Gemm", 0) == 0) {
+      ++gemms;
+      EXPECT_TRUE(std::regex_match(f[3], std::regex(R"(\d+ x \d+ x \d+, batch \d+(, A\^T)?(, B\^T)?)"))) << line;
+    }
+    EXPECT_GE(std::stod(f[4]), 0.0) << line;
+    us += std::stod(f[4]);
+    share += std::stod(f[5]);
+    ++rows;
+  }
+  EXPECT_EQ(rows, std::stoi(ops[1]));
+  EXPECT_GT(gemms, 0);
+  EXPECT_GT(backward, 0);
+  EXPECT_GT(us, 0.0);
+  EXPECT_NEAR(share, 1.0, 1e-3);
+
+  auto short_run = Train(kCases[1], "CAPTURE_AUTO", "cpu_onednn", 4, "step_profile: true");
+  ASSERT_TRUE(short_run.ok()) << short_run.status();
+  EXPECT_FALSE(std::ifstream(*short_run + "/step_profile.tsv").good());
+  auto off = Train(kCases[1], "CAPTURE_OFF", "cpu_onednn", 4, "step_profile: true");
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.status().message().find("train.step_profile times the captured step's operations, but "
+                                         "train.step_capture is CAPTURE_OFF"),
+            std::string::npos)
+      << off.status();
 }
 #endif
 

@@ -273,6 +273,8 @@ TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t st
   TrainLoopResult result;
   result.step_capture = capture.summary();
   result.captured_steps = capture.replayed_steps();
+  result.step_profile = capture.ProfileTable();
+  result.step_profile_summary = capture.ProfileSummary();
   result.auxiliary_last_interval = tally.LastIntervalMeans();
   result.auxiliary_run = tally.RunMeans();
   result.tokens_seen = totals.tokens_seen;
@@ -317,6 +319,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
   // Too few steps is said in metrics.json only; other reasons also here.
   StepCapture capture(train.step_capture(), blocker, params, steps - first_step >= kStepsToCapture ? progress : quiet);
   const bool capturable = blocker.empty() && train.step_capture() != TrainSpec::CAPTURE_OFF;
+  if (train.step_profile()) capture.EnableProfile();
   for (int64_t step = first_step; step < steps; ++step) {
     if (ranks.world > 1) ranks.reducer->SetPhase(absl::StrFormat("step %d", step));
     ZeroGrads(params);

@@ -72,6 +72,10 @@ struct TrainLoopResult {
   // replayed.
   std::string step_capture;
   int64_t captured_steps = 0;
+  // train.step_profile's step_profile.tsv and its summary by kernel
+  // (StepCapture::ProfileTable, ProfileSummary); empty when off or when no
+  // step was replayed.
+  std::string step_profile, step_profile_summary;
   // Set by the caller when training is done (RunExperiment): the live
   // tensors' and the process's high-water marks so far (RunMetrics'
   // train_peak_memory_bytes and train_peak_rss_bytes); 0 = not read.

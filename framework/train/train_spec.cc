@@ -31,6 +31,9 @@ void ValidateTrainSpec(const TrainSpec& t, Problems* p) {
     p->Add(absl::StrCat("train.z_loss must be a finite number >= 0 (got ", t.z_loss(),
                         "); it weighs the mean squared log-sum-exp of the output logits in the loss: "
                         "0 turns it off, PaLM uses 1e-4"));
+  if (t.step_profile() && t.step_capture() == TrainSpec::CAPTURE_OFF)
+    p->Add("train.step_profile times the captured step's operations, but train.step_capture is CAPTURE_OFF; "
+           "set train.step_capture: CAPTURE_AUTO (or CAPTURE_REQUIRED), or remove train.step_profile");
   ValidateScheduleSpec(t.lr_schedule(), p);
   ValidateOptimizerSpec(t.optimizer(), p);
 }

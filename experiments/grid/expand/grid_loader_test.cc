@@ -342,7 +342,7 @@ TEST(RunKey, EveryTrainFieldIsKnownToTheKey) {
       "steps", "batch_size", "optimizer", "log_every", "lr_schedule", "clip_grad_norm",
       "grad_accumulation", "label_smoothing", "eval_every", "checkpoint_every",
       "divergence_loss", "fail_on_divergence",
-      "activation_checkpointing", "probe_every", "z_loss", "step_capture"};
+      "activation_checkpointing", "probe_every", "z_loss", "step_capture", "step_profile"};
   const google::protobuf::Descriptor* d = TrainSpec::descriptor();
   for (int i = 0; i < d->field_count(); ++i)
     EXPECT_EQ(known.count(d->field(i)->name()), 1u)
@@ -371,6 +371,7 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   before.mutable_runtime()->clear_attention();
   before.mutable_runtime()->clear_precision();
   before.mutable_train()->clear_step_capture();
+  before.mutable_train()->clear_step_profile();
   WriteTheOldOptimizerSpelling(&before);
   EXPECT_EQ(RunKey(*a), Fnv1a64Hex(SpecToText(before)));
   // train.step_capture: written out at CAPTURE_AUTO, keyed only when set
@@ -379,6 +380,11 @@ TEST(RunKey, FieldsAddedLaterKeepOldKeysAtTheirDefaults) {
   Experiment eager = *a;
   eager.mutable_train()->set_step_capture(TrainSpec::CAPTURE_OFF);
   EXPECT_NE(RunKey(eager), RunKey(*a));
+  // train.step_profile likewise: written out false, keyed only when on.
+  ASSERT_TRUE(a->train().has_step_profile());
+  Experiment profiled = *a;
+  profiled.mutable_train()->set_step_profile(true);
+  EXPECT_NE(RunKey(profiled), RunKey(*a));
   // Other optimizer settings than the old spelling could say change the key.
   auto slower_head = LoadExperiment(Write("head.pbtxt", kBase), {"train.optimizer.groups.head.lr_multiplier=0.5"});
   ASSERT_TRUE(slower_head.ok()) << slower_head.status();
@@ -432,6 +438,7 @@ TEST(RunKey, DefaultTokenizerOfATextTaskKeepsTheOldKey) {
   before.mutable_runtime()->clear_attention();
   before.mutable_runtime()->clear_precision();
   before.mutable_train()->clear_step_capture();
+  before.mutable_train()->clear_step_profile();
   TextLmOptions options;
   ASSERT_TRUE(before.task().options().UnpackTo(&options));
   options.clear_tokenizer();

@@ -37,6 +37,8 @@ void ClearLaterFieldsAtDefault(Experiment* spec) {
     // step_capture (added after every committed study's runs): AUTO trains
     // the same numbers as before it existed.
     if (train->step_capture() == TrainSpec::CAPTURE_AUTO) train->clear_step_capture();
+    // step_profile (added later still) only times the same step.
+    if (!train->step_profile()) train->clear_step_profile();
   }
   if (spec->has_eval() && spec->eval().context_length() == 0) spec->mutable_eval()->clear_context_length();
   // eval.context_lengths is a list: empty (its default) it is not written.

@@ -1,0 +1,52 @@
+#ifndef TVLAB_FRAMEWORK_CAPTURE_STEP_PROFILE_H_
+#define TVLAB_FRAMEWORK_CAPTURE_STEP_PROFILE_H_
+
+// train.step_profile: how long each operation of the captured step takes,
+// summed over the replayed steps (capture::Replay times them on the host
+// clock; CPU backends only, whose kernels are done when they return), and
+// the two views of it a run leaves: step_profile.tsv, a row an operation
+// in replay order, and a one-line summary by kernel for the progress
+// stream. The view torch.profiler's key_averages() gives of an eager step,
+// for the step tvlab actually runs (fused chains and all).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/capture/step_recording.h"
+
+namespace tvlab {
+namespace capture {
+
+class StepProfile {
+ public:
+  // Operation `op` of a replayed step of `ops` operations took `seconds`.
+  void Add(size_t op, size_t ops, double seconds);
+  // A replayed step ended.
+  void StepDone() { ++steps_; }
+  int64_t steps() const { return steps_; }
+
+  // step_profile.tsv for `recording` (the operations timed): a header,
+  // then per operation its index, pass (forward or backward), kernel (or
+  // fill, copy, upload), detail (a GEMM's shape), microseconds a step and
+  // share of the replayed step.
+  std::string Table(const StepRecording& recording) const;
+  // "662.0 ms a replayed step over 7 steps: GemmAndColumnSums 27.8%
+  // (50 calls), ..." with the `top` kernels by time, most first.
+  std::string Summary(const StepRecording& recording, int top = 6) const;
+
+ private:
+  double MicrosecondsPerStep(size_t op) const;
+  std::vector<double> seconds_;  // by operation, over the steps
+  int64_t steps_ = 0;
+};
+
+// What a profile row names: the kernel's name, or "fill", "copy", "upload".
+std::string ProfileKernel(const RecordedOp& op);
+// A GEMM's "m x n x k, batch b, A^T, B^T"; "" for other operations.
+std::string ProfileDetail(const RecordedOp& op);
+
+}  // namespace capture
+}  // namespace tvlab
+
+#endif  // TVLAB_FRAMEWORK_CAPTURE_STEP_PROFILE_H_
