@@ -3,7 +3,7 @@
 
 // train.step_profile: how long each operation of the captured step takes,
 // summed over the replayed steps (capture::Replay times them on the host
-// clock; CPU backends only, whose kernels are done when they return), and
+// clock; not on a GPU, whose kernels run asynchronously), and
 // the two views of it a run leaves: step_profile.tsv, a row an operation
 // in replay order, and a one-line summary by kernel for the progress
 // stream. The view torch.profiler's key_averages() gives of an eager step,
@@ -31,7 +31,7 @@ class StepProfile {
   // fill, copy, upload), detail (a GEMM's shape), microseconds a step and
   // share of the replayed step.
   std::string Table(const StepRecording& recording) const;
-  // "662.0 ms a replayed step over 7 steps: GemmAndColumnSums 27.8%
+  // "662.00 ms a replayed step over 7 steps: GemmAndColumnSums 27.8%
   // (50 calls), ..." with the `top` kernels by time, most first.
   std::string Summary(const StepRecording& recording, int top = 6) const;
 

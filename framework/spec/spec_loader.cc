@@ -119,11 +119,11 @@ void ValidateExtraEvaluations(const Experiment& spec, const Task& task, Problems
 }
 
 // train.step_profile times operations on the host clock: only where the
-// backend's kernels have finished when they return (host memory).
+// backend's kernels have finished when they return (not on a GPU).
 void ValidateStepProfileDevice(const Experiment& spec, Problems* p) {
   if (!spec.train().step_profile()) return;
   const absl::StatusOr<const BackendDescriptor*> backend = FindBackend(spec.runtime().backend());
-  if (!backend.ok() || (*backend)->device == Device::kCpu) return;  // an unknown name is ValidateRuntimeSpec's
+  if (!backend.ok() || (*backend)->device != Device::kCuda) return;  // an unknown name is ValidateRuntimeSpec's
   p->Add(absl::StrCat("train.step_profile times each operation on the host clock, but runtime.backend '",
                       spec.runtime().backend(),
                       "' runs its kernels asynchronously on a GPU; profile it with Nsight Systems (nsys profile) "

@@ -228,6 +228,10 @@ TEST(StepProfile, ARowPerReplayedOperation) {
   EXPECT_GT(us, 0.0);
   EXPECT_NEAR(share, 1.0, 1e-3);
 
+  // The simulated device's kernels are done when they return, as a CPU's.
+  auto simulated = Train(kCases[1], "CAPTURE_REQUIRED", "simulated_device", 10, "step_profile: true");
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  EXPECT_TRUE(std::ifstream(*simulated + "/step_profile.tsv").good());
   auto short_run = Train(kCases[1], "CAPTURE_AUTO", "cpu_onednn", 4, "step_profile: true");
   ASSERT_TRUE(short_run.ok()) << short_run.status();
   EXPECT_FALSE(std::ifstream(*short_run + "/step_profile.tsv").good());
