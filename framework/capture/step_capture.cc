@@ -225,12 +225,12 @@ absl::StatusOr<CapturedStepResult> StepCapture::Replay(int64_t step, const Batch
   return result;
 }
 
-std::string StepCapture::ProfileTable() const {
-  return profile_.steps() > 0 ? profile_.Table(recording_) : std::string();
+std::string StepCapture::ProfileTable(double peak_flops_per_second) const {
+  return profile_.steps() > 0 ? profile_.Table(recording_, peak_flops_per_second) : std::string();
 }
 
-std::string StepCapture::ProfileSummary() const {
-  return profile_.steps() > 0 ? profile_.Summary(recording_) : std::string();
+std::string StepCapture::ProfileSummary(double peak_flops_per_second) const {
+  return profile_.steps() > 0 ? profile_.Summary(recording_, peak_flops_per_second) : std::string();
 }
 
 }  // namespace tvlab

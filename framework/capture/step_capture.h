@@ -74,10 +74,11 @@ class StepCapture {
 
   // train.step_profile: time every operation of the replayed steps from
   // now on (step_profile.h). Then, once a step was replayed, the run's
-  // step_profile.tsv and its summary by kernel; empty before.
+  // step_profile.tsv and its summary by kernel, the GEMMs' rates against
+  // the run's measured peak (0: none known); empty before.
   void EnableProfile() { profiling_ = true; }
-  std::string ProfileTable() const;
-  std::string ProfileSummary() const;
+  std::string ProfileTable(double peak_flops_per_second) const;
+  std::string ProfileSummary(double peak_flops_per_second) const;
 
  private:
   enum class Phase { kOff, kWarmUp, kRecordFirst, kRecordSecond, kVerify, kLive };

@@ -28,12 +28,16 @@ class StepProfile {
 
   // step_profile.tsv for `recording` (the operations timed): a header,
   // then per operation its index, pass (forward or backward), kernel (or
-  // fill, copy, upload), detail (a GEMM's shape), microseconds a step and
-  // share of the replayed step.
-  std::string Table(const StepRecording& recording) const;
+  // fill, copy, upload), detail (a GEMM's shape), microseconds a step,
+  // share of the replayed step, and for a GEMM its achieved GFLOP/s (2 m
+  // n k a product) and their fraction of `peak_flops_per_second` (the
+  // run's measured peak, as its MFU; that column empty where it is 0).
+  std::string Table(const StepRecording& recording, double peak_flops_per_second = 0) const;
   // "662.00 ms a replayed step over 7 steps: GemmAndColumnSums 27.8%
-  // (50 calls), ..." with the `top` kernels by time, most first.
-  std::string Summary(const StepRecording& recording, int top = 6) const;
+  // (50 calls), ...; products 516.0 ms at 153.3 GFLOP/s (64.0% of the
+  // peak)" with the `top` kernels by time, most first, then the GEMMs
+  // together (the fraction only with a peak; no clause without GEMMs).
+  std::string Summary(const StepRecording& recording, double peak_flops_per_second = 0, int top = 6) const;
 
  private:
   double MicrosecondsPerStep(size_t op) const;
@@ -45,6 +49,9 @@ class StepProfile {
 std::string ProfileKernel(const RecordedOp& op);
 // A GEMM's "m x n x k, batch b, A^T, B^T"; "" for other operations.
 std::string ProfileDetail(const RecordedOp& op);
+// A GEMM's floating-point operations, 2 m n k a product of the batch; 0 for
+// other operations.
+double ProfileFlops(const RecordedOp& op);
 
 }  // namespace capture
 }  // namespace tvlab

@@ -179,18 +179,32 @@ TEST(StepCaptureRefusal, SaysWhyInMetricsOrAsAnError) {
   EXPECT_EQ(Summary(*off), "off: train.step_capture is CAPTURE_OFF");
 }
 
-// The fields of a tab-separated row.
+// The fields of a tab-separated row, empty ones included (a trailing one too).
 std::vector<std::string> Fields(const std::string& line) {
-  std::vector<std::string> fields;
-  std::istringstream in(line);
-  for (std::string f; std::getline(in, f, '\t');) fields.push_back(f);
+  std::vector<std::string> fields(1);
+  for (const char c : line) {
+    if (c == '\t') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
   return fields;
+}
+
+// 2 m n k b of a GEMM row's detail "m x n x k, batch b, ...".
+double GemmFlops(const std::string& detail) {
+  std::smatch d;
+  if (!std::regex_search(detail, d, std::regex(R"((\d+) x (\d+) x (\d+), batch (\d+))"))) return 0;
+  return 2.0 * std::stod(d[1]) * std::stod(d[2]) * std::stod(d[3]) * std::stod(d[4]);
 }
 
 // train.step_profile: step_profile.tsv has a row for every operation the
 // summary says is replayed, forward then backward, each GEMM with its
-// shape, shares summing to one; the losses are the unprofiled run's. A run
-// that never replays writes none, and CAPTURE_OFF is refused.
+// shape and its rate (its FLOPs over its time; a fraction of the peak
+// where the run knows one), shares summing to one; the losses are the
+// unprofiled run's. A run that never replays writes none, and CAPTURE_OFF
+// is refused.
 TEST(StepProfile, ARowPerReplayedOperation) {
   auto plain = Train(kCases[1], "CAPTURE_REQUIRED", "cpu_onednn");
   ASSERT_TRUE(plain.ok()) << plain.status();
@@ -203,12 +217,12 @@ TEST(StepProfile, ARowPerReplayedOperation) {
   std::istringstream table(ReadFile(*profiled + "/step_profile.tsv"));
   std::string line;
   std::getline(table, line);
-  EXPECT_EQ(line, "op\tpass\tkernel\tdetail\tus_per_step\tshare");
+  EXPECT_EQ(line, "op\tpass\tkernel\tdetail\tus_per_step\tshare\tgflop_per_s\tof_peak");
   int rows = 0, gemms = 0, backward = 0;
   double share = 0, us = 0;
   while (std::getline(table, line)) {
     const std::vector<std::string> f = Fields(line);
-    ASSERT_EQ(f.size(), 6u) << line;
+    ASSERT_EQ(f.size(), 8u) << line;
     EXPECT_EQ(f[0], std::to_string(rows)) << line;
     ASSERT_TRUE(f[1] == "forward" || f[1] == "backward") << line;
     EXPECT_FALSE(f[1] == "forward" && backward > 0) << "a forward row after the backward began: " << line;
@@ -216,6 +230,17 @@ TEST(StepProfile, ARowPerReplayedOperation) {
     if (f[2].rfind("Gemm", 0) == 0) {
       ++gemms;
       EXPECT_TRUE(std::regex_match(f[3], std::regex(R"(\d+ x \d+ x \d+, batch \d+(, A\^T)?(, B\^T)?)"))) << line;
+      // The time is printed to 0.01 us and the rate to 0.1 GFLOP/s: the
+      // rate lies between the FLOPs over the time's two bounds.
+      const double us_per_step = std::stod(f[4]), rate = std::stod(f[6]);
+      if (us_per_step > 0.01) {
+        EXPECT_GE(rate, GemmFlops(f[3]) / ((us_per_step + 0.005) * 1e3) - 0.05) << line;
+        EXPECT_LE(rate, GemmFlops(f[3]) / ((us_per_step - 0.005) * 1e3) + 0.05) << line;
+      }
+      if (!f[7].empty()) EXPECT_GT(std::stod(f[7]), 0.0) << line;
+    } else {
+      EXPECT_EQ(f[6], "") << line;
+      EXPECT_EQ(f[7], "") << line;
     }
     EXPECT_GE(std::stod(f[4]), 0.0) << line;
     us += std::stod(f[4]);

@@ -269,12 +269,13 @@ absl::Status CheckpointIfDue(const TrainSpec& train, int64_t step, const TrainSt
 }
 
 TrainLoopResult Result(const Totals& totals, Clock::time_point start, int64_t steps_done,
-                       const AuxiliaryTally& tally, const TrainingProbes& probes, const StepCapture& capture) {
+                       const AuxiliaryTally& tally, const TrainingProbes& probes, const StepCapture& capture,
+                       double peak_flops_per_second) {
   TrainLoopResult result;
   result.step_capture = capture.summary();
   result.captured_steps = capture.replayed_steps();
-  result.step_profile = capture.ProfileTable();
-  result.step_profile_summary = capture.ProfileSummary();
+  result.step_profile = capture.ProfileTable(peak_flops_per_second);
+  result.step_profile_summary = capture.ProfileSummary(peak_flops_per_second);
   result.auxiliary_last_interval = tally.LastIntervalMeans();
   result.auxiliary_run = tally.RunMeans();
   result.tokens_seen = totals.tokens_seen;
@@ -330,7 +331,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
                    : ForwardBackward(train, optimizer.lr(), seed, model, task, step, ranks, &totals, &tally));
     if (loss.diverged) {
       WarnDiverged(train, optimizer.lr(), *loss.diverged, step, progress);
-      TrainLoopResult result = Result(totals, start, step, tally, probes, capture);
+      TrainLoopResult result = Result(totals, start, step, tally, probes, capture, callbacks.peak_flops_per_second);
       result.diverged_at_step = step;
       result.diverged_loss = std::isnan(*loss.diverged) ? std::nan("") : *loss.diverged;  // "nan", not "-nan"
       return result;
@@ -350,7 +351,7 @@ absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSpec& train, uint64_t se
     TVLAB_RETURN_IF_ERROR(CheckpointIfDue(train, step, state, totals, start, callbacks, tally));
     if (callbacks.hooks != nullptr) callbacks.hooks->AfterStep(step);
   }
-  return Result(totals, start, steps, tally, probes, capture);
+  return Result(totals, start, steps, tally, probes, capture, callbacks.peak_flops_per_second);
 }
 
 }  // namespace tvlab
