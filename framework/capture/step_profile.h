@@ -30,11 +30,12 @@ class StepProfile {
   // then per operation its index, pass (forward or backward), kernel (or
   // fill, copy, upload), detail (a GEMM's shape), microseconds a step,
   // share of the replayed step, and for a GEMM its achieved GFLOP/s (2 m
-  // n k a product) and their fraction of `peak_flops_per_second` (the
-  // run's measured peak, as its MFU; that column empty where it is 0).
+  // n k a product; a GemmAndColumnSums's time includes its sums) and their
+  // fraction of `peak_flops_per_second` (the run's measured peak, as its
+  // MFU; that column empty where it is 0).
   std::string Table(const StepRecording& recording, double peak_flops_per_second = 0) const;
-  // "662.00 ms a replayed step over 7 steps: GemmAndColumnSums 27.8%
-  // (50 calls), ...; products 516.0 ms at 153.3 GFLOP/s (64.0% of the
+  // "723.63 ms a replayed step over 6 steps: GemmAndColumnSums 28.0%
+  // (25 calls), ...; products 564.73 ms at 139.7 GFLOP/s (58.3% of the
   // peak)" with the `top` kernels by time, most first, then the GEMMs
   // together (the fraction only with a peak; no clause without GEMMs).
   std::string Summary(const StepRecording& recording, double peak_flops_per_second = 0, int top = 6) const;
