@@ -232,12 +232,15 @@ TEST(StepProfile, ARowPerReplayedOperation) {
       EXPECT_TRUE(std::regex_match(f[3], std::regex(R"(\d+ x \d+ x \d+, batch \d+(, A\^T)?(, B\^T)?)"))) << line;
       // The time is printed to 0.01 us and the rate to 0.1 GFLOP/s: the
       // rate lies between the FLOPs over the time's two bounds.
+      ASSERT_FALSE(f[6].empty()) << "a GEMM row without its rate: " << line;
       const double us_per_step = std::stod(f[4]), rate = std::stod(f[6]);
       if (us_per_step > 0.01) {
         EXPECT_GE(rate, GemmFlops(f[3]) / ((us_per_step + 0.005) * 1e3) - 0.05) << line;
         EXPECT_LE(rate, GemmFlops(f[3]) / ((us_per_step - 0.005) * 1e3) + 0.05) << line;
       }
-      if (!f[7].empty()) EXPECT_GT(std::stod(f[7]), 0.0) << line;
+      if (!f[7].empty()) {
+        EXPECT_GT(std::stod(f[7]), 0.0) << line;
+      }
     } else {
       EXPECT_EQ(f[6], "") << line;
       EXPECT_EQ(f[7], "") << line;
