@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 namespace {
@@ -49,9 +50,8 @@ __attribute__((target("avx2,fma"))) double Avx2() {
 }  // namespace
 
 std::string FmaIsa() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "avx512f";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2+fma";
+  if (CpuHasAvx512f()) return "avx512f";
+  if (CpuHasAvx2Fma()) return "avx2+fma";
   return "";
 }
 

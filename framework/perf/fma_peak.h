@@ -3,7 +3,8 @@
 
 // This machine's single-thread FP32 FMA peak, measured: twelve independent
 // FMA chains per vector register hide the FMA latency; the widest ISA the
-// CPU has is used (AVX-512, else AVX2+FMA). What bench/fma_peak prints and
+// CPU has is used (AVX-512, else AVX2+FMA), below the instruction-set cap
+// (ONEDNN_MAX_CPU_ISA, framework/core/cpu_features.h) when one is set. What bench/fma_peak prints and
 // what a run's MFU is a fraction of (framework/perf/peak.h), so fractions of
 // peak are of a measured peak, not of a datasheet's.
 
@@ -16,7 +17,8 @@ struct FmaPeak {
   std::string isa;              // "avx512f", "avx2+fma", or "" (none)
 };
 
-// The ISA MeasureFmaPeak uses on this CPU ("" when it has no FMA).
+// The ISA MeasureFmaPeak uses on this CPU under the cap ("" when it has no
+// FMA).
 std::string FmaIsa();
 
 // The best of `runs` timings of ~0.05-0.2 s each, on the calling thread.

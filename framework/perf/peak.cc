@@ -10,11 +10,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 namespace {
 
-constexpr char kCacheFile[] = "fma_peak.txt";
+// fma_peak.txt; under an instruction-set cap below what the CPU has
+// (cpu_features.h), fma_peak.<isa>.txt, so that a capped run neither
+// rewrites nor reads the uncapped peak.
+std::string CacheFile(const std::string& isa) {
+  return IsaCapLowersCpu() ? absl::StrCat("fma_peak.", isa, ".txt") : "fma_peak.txt";
+}
 
 // The cache file: three "key: value" lines.
 //   cpu_model: AMD EPYC 9R14 96-Core Processor
@@ -103,7 +109,7 @@ void WriteCache(const std::string& dir, const std::string& cpu_model, const FmaP
 CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cpu_model, const std::string& isa,
                                    const std::function<FmaPeak()>& measure) {
   CachedFmaPeak result;
-  result.path = (std::filesystem::path(dir) / kCacheFile).string();
+  result.path = (std::filesystem::path(dir) / CacheFile(isa)).string();
   if (std::optional<FmaPeak> cached = ReadCache(result.path, cpu_model, isa, &result.note)) {
     result.peak = *cached;
     return result;
@@ -117,7 +123,7 @@ CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cp
 
 CachedFmaPeak RecordFmaPeak(const std::string& dir, const std::string& cpu_model, const FmaPeak& measured) {
   CachedFmaPeak result;
-  result.path = (std::filesystem::path(dir) / kCacheFile).string();
+  result.path = (std::filesystem::path(dir) / CacheFile(measured.isa)).string();
   std::optional<FmaPeak> cached = ReadCache(result.path, cpu_model, measured.isa, &result.note);
   if (measured.flops_per_second <= 0 || (cached && cached->flops_per_second >= measured.flops_per_second)) {
     result.peak = cached ? *cached : measured;

@@ -7,7 +7,9 @@
 // * CPU backends: the measured single-core FP32 FMA peak (fma_peak.h) times
 //   runtime.threads. Measured once per machine and cached in
 //   <cache dir>/fma_peak.txt with the CPU model and the ISA it was measured
-//   with; a file for another CPU model or ISA, or one that does not parse,
+//   with (fma_peak.<isa>.txt under an instruction-set cap below the CPU's,
+//   ONEDNN_MAX_CPU_ISA: framework/core/cpu_features.h); a file for another
+//   CPU model or ISA, or one that does not parse,
 //   is measured again and rewritten (and the run says why). Every later
 //   measurement of bench/fma_peak or step_gemm_bound raises it
 //   when it is higher, so the cache keeps the best rate this machine has

@@ -3,12 +3,14 @@
 #include <omp.h>
 
 #include <optional>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "framework/attention/attend.h"
 #include "framework/autograd/matmul_precision.h"
 #include "framework/backend/backend.h"
 #include "framework/backend/precision.h"
+#include "framework/core/cpu_features.h"
 
 namespace tvlab {
 
@@ -28,6 +30,7 @@ absl::Status ApplyRuntime(const RuntimeSpec& runtime) {
     return absl::InvalidArgumentError(
         absl::StrCat("runtime.threads must be >= 1 (got ", runtime.threads(), ")"));
   }
+  if (const std::string cap = IsaCapProblem(); !cap.empty()) return absl::InvalidArgumentError(cap);
   if (absl::Status set = SetBackend(runtime.backend()); !set.ok()) return set;
   SetAttentionKernel(*attention);
   SetMatMulPrecision(*precision);

@@ -21,7 +21,9 @@ namespace tvlab {
 // changed: a backend this machine cannot run (e.g. gpu_cuda without a GPU),
 // or a value ValidateRuntimeSpec refuses (an unknown attention policy or
 // precision, threads < 1), which a validated spec never has; the message
-// names the field.
+// names the field. Also refused: an instruction-set cap
+// (ONEDNN_MAX_CPU_ISA or DNNL_MAX_CPU_ISA, framework/core/cpu_features.h)
+// that oneDNN would silently ignore; the message names the variable.
 absl::Status ApplyRuntime(const RuntimeSpec& runtime);
 
 }  // namespace tvlab

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <cstdlib>
+
 #include "framework/attention/attend.h"
 #include "framework/autograd/matmul_precision.h"
 #include "framework/backend/backend.h"
@@ -60,6 +62,28 @@ TEST(ApplyRuntime, ChangesNothingWhenOneSettingCannotApply) {
   s = ApplyRuntime(Runtime("simulated_device", "fused", "fp32", 0));
   EXPECT_NE(s.message().find("runtime.threads must be >= 1 (got 0)"), absl::string_view::npos) << s;
   EXPECT_EQ(Now(), before);
+}
+
+// An instruction-set cap oneDNN would ignore is refused, naming the
+// variable that holds it (ONEDNN_MAX_CPU_ISA before DNNL_MAX_CPU_ISA, as
+// oneDNN reads them); one it knows applies.
+TEST(ApplyRuntime, RefusesAnInstructionSetCapOneDnnWouldIgnore) {
+  ASSERT_TRUE(ApplyRuntime(Runtime("reference", "unfused", "bf16", 2)).ok());
+  const Applied before = Now();
+  ASSERT_EQ(setenv("DNNL_MAX_CPU_ISA", "AVX3", 1), 0);
+  absl::Status s = ApplyRuntime(Runtime("simulated_device", "fused", "fp32", 1));
+  EXPECT_NE(s.message().find("DNNL_MAX_CPU_ISA='AVX3' is not an instruction set oneDNN 2.6 knows"),
+            absl::string_view::npos)
+      << s;
+  EXPECT_EQ(Now(), before);
+  ASSERT_EQ(setenv("ONEDNN_MAX_CPU_ISA", "avx2", 1), 0);  // read first, and case-insensitive
+  EXPECT_TRUE(ApplyRuntime(Runtime("simulated_device", "fused", "fp32", 1)).ok());
+  ASSERT_EQ(setenv("ONEDNN_MAX_CPU_ISA", "avx-512", 1), 0);
+  s = ApplyRuntime(Runtime("reference", "fused", "fp32", 1));
+  EXPECT_NE(s.message().find("ONEDNN_MAX_CPU_ISA='avx-512'"), absl::string_view::npos) << s;
+  unsetenv("ONEDNN_MAX_CPU_ISA");
+  unsetenv("DNNL_MAX_CPU_ISA");
+  EXPECT_TRUE(ApplyRuntime(Runtime("reference", "fused", "fp32", 1)).ok());
 }
 
 }  // namespace

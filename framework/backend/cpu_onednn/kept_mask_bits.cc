@@ -1,5 +1,6 @@
-// KeptBits and FactorsOfKeptBits (kept_mask_bits.h): a portable loop, and
-// on AVX-512 one compare mask (two bytes) a vector of 16.
+// KeptBits and FactorsOfKeptBits (kept_mask_bits.h): a portable loop, on
+// AVX2 one sign mask (a byte) a vector of 8, and on AVX-512 one compare
+// mask (two bytes) a vector of 16.
 
 #include "framework/backend/cpu_onednn/kept_mask_bits.h"
 
@@ -11,7 +12,7 @@
 
 namespace tvlab {
 namespace onednn {
-namespace {
+namespace kept_bits_internal {
 
 // The portable loops: every CPU's, and the AVX-512 loops' last part vector.
 void KeptBitsPortable(const float* factors, int64_t n, uint8_t* kept) {
@@ -48,17 +49,44 @@ __attribute__((target("avx512f"))) void FactorsOfKeptBitsAvx512(const uint8_t* k
   if (i < n) FactorsOfKeptBitsPortable(kept + i / 8, n - i, keep_scale, factors + i);
 }
 
-}  // namespace
+// The same on AVX2: a vector's compare as its eight sign bits (one byte),
+// and back through a broadcast of the byte tested against each lane's bit.
+__attribute__((target("avx2"))) void KeptBitsAvx2(const float* factors, int64_t n, uint8_t* kept) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 kept_lanes = _mm256_cmp_ps(_mm256_loadu_ps(factors + i), _mm256_setzero_ps(), _CMP_NEQ_UQ);
+    kept[i / 8] = static_cast<uint8_t>(_mm256_movemask_ps(kept_lanes));
+  }
+  if (i < n) KeptBitsPortable(factors + i, n - i, kept + i / 8);
+}
+
+__attribute__((target("avx2"))) void FactorsOfKeptBitsAvx2(const uint8_t* kept, int64_t n, float keep_scale,
+                                                          float* factors) {
+  const __m256 scale = _mm256_set1_ps(keep_scale);
+  const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i bits = _mm256_and_si256(_mm256_set1_epi32(kept[i / 8]), lane_bits);
+    const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, lane_bits));  // all ones where kept
+    _mm256_storeu_ps(factors + i, _mm256_and_ps(lanes, scale));
+  }
+  if (i < n) FactorsOfKeptBitsPortable(kept + i / 8, n - i, keep_scale, factors + i);
+}
+
+}  // namespace kept_bits_internal
 
 void KeptBits(const float* factors, int64_t n, uint8_t* kept) {
-  static const bool avx512 = CpuHasAvx512f();
-  return avx512 ? KeptBitsAvx512(factors, n, kept) : KeptBitsPortable(factors, n, kept);
+  namespace k = kept_bits_internal;
+  static const auto kernel = CpuHasAvx512f() ? k::KeptBitsAvx512 : CpuHasAvx2() ? k::KeptBitsAvx2 : k::KeptBitsPortable;
+  kernel(factors, n, kept);
 }
 
 void FactorsOfKeptBits(const uint8_t* kept, int64_t n, float keep_scale, float* factors) {
-  static const bool avx512 = CpuHasAvx512f();
-  return avx512 ? FactorsOfKeptBitsAvx512(kept, n, keep_scale, factors)
-                : FactorsOfKeptBitsPortable(kept, n, keep_scale, factors);
+  namespace k = kept_bits_internal;
+  static const auto kernel = CpuHasAvx512f() ? k::FactorsOfKeptBitsAvx512
+                             : CpuHasAvx2()  ? k::FactorsOfKeptBitsAvx2
+                                             : k::FactorsOfKeptBitsPortable;
+  kernel(kept, n, keep_scale, factors);
 }
 
 }  // namespace onednn

@@ -20,6 +20,18 @@ void KeptBits(const float* factors, int64_t n, uint8_t* kept);
 // bit for bit, given keep_scale computed as DropoutFactors computes it.
 void FactorsOfKeptBits(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
 
+// The kernels the two choose between (AVX-512 where CpuHasAvx512f(), else
+// AVX2 where CpuHasAvx2(), else portable), exposed for
+// kept_mask_bits_test, which runs each one the CPU can.
+namespace kept_bits_internal {
+void KeptBitsPortable(const float* factors, int64_t n, uint8_t* kept);
+void KeptBitsAvx2(const float* factors, int64_t n, uint8_t* kept);
+void KeptBitsAvx512(const float* factors, int64_t n, uint8_t* kept);
+void FactorsOfKeptBitsPortable(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
+void FactorsOfKeptBitsAvx2(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
+void FactorsOfKeptBitsAvx512(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
+}  // namespace kept_bits_internal
+
 }  // namespace onednn
 }  // namespace tvlab
 
