@@ -125,17 +125,16 @@ __attribute__((target("avx2"))) void PhiloxLanesAvx2(uint64_t block, uint32_t pu
                                                      uint32_t* out) {
   const __m256i mul0 = _mm256_set1_epi64x(kMul0), mul1 = _mm256_set1_epi64x(kMul1);
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFFll);
-  constexpr int kHalves = kLanes / 4;  // four blocks per 256-bit vector
-  // Both halves in one round loop: their chains of multiplies interleave.
+  constexpr int kHalves = kAvx2Blocks / 4;  // four blocks per 256-bit vector
+  // Every vector in one round loop: their chains of multiplies interleave.
   __m256i x0[kHalves], x1[kHalves], x2[kHalves], x3[kHalves];
+  const __m256i lane = _mm256_setr_epi64x(0, 1, 2, 3);
   for (int h = 0; h < kHalves; ++h) {
-    const uint64_t b = block + 4 * h;
-    x0[h] = _mm256_setr_epi64x(static_cast<uint32_t>(b), static_cast<uint32_t>(b + 1),
-                               static_cast<uint32_t>(b + 2), static_cast<uint32_t>(b + 3));
-    x1[h] = _mm256_setr_epi64x(static_cast<uint32_t>(b >> 32) ^ purpose_word,
-                               static_cast<uint32_t>((b + 1) >> 32) ^ purpose_word,
-                               static_cast<uint32_t>((b + 2) >> 32) ^ purpose_word,
-                               static_cast<uint32_t>((b + 3) >> 32) ^ purpose_word);
+    // Block numbers b + l as 64-bit lanes (one add, no per-lane inserts):
+    // the low word to x0, the high word ^ purpose to x1.
+    const __m256i b = _mm256_add_epi64(_mm256_set1_epi64x(static_cast<long long>(block + 4 * h)), lane);
+    x0[h] = _mm256_and_si256(b, low);
+    x1[h] = _mm256_xor_si256(_mm256_srli_epi64(b, 32), _mm256_set1_epi64x(purpose_word));
     x2[h] = _mm256_set1_epi64x(step_lo);
     x3[h] = _mm256_set1_epi64x(step_hi);
   }
@@ -239,7 +238,7 @@ struct PhiloxLanes {
 // has AVX2, else the portable one.
 PhiloxLanes ChoosePhiloxLanes() {
   if (CpuHasAvx512f()) return {rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks};
-  if (CpuHasAvx2()) return {rng_internal::PhiloxLanesAvx2, kLanes};
+  if (CpuHasAvx2()) return {rng_internal::PhiloxLanesAvx2, rng_internal::kAvx2Blocks};
   return {rng_internal::PhiloxLanesPortable, kLanes};
 }
 

@@ -107,12 +107,13 @@ void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n,
                     std::vector<uint32_t>& words);
 
 // RngStream::Words's three kernels, exposed for rng_test (which runs each
-// the CPU can): Philox4x32-10 of the 8 blocks [block, block + 8) (32 for
-// the AVX-512 one) of a stream with counter words 1..3 = (block >> 32) ^
+// the CPU can): Philox4x32-10 of the 8 blocks [block, block + 8)
+// (kAvx2Blocks and kAvx512Blocks for the vector ones) of a stream with counter words 1..3 = (block >> 32) ^
 // purpose_word, step_lo, step_hi, their 4 words a block into `out` in
 // order. Words uses the AVX-512 one where CpuHasAvx512f(), else the AVX2 one
 // where CpuHasAvx2() (cpu_features.h), else the portable one.
 namespace rng_internal {
+constexpr int kAvx2Blocks = 8;
 constexpr int kAvx512Blocks = 32;
 void PhiloxLanesPortable(uint64_t block, uint32_t purpose_word, uint32_t step_lo, uint32_t step_hi, uint32_t key0,
                          uint32_t key1, uint32_t* out);

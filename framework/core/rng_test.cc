@@ -45,7 +45,7 @@ TEST(RngStream, EveryPhiloxKernelIsTheBlockDefinition) {
     int blocks;
   };
   std::vector<Run> kernels = {{rng_internal::PhiloxLanesPortable, 8}};
-  if (CpuHasAvx2()) kernels.push_back({rng_internal::PhiloxLanesAvx2, 8});
+  if (CpuHasAvx2()) kernels.push_back({rng_internal::PhiloxLanesAvx2, rng_internal::kAvx2Blocks});
   if (CpuHasAvx512f()) kernels.push_back({rng_internal::PhiloxLanesAvx512, rng_internal::kAvx512Blocks});
   const uint32_t purpose_word = 5u << 24, step_lo = 0x89abcdefu, step_hi = 3, key0 = 0xdeadbeefu, key1 = 17;
   for (const Run& run : kernels) {
