@@ -24,6 +24,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/reference/reference_backend.h"
+#include "framework/core/cpu_features.h"
 #include "framework/core/rng.h"
 #include "gtest/gtest.h"
 
@@ -248,8 +249,11 @@ void LayerNormRowDefinition(const float* x, const float* gamma, const float* bet
     y[c] = std::fma((x[c] - m) * rs, gamma != nullptr ? gamma[c] : 1.0f, beta != nullptr ? beta[c] : 0.0f);
 }
 
-TEST(OnednnLoops, LayerNormRowsOnAvx512AreTheirDefinition) {
-  if (!onednn::OnednnHasAvx512Core()) GTEST_SKIP() << "no AVX-512: LayerNorm runs on oneDNN's primitive here";
+// Both loops (AVX-512, or AVX2 where oneDNN has no AVX512_CORE: the CPU's
+// or under ONEDNN_MAX_CPU_ISA=AVX2, onednn_loops_avx2_test) give these bits.
+TEST(OnednnLoops, LayerNormRowLoopsAreTheirDefinition) {
+  if (!onednn::OnednnHasAvx512Core() && !CpuHasAvx2Fma())
+    GTEST_SKIP() << "neither AVX-512 nor AVX2: LayerNorm runs on oneDNN's primitive here";
   OnednnBackend backend;
   ReferenceBackend reference;
   const int64_t rows = 37;
