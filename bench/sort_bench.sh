@@ -16,12 +16,26 @@
 # phases, by 10-50% within minutes: bench/README.md). At one thread every
 # run is pinned to core 0. With REPEATS=N all of it runs N times at each
 # thread count, and the script ends with each peer's median ratio.
-# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1)
+# With ISA=AVX2 every side runs as on an AVX2-only CPU: tvlab and every
+# oneDNN under ONEDNN_MAX_CPU_ISA (framework/core/cpu_features.h), PyTorch's
+# own kernels under ATEN_CPU_CAPABILITY, MKL under MKL_ENABLE_INSTRUCTIONS,
+# OpenBLAS under OPENBLAS_CORETYPE=Haswell, XLA under --xla_cpu_max_isa,
+# Inductor's code at 256 bits (an emulation: this machine's clock and
+# caches, and tvlab's target_clones loops keep their AVX-512 clone).
+# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1, ISA=)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=("${@:-1}")
 REPEATS=${REPEATS:-1}
 export OMP_WAIT_POLICY=passive  # see docs/building.md: spinning threads on a shared box
+XLA_ISA=""
+case "${ISA:-}" in
+  "") ;;
+  AVX2)
+    export ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OPENBLAS_CORETYPE=Haswell
+    XLA_ISA="--xla_cpu_max_isa=AVX2" ;;
+  *) echo "ISA='$ISA': only AVX2 is emulated (or leave ISA unset)" >&2; exit 2 ;;
+esac
 
 dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed" || {
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas0-pthread >/dev/null; }
@@ -30,7 +44,7 @@ bazel build //experiments:run >/dev/null 2>&1  # -c opt -O3 from .bazelrc
 RUN=bazel-bin/experiments/run
 OUT=$(mktemp -d)
 
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)${ISA:+, every side capped at $ISA}"
 echo "debian torch BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 printf '%-22s %7s %10s %10s %8s %8s\n' peer threads train_s tok/s tok_acc ratio
 for t in "${THREADS[@]}"; do
@@ -60,12 +74,17 @@ PY
   runs=()
   for py in "${peers[@]}"; do runs+=("$pin $py bench/torch_sort.py --threads $t"); done
   # torch.compile (PyTorch 2.x only; Inductor needs a C++ compiler, present here).
-  [ -x bench/.venv/bin/python ] && runs+=("$pin bench/.venv/bin/python bench/torch_sort.py --threads $t --compile")
+  # Under ISA=AVX2 Inductor writes AVX2 code (--simdlen 256) with ATen's
+  # capability left as is: capped, torch.compile crashed (a segfault).
+  compile_env="" compile_simd=""
+  [ -n "${ISA:-}" ] && compile_env="env -u ATEN_CPU_CAPABILITY" compile_simd="--simdlen 256"
+  [ -x bench/.venv/bin/python ] &&
+    runs+=("$compile_env $pin bench/.venv/bin/python bench/torch_sort.py --threads $t --compile $compile_simd")
   if [ -x bench/.venv/bin/python ]; then
     # XLA's CPU client uses every core unless Eigen threading is off; this
     # machine has 2, so "2 threads" is its default.
-    if [ "$t" = 1 ]; then xla="--xla_cpu_multi_thread_eigen=false";
-    else xla="--xla_cpu_multi_thread_eigen=true"; fi
+    if [ "$t" = 1 ]; then xla="--xla_cpu_multi_thread_eigen=false $XLA_ISA";
+    else xla="--xla_cpu_multi_thread_eigen=true $XLA_ISA"; fi
     runs+=("env XLA_FLAGS='$xla' $pin bench/.venv/bin/python bench/jax_sort.py --threads $t")
   fi
   # Each peer is bracketed by captured tvlab runs (the one before it, then
@@ -74,7 +93,11 @@ PY
   # the peer's run moves both sides.
   before=$tv_s
   for i in "${!runs[@]}"; do
-    line=$(eval "${runs[$i]}" 2>/dev/null | tail -1)
+    line=$(eval "${runs[$i]}" 2>/dev/null | tail -1) || true
+    if [[ "$line" != "{"* ]]; then  # a peer that failed is said, and the others still run
+      echo "peer failed, no result: ${runs[$i]}"
+      continue
+    fi
     $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_${r}_after$i" \
       >/dev/null 2>&1
     after=$(/usr/bin/python3 -c "import json;print(json.load(open('$OUT/tvlab_${t}_${r}_after$i/metrics.json'))['train_seconds'])")

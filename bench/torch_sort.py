@@ -5,12 +5,15 @@ Same model as tvlab's: token embedding * sqrt(d) + sinusoidal positions,
 final LayerNorm, linear head; AdamW lr 1e-3; 1001 steps of 64 fresh
 sequences; evaluation on 1000 fresh sequences. Prints one JSON line.
 
-usage: python torch_sort.py --threads N [--steps 1001] [--compile]
+usage: python torch_sort.py --threads N [--steps 1001] [--compile [--simdlen 256]]
 
 --compile trains through torch.compile(model) (PyTorch 2.x, Inductor's C++
 backend on the CPU): the first step, which compiles, is timed apart
 (compile_seconds) and train_seconds is the other steps' time scaled to all
-steps, as bench/jax_sort.py does for JAX's jitted step.
+steps, as bench/jax_sort.py does for JAX's jitted step. --simdlen sets
+Inductor's vector width in bits (256: AVX2 code, as sort_bench.sh's ISA=AVX2
+asks; ATEN_CPU_CAPABILITY=avx2 made torch.compile crash with a segfault in
+PyTorch 2.15 on an AVX-512 Xeon).
 """
 import argparse
 import json
@@ -53,7 +56,11 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=1001)
     parser.add_argument("--compile", action="store_true")
+    parser.add_argument("--simdlen", type=int, default=None)
     args = parser.parse_args()
+    if args.simdlen is not None:
+        import torch._inductor.config as inductor_config
+        inductor_config.cpp.simdlen = args.simdlen
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = SortTransformer()
