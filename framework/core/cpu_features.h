@@ -7,10 +7,10 @@
 //
 // ONEDNN_MAX_CPU_ISA (or its older name DNNL_MAX_CPU_ISA), oneDNN's cap on
 // the instruction sets it may use, caps tvlab's own kernels too: with
-// ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 CPU the
-// whole cpu_onednn backend runs the code an AVX2-only CPU runs (oneDNN's
-// primitives, the AVX2 loops, the measured AVX2 FMA peak), so those paths
-// can be tested and timed on any machine. Functions built with
+// ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 CPU the whole cpu_onednn backend
+// runs the code an AVX2-only CPU runs (oneDNN's primitives, the AVX2
+// loops, the measured AVX2 FMA peak), so those paths can be tested and
+// timed on any machine. Functions built with
 // target_clones are the exception: their resolvers read the CPU itself, so
 // they take their AVX-512 clone under the cap (plain elementwise loops,
 // the same bits at every width).
@@ -26,10 +26,10 @@ enum class IsaCap { kNone = 0, kSse41 = 1, kAvx = 2, kAvx2 = 3, kAvx512 = 4 };
 // not empty, else DNNL_MAX_CPU_ISA, else "".
 std::string IsaCapText();
 
-// The cap of `text` (case-insensitive, as oneDNN reads it): kAvx512 for ""
-// and ALL, every AVX512_ and AVX512_CORE_AMX level (no cap below what a
-// CPU may have); kAvx2 for AVX2 and AVX2_VNNI; kAvx; kSse41; kNone for a
-// value oneDNN 2.6 does not know.
+// The cap of `text` (case-insensitive, as oneDNN reads it): kAvx512 for "",
+// ALL and every AVX512_ level, AMX's included (no cap below what a CPU may
+// have); kAvx2 for AVX2 and AVX2_VNNI; kAvx; kSse41; kNone for a value
+// oneDNN 2.6 does not know.
 IsaCap ParseIsaCap(const std::string& text);
 
 // The host's cap, read once: ParseIsaCap(IsaCapText()), where a value

@@ -49,7 +49,9 @@ TEST(KeptMaskBits, EveryKernelKeepsTheDefinition) {
       std::vector<uint8_t> kept((n + 7) / 8 + 1, 0xAB);  // one guard byte past the bits
       kernel.bits(factors.data(), n, kept.data());
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ((kept[i / 8] >> (i % 8)) & 1, factors[i] != 0.0f ? 1 : 0) << i;
-      if (n % 8 != 0) EXPECT_EQ(kept[n / 8] >> (n % 8), 0) << "the last byte's unused bits";
+      if (n % 8 != 0) {
+        EXPECT_EQ(kept[n / 8] >> (n % 8), 0) << "the last byte's unused bits";
+      }
       EXPECT_EQ(kept.back(), 0xAB) << "wrote past the bits";
       std::vector<float> back(n + 1, -1.0f);
       kernel.factors(kept.data(), n, keep_scale, back.data());
