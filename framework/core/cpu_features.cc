@@ -3,7 +3,6 @@
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace tvlab {
@@ -23,7 +22,10 @@ std::string IsaCapText() { return EnvText(IsaCapVariable()); }
 
 IsaCap ParseIsaCap(const std::string& text) {
   const std::string v = absl::AsciiStrToUpper(text);
-  if (v.empty() || v == "ALL" || absl::StartsWith(v, "AVX512_")) return IsaCap::kAvx512;
+  for (const char* level :
+       {"", "ALL", "AVX512_MIC", "AVX512_MIC_4OPS", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
+        "AVX512_CORE_AMX"})
+    if (v == level) return IsaCap::kAvx512;
   if (v == "AVX2" || v == "AVX2_VNNI") return IsaCap::kAvx2;
   if (v == "AVX") return IsaCap::kAvx;
   if (v == "SSE41") return IsaCap::kSse41;

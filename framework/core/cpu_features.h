@@ -27,9 +27,9 @@ enum class IsaCap { kNone = 0, kSse41 = 1, kAvx = 2, kAvx2 = 3, kAvx512 = 4 };
 std::string IsaCapText();
 
 // The cap of `text` (case-insensitive, as oneDNN reads it): kAvx512 for "",
-// ALL and every AVX512_ level, AMX's included (no cap below what a CPU may
-// have); kAvx2 for AVX2 and AVX2_VNNI; kAvx; kSse41; kNone for a value
-// oneDNN 2.6 does not know.
+// ALL and oneDNN 2.6's AVX512_ levels (MIC, MIC_4OPS, CORE, CORE_VNNI,
+// CORE_BF16, CORE_AMX: no cap below what a CPU may have); kAvx2 for AVX2
+// and AVX2_VNNI; kAvx; kSse41; kNone for a value oneDNN 2.6 does not know.
 IsaCap ParseIsaCap(const std::string& text);
 
 // The host's cap, read once: ParseIsaCap(IsaCapText()), where a value

@@ -31,7 +31,9 @@ TEST(IsaCap, ParsesOneDnnValues) {
   EXPECT_EQ(ParseIsaCap("avx2_vnni"), IsaCap::kAvx2);
   EXPECT_EQ(ParseIsaCap("Avx"), IsaCap::kAvx);
   EXPECT_EQ(ParseIsaCap("SSE41"), IsaCap::kSse41);
+  EXPECT_EQ(ParseIsaCap("avx512_mic_4ops"), IsaCap::kAvx512);
   EXPECT_EQ(ParseIsaCap("AVX3"), IsaCap::kNone);
+  EXPECT_EQ(ParseIsaCap("AVX512_COR"), IsaCap::kNone);  // a typo of a level oneDNN would ignore
   EXPECT_EQ(ParseIsaCap("avx-2"), IsaCap::kNone);
 }
 

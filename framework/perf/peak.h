@@ -43,18 +43,19 @@ struct DevicePeak {
 };
 
 // What was cached for this machine, or measured now with `measure` (and
-// written to <dir>/fma_peak.txt, creating dir). Never fails: a file that
+// written to <dir>/fma_peak.txt, or fma_peak.<isa>.txt under a cap,
+// creating dir). Never fails: a file that
 // cannot be read or written is said in `note`.
 struct CachedFmaPeak {
   FmaPeak peak;
   bool measured = false;  // false: read from the cache file
-  std::string path;       // <dir>/fma_peak.txt
+  std::string path;       // <dir>/fma_peak.txt (fma_peak.<isa>.txt under a cap)
   std::string note;
 };
 CachedFmaPeak ReadOrMeasureFmaPeak(const std::string& dir, const std::string& cpu_model, const std::string& isa,
                                    const std::function<FmaPeak()>& measure);
 
-// A peak measured now, kept in <dir>/fma_peak.txt if it beats what is
+// A peak measured now, kept in the same file if it beats what is
 // cached there for this CPU model and ISA (or nothing usable is): the
 // cache's peak afterwards, `measured` true when it was rewritten. A peak
 // of 0 (no FMA ISA) is never written.

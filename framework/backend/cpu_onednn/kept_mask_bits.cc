@@ -14,7 +14,7 @@ namespace tvlab {
 namespace onednn {
 namespace kept_bits_internal {
 
-// The portable loops: every CPU's, and the AVX-512 loops' last part vector.
+// The portable loops: every CPU's, and the vector loops' last part vector.
 void KeptBitsPortable(const float* factors, int64_t n, uint8_t* kept) {
   for (int64_t i = 0; i < n; i += 8) {
     uint8_t bits = 0;
