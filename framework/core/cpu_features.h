@@ -10,10 +10,9 @@
 // ONEDNN_MAX_CPU_ISA=AVX2 on an AVX-512 CPU the whole cpu_onednn backend
 // runs the code an AVX2-only CPU runs (oneDNN's primitives, the AVX2
 // loops, the measured AVX2 FMA peak), so those paths can be tested and
-// timed on any machine. Functions built with
-// target_clones are the exception: their resolvers read the CPU itself, so
-// they take their AVX-512 clone under the cap (plain elementwise loops,
-// the same bits at every width).
+// timed on any machine. The plain loops built for several widths pick
+// their build through these too (isa_clones.h), not through
+// target_clones' resolvers, which read the CPU alone.
 
 #include <string>
 

@@ -8,6 +8,7 @@
 
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
+#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -350,13 +351,16 @@ namespace {
 // words[j], for j < pairs. Indexed (no pointer walk) so that GCC vectorises
 // it; cloned for AVX-512 and AVX2 (integer compares and selects: the same
 // values).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void FactorPairs(const uint32_t* words, int64_t pairs,
-                                                                   uint32_t threshold, float keep_scale,
-                                                                   float* out) {
+TVLAB_CLONED_LOOP void FactorPairsLoop(const uint32_t* words, int64_t pairs, uint32_t threshold, float keep_scale,
+                                       float* out) {
   for (int64_t j = 0; j < pairs; ++j) {
     out[2 * j] = (words[j] & 0xFFFFu) < threshold ? 0.0f : keep_scale;
     out[2 * j + 1] = (words[j] >> 16) < threshold ? 0.0f : keep_scale;
   }
+}
+
+void FactorPairs(const uint32_t* words, int64_t pairs, uint32_t threshold, float keep_scale, float* out) {
+  RunIsaClone<FactorPairsLoop>(words, pairs, threshold, keep_scale, out);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include "framework/backend/cpu_onednn/elementwise_loops.h"
 
+#include "framework/core/isa_clones.h"
+
 namespace tvlab {
 namespace onednn {
 namespace {
@@ -36,14 +38,11 @@ inline __attribute__((always_inline)) void BinaryRange(F f, const float* a, int6
   }
 }
 
-}  // namespace
-
-// BinaryRange for `op`, cloned for AVX-512 and AVX2: each element is one
-// exactly rounded add, subtract, multiply or divide, the same bits at any
-// vector width.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void BinaryChunk(
-    BinaryOp op, const float* a, int64_t na, const float* b, int64_t nb, float* out, int64_t n, int64_t begin,
-    int64_t end) {
+// BinaryRange for `op`, built for AVX-512 and AVX2 (isa_clones.h): each
+// element is one exactly rounded add, subtract, multiply or divide, the
+// same bits at any vector width.
+TVLAB_CLONED_LOOP void BinaryChunkLoop(BinaryOp op, const float* a, int64_t na, const float* b, int64_t nb, float* out,
+                                       int64_t n, int64_t begin, int64_t end) {
   switch (op) {
     case BinaryOp::kAdd: return BinaryRange([](float x, float y) { return x + y; }, a, na, b, nb, out, n, begin, end);
     case BinaryOp::kSub: return BinaryRange([](float x, float y) { return x - y; }, a, na, b, nb, out, n, begin, end);
@@ -56,19 +55,29 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void BinaryChunk(
 // bit for bit (onednn_loops_test checks both against the primitive, NaN,
 // signed zeros and denormals included): y = x > 0 ? x : 0, and
 // dx = x <= 0 ? dy * 0 : dy (so a NaN x passes dy, and a negative dy at
-// x <= 0 gives -0). A plain loop, cloned for AVX-512 and AVX2: the
+// x <= 0 gives -0). Plain loops, built for AVX-512 and AVX2: the
 // primitive's call and memory objects cost as much as the pass.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluRange(const float* x, float* y, int64_t begin,
-                                                                           int64_t end) {
+TVLAB_CLONED_LOOP void ReluLoop(const float* x, float* y, int64_t begin, int64_t end) {
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ReluBackwardRange(const float* x, const float* dy,
-                                                                                   float* dx, int64_t begin,
-                                                                                   int64_t end) {
+TVLAB_CLONED_LOOP void ReluBackwardLoop(const float* x, const float* dy, float* dx, int64_t begin, int64_t end) {
 #pragma omp simd
   for (int64_t i = begin; i < end; ++i) dx[i] = x[i] <= 0.0f ? dy[i] * 0.0f : dy[i];
+}
+
+}  // namespace
+
+void BinaryChunk(BinaryOp op, const float* a, int64_t na, const float* b, int64_t nb, float* out, int64_t n,
+                 int64_t begin, int64_t end) {
+  RunIsaClone<BinaryChunkLoop>(op, a, na, b, nb, out, n, begin, end);
+}
+
+void ReluRange(const float* x, float* y, int64_t begin, int64_t end) { RunIsaClone<ReluLoop>(x, y, begin, end); }
+
+void ReluBackwardRange(const float* x, const float* dy, float* dx, int64_t begin, int64_t end) {
+  RunIsaClone<ReluBackwardLoop>(x, dy, dx, begin, end);
 }
 
 }  // namespace onednn

@@ -7,6 +7,7 @@
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -29,9 +30,8 @@ AdamWConstants ConstantsFor(const AdamWHyper& h, float weight_decay) {
 
 // Cloned for AVX2: the same IEEE multiplies, adds, divides and square
 // roots per element as the SSE2 default (no FMA), twice as wide.
-__attribute__((target_clones("avx2", "default"))) void AdamWRange(const AdamWConstants& k, float* param,
-                                                                  const float* grad, float* m, float* v,
-                                                                  int64_t n) {
+TVLAB_CLONED_LOOP void AdamWRangeLoop(const AdamWConstants& k, float* param, const float* grad, float* m, float* v,
+                                      int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     param[i] *= k.decay;
@@ -40,6 +40,10 @@ __attribute__((target_clones("avx2", "default"))) void AdamWRange(const AdamWCon
     const float denom = std::sqrt(v[i]) / k.bc2_sqrt + k.eps;
     param[i] -= k.step_size * m[i] / denom;
   }
+}
+
+void AdamWRange(const AdamWConstants& k, float* param, const float* grad, float* m, float* v, int64_t n) {
+  RunIsaClone<AdamWRangeLoop, CloneIsa::kAvx2>(k, param, grad, m, v, n);
 }
 
 // AdamWMany's unit of work: elements [begin, begin + n) of tensor `tensor`.

@@ -15,6 +15,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/check.h"
+#include "framework/core/isa_clones.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
@@ -103,9 +104,8 @@ inline __attribute__((always_inline)) void SumColumns(const float* x, int64_t n,
 // prefetcher follows it; 64-column sweeps made the GPT step's bias
 // gradients 3x slower). Each column sums its rows in order from 0.0f either
 // way (the same bits); cloned for AVX-512 and AVX2.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void SumColumnRange(const float* x, int64_t n,
-                                                                                int64_t block, int64_t j0,
-                                                                                int64_t j1, float* out) {
+TVLAB_CLONED_LOOP void SumColumnRangeLoop(const float* x, int64_t n, int64_t block, int64_t j0, int64_t j1,
+                                          float* out) {
   if (j1 - j0 > 128) {
     for (int64_t j = j0; j < j1; ++j) out[j] = 0.0f;
     for (int64_t i = 0; i < n; i += block)
@@ -117,6 +117,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SumColumnRange
   for (; j + 64 <= j1; j += 64) SumColumns<64>(x, n, block, j, out);
   for (; j + 16 <= j1; j += 16) SumColumns<16>(x, n, block, j, out);
   for (; j < j1; ++j) SumColumns<1>(x, n, block, j, out);
+}
+
+void SumColumnRange(const float* x, int64_t n, int64_t block, int64_t j0, int64_t j1, float* out) {
+  RunIsaClone<SumColumnRangeLoop>(x, n, block, j0, j1, out);
 }
 
 // f(begin, end) over [0, n), split over threads from kParallelElements on.

@@ -8,6 +8,7 @@
 
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
+#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -47,7 +48,7 @@ typedef double D8 __attribute__((vector_size(64)));
 // here 32 chains run side by side. Other bits than the reference's (the
 // conformance suite compares within 1e-9), but every clone makes the same
 // operations (no FMA: -ffp-contract=off), so every machine the same bits.
-__attribute__((target_clones("avx512f", "avx2", "default"))) double SumOfSquares(const float* x, int64_t n) {
+TVLAB_CLONED_LOOP double SumOfSquaresLoop(const float* x, int64_t n) {
   D8 lanes[4] = {};
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
@@ -62,6 +63,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) double SumOfSquares
   for (; i < n; ++i) total += static_cast<double>(x[i]) * x[i];
   return total;
 }
+
+double SumOfSquares(const float* x, int64_t n) { return RunIsaClone<SumOfSquaresLoop>(x, n); }
 
 }  // namespace
 

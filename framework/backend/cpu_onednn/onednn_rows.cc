@@ -16,6 +16,7 @@
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
+#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -38,9 +39,8 @@ typedef double D8 __attribute__((vector_size(64)));
 // reference's (which sums in column order). The reference's scalar loop
 // took 2.3x LayerNorm's oneDNN primitive (921 against 411 us at 4096 x 256
 // on an Intel Xeon).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void RmsNormRows(
-    const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int64_t first,
-    int64_t last, int64_t cols, float eps) {
+TVLAB_CLONED_LOOP void RmsNormRowsLoop(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                                       float* rstd, int64_t first, int64_t last, int64_t cols, float eps) {
   for (int64_t r = first; r < last; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
@@ -65,6 +65,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void RmsNormRows(
       yr[j] = v;
     }
   }
+}
+
+void RmsNormRows(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                 int64_t first, int64_t last, int64_t cols, float eps) {
+  RunIsaClone<RmsNormRowsLoop>(x, gamma, beta, y, mean, rstd, first, last, cols, eps);
 }
 
 // The sum of v's 16 lanes as a tree: lane l + lane l + 8, then + 4, + 2,
@@ -248,15 +253,18 @@ void CopyRows4(const PermuteRows4& p, int64_t i0) {
 // order i = 0..n-1, each element one float addition, so the same bits. (The
 // reference's baseline x86-64 loop took 7.5-10.3 us a step on the sort
 // model's 512 x 64 embedding gradient on an Intel Xeon, this one 2.4-2.8.)
-__attribute__((target_clones("avx512f", "avx2", "default"))) void ScatterAddRows(const float* d_out, int64_t cols,
-                                                                                const int32_t* ids, int64_t n,
-                                                                                float* d_table) {
+TVLAB_CLONED_LOOP void ScatterAddRowsLoop(const float* d_out, int64_t cols, const int32_t* ids, int64_t n,
+                                          float* d_table) {
   for (int64_t i = 0; i < n; ++i) {
     const float* from = d_out + i * cols;
     float* to = d_table + int64_t{ids[i]} * cols;
 #pragma omp simd
     for (int64_t c = 0; c < cols; ++c) to[c] += from[c];
   }
+}
+
+void ScatterAddRows(const float* d_out, int64_t cols, const int32_t* ids, int64_t n, float* d_table) {
+  RunIsaClone<ScatterAddRowsLoop>(d_out, cols, ids, n, d_table);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
 #include "framework/backend/cpu_onednn/short_attention_lanes.h"
 #include "framework/core/check.h"
+#include "framework/core/isa_clones.h"
 #include "framework/core/rng.h"
 
 namespace tvlab {
@@ -21,8 +22,8 @@ namespace short_lanes {
 namespace {
 
 // The per-head loops are compiled for AVX-512, AVX2 and baseline x86-64
-// (picked at load time); the helpers they call are inlined into each clone.
-#define TVLAB_SHORT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+// (isa_clones.h: picked under the instruction-set cap); the helpers they
+// call are inlined into each build.
 constexpr int kRows = 4;  // query rows side by side: independent chains of adds
 // Below this many multiply-adds the kernel runs on one thread (as the
 // tiled kernel's).
@@ -146,14 +147,18 @@ TVLAB_SHORT_INLINE void ForwardOut(const FusedAttentionDesc& d, const Head& head
                   out + (head.row0 + i) * d.value_dim);
 }
 
-TVLAB_SHORT_CLONES void ForwardHead(const FusedAttentionDesc& d, const Head& head, const float* q,
-                                    const float* kt, const float* vg, const float* keep,
-                                    float* out, float* lse, RowBuffers& rows) {
+TVLAB_CLONED_LOOP void ForwardHeadLoop(const FusedAttentionDesc& d, const Head& head, const float* q, const float* kt,
+                                       const float* vg, const float* keep, float* out, float* lse, RowBuffers& rows) {
   const int64_t whole = d.queries / kRows * kRows;
   for (int64_t i = 0; i < whole; i += kRows) ForwardWeights<kRows>(d, head, i, q, kt, keep, lse, rows);
   for (int64_t i = whole; i < d.queries; ++i) ForwardWeights<1>(d, head, i, q, kt, keep, lse, rows);
   for (int64_t i = 0; i < whole; i += kRows) ForwardOut<kRows>(d, head, i, vg, rows, out);
   for (int64_t i = whole; i < d.queries; ++i) ForwardOut<1>(d, head, i, vg, rows, out);
+}
+
+void ForwardHead(const FusedAttentionDesc& d, const Head& head, const float* q, const float* kt, const float* vg,
+                 const float* keep, float* out, float* lse, RowBuffers& rows) {
+  RunIsaClone<ForwardHeadLoop>(d, head, q, kt, vg, keep, out, lse, rows);
 }
 
 // What the backward's rows read: the inputs, and the key/value head's keys
@@ -202,14 +207,18 @@ TVLAB_SHORT_INLINE void BackwardProducts(const FusedAttentionDesc& d, const Head
   AddOuterProducts<R>(RowsAt(rows.a, i), in.q + row0 * hs, all.first, all.end, hs, dkg);
 }
 
-TVLAB_SHORT_CLONES void BackwardHead(const FusedAttentionDesc& d, const Head& head,
-                                     const BackwardInputs& in, const float* keep, float* dq,
-                                     float* dkg, float* dvg, RowBuffers& rows) {
+TVLAB_CLONED_LOOP void BackwardHeadLoop(const FusedAttentionDesc& d, const Head& head, const BackwardInputs& in,
+                                        const float* keep, float* dq, float* dkg, float* dvg, RowBuffers& rows) {
   const int64_t whole = d.queries / kRows * kRows;
   for (int64_t i = 0; i < whole; i += kRows) BackwardGradients<kRows>(d, head, i, in, keep, rows);
   for (int64_t i = whole; i < d.queries; ++i) BackwardGradients<1>(d, head, i, in, keep, rows);
   for (int64_t i = 0; i < whole; i += kRows) BackwardProducts<kRows>(d, head, i, in, rows, dq, dkg, dvg);
   for (int64_t i = whole; i < d.queries; ++i) BackwardProducts<1>(d, head, i, in, rows, dq, dkg, dvg);
+}
+
+void BackwardHead(const FusedAttentionDesc& d, const Head& head, const BackwardInputs& in, const float* keep, float* dq,
+                  float* dkg, float* dvg, RowBuffers& rows) {
+  RunIsaClone<BackwardHeadLoop>(d, head, in, keep, dq, dkg, dvg, rows);
 }
 
 bool Parallel(const FusedAttentionDesc& d) {

@@ -6,6 +6,7 @@
 
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
+#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace onednn {
@@ -96,15 +97,19 @@ inline __attribute__((always_inline)) void Product(int64_t m, int64_t n, int64_t
 // One product with op(B) as bt (k, width) for width 8, 16, 32 or 64 (the
 // smallest >= n). Cloned for AVX2 without FMA: the same multiplies and adds
 // as the SSE2 default clone, so the same bits on every machine.
-__attribute__((target_clones("avx2", "default"))) void OneProduct(
-    int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* bt,
-    int64_t width, float alpha, float beta, float* c) {
+TVLAB_CLONED_LOOP void OneProductLoop(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col,
+                                      const float* bt, int64_t width, float alpha, float beta, float* c) {
   switch (width) {
     case 8: return Product<V8, 1>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
     case 16: return Product<V8, 2>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
     case 32: return Product<V8, 4>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
     default: return Product<V8, 8>(m, n, k, a, a_row, a_col, bt, alpha, beta, c);
   }
+}
+
+void OneProduct(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_row, int64_t a_col, const float* bt,
+                int64_t width, float alpha, float beta, float* c) {
+  RunIsaClone<OneProductLoop, CloneIsa::kAvx2>(m, n, k, a, a_row, a_col, bt, width, alpha, beta, c);
 }
 
 // OneProduct on AVX-512 CPUs: rows of 16 and more in 16-lane registers

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "framework/core/isa_clones.h"
+
 namespace tvlab {
 namespace tiled_rows {
 namespace {
@@ -15,11 +17,11 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // exp(x) to ~2 ulp (Cephes' expf polynomial) written so that the compiler
 // vectorises the loops that call it; x <= -87 gives exactly 0 (so -inf, a
 // hidden key, contributes nothing). The row loops below are compiled for
-// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time).
+// AVX-512, AVX2 and baseline x86-64 (isa_clones.h: picked under the
+// instruction-set cap).
 // Their clamps and selects vectorise because the library builds with
 // -fno-trapping-math (BUILD.bazel); without it GCC left the AVX2 clone of
 // ExpShiftedSum scalar, 11.5% of the GPT bench's step (bench/README.md).
-#define TVLAB_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // Row sums run in kSumLanes partial sums (element j into lane j % 16, each
 // lane in order of j), then the leftover elements in order, then the lanes
@@ -44,7 +46,7 @@ inline float ExpApprox(float x) {
 
 }  // namespace
 
-TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
+TVLAB_CLONED_LOOP float ExpShiftedSumLoop(float* row, int64_t n, float shift) {
   float lanes[kSumLanes] = {};
   int64_t j = 0;
   for (; j + kSumLanes <= n; j += kSumLanes) {
@@ -70,10 +72,12 @@ TVLAB_VECTOR_CLONES float ExpShiftedSum(float* row, int64_t n, float shift) {
   return AddLanes(lanes, tail);
 }
 
+float ExpShiftedSum(float* row, int64_t n, float shift) { return RunIsaClone<ExpShiftedSumLoop>(row, n, shift); }
+
 // Sixteen floats: one AVX-512 vector, two AVX2 or four SSE ones.
 typedef float F16 __attribute__((vector_size(64)));
 
-TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
+TVLAB_CLONED_LOOP float RowMaxLoop(const float* row, int64_t n) {
   // 16 running maxima in a vector type: GCC did not vectorise the same
   // selects written over an array (16 scalar maxima an element group).
   F16 lanes = F16{} + kNegInf;
@@ -89,20 +93,30 @@ TVLAB_VECTOR_CLONES float RowMax(const float* row, int64_t n) {
   return m;
 }
 
-TVLAB_VECTOR_CLONES void SubtractDistanceBias(float* row, int64_t n, float slope, int64_t offset) {
+float RowMax(const float* row, int64_t n) { return RunIsaClone<RowMaxLoop>(row, n); }
+
+TVLAB_CLONED_LOOP void SubtractDistanceBiasLoop(float* row, int64_t n, float slope, int64_t offset) {
   for (int64_t j = 0; j < n; ++j)
     row[j] -= slope * static_cast<float>(offset > j ? offset - j : j - offset);
 }
 
-TVLAB_VECTOR_CLONES void ScaleRow(float* row, int64_t n, float s) {
+void SubtractDistanceBias(float* row, int64_t n, float slope, int64_t offset) {
+  RunIsaClone<SubtractDistanceBiasLoop>(row, n, slope, offset);
+}
+
+TVLAB_CLONED_LOOP void ScaleRowLoop(float* row, int64_t n, float s) {
   for (int64_t j = 0; j < n; ++j) row[j] *= s;
 }
 
-TVLAB_VECTOR_CLONES void MultiplyRows(float* a, const float* b, int64_t n) {
+void ScaleRow(float* row, int64_t n, float s) { RunIsaClone<ScaleRowLoop>(row, n, s); }
+
+TVLAB_CLONED_LOOP void MultiplyRowsLoop(float* a, const float* b, int64_t n) {
   for (int64_t j = 0; j < n; ++j) a[j] *= b[j];
 }
 
-TVLAB_VECTOR_CLONES float DotRow(const float* a, const float* b, int64_t n) {
+void MultiplyRows(float* a, const float* b, int64_t n) { RunIsaClone<MultiplyRowsLoop>(a, b, n); }
+
+TVLAB_CLONED_LOOP float DotRowLoop(const float* a, const float* b, int64_t n) {
   float lanes[kSumLanes] = {};
   int64_t j = 0;
   for (; j + kSumLanes <= n; j += kSumLanes) {
@@ -113,13 +127,19 @@ TVLAB_VECTOR_CLONES float DotRow(const float* a, const float* b, int64_t n) {
   return AddLanes(lanes, tail);
 }
 
-TVLAB_VECTOR_CLONES void LogitGradient(const float* p, const float* keep, float* dp, int64_t n,
-                                       float big_d, float scale) {
+float DotRow(const float* a, const float* b, int64_t n) { return RunIsaClone<DotRowLoop>(a, b, n); }
+
+TVLAB_CLONED_LOOP void LogitGradientLoop(const float* p, const float* keep, float* dp, int64_t n, float big_d,
+                                         float scale) {
   if (keep == nullptr) {
     for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (dp[j] - big_d) * scale;
   } else {
     for (int64_t j = 0; j < n; ++j) dp[j] = p[j] * (keep[j] * dp[j] - big_d) * scale;
   }
+}
+
+void LogitGradient(const float* p, const float* keep, float* dp, int64_t n, float big_d, float scale) {
+  RunIsaClone<LogitGradientLoop>(p, keep, dp, n, big_d, scale);
 }
 
 }  // namespace tiled_rows

@@ -4,7 +4,7 @@
 // The row loops of the tiled fused attention kernel (tiled_attention.cc):
 // the softmax's max, exponentials and sums, rescaling, dropout factors and
 // the backward's row dots and logit gradients. Each is compiled for
-// AVX-512, AVX2 and baseline x86-64 (target_clones, picked at load time),
+// AVX-512, AVX2 and baseline x86-64 (isa_clones.h: picked under the cap),
 // and the clones give the same bits: sums run in 16 partial sums in a fixed
 // order, and no clone contracts multiplies and adds into FMAs.
 
