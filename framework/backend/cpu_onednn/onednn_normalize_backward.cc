@@ -12,19 +12,19 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/cache_line_vector.h"
+#include "framework/backend/cpu_onednn/double_lanes.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/check.h"
 #include "framework/core/cpu_features.h"
-#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
 
 using onednn::kParallelElements;
 
-typedef float F4 __attribute__((vector_size(16)));
-typedef double D4 __attribute__((vector_size(32)));
+using onednn::DoubleLanes;
+using onednn::DoubleLanesF8;
 
 // NormalizeRowsAvx512's rows a group, and the most elements of x a
 // thread's rows may hold for it.
@@ -55,29 +55,26 @@ inline __attribute__((always_inline)) void FinishRowSums(const double (&lanes_g)
 // *sum_g = sum of g and *sum_gx = sum of g * xhat, in double, in a fixed
 // order: eight lanes (lane l takes the columns l, l + 8, ... below cols
 // rounded down to 8, in order), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)),
-// then the remaining columns in order. Every build of NormalizeRows computes
-// the same lane operations, so every machine the same bits. The lanes are
-// two halves of four doubles: as one vector of eight, GCC's AVX2 build
-// kept the sums on the stack (3x the AVX-512 build's time in the sort
-// step; bench/README.md).
-inline __attribute__((always_inline)) void RowSums(const float* x, const float* dy, const float* gamma, float mu,
-                                                   float rs, int64_t cols, double* sum_g, double* sum_gx) {
-  const F4 mu4 = F4{} + mu, rs4 = F4{} + rs;
-  D4 acc_g[2] = {}, acc_gx[2] = {};  // lanes 0-3 and 4-7
+// then the remaining columns in order (DoubleLanes). Every build of
+// NormalizeRows computes the same lane operations, so every machine the
+// same bits.
+template <bool kOneVector>
+TVLAB_CLONED_LOOP void RowSums(const float* x, const float* dy, const float* gamma, float mu, float rs, int64_t cols,
+                               double* sum_g, double* sum_gx) {
+  const DoubleLanesF8 mu8 = DoubleLanesF8{} + mu, rs8 = DoubleLanesF8{} + rs;
+  DoubleLanes<kOneVector> acc_g, acc_gx;
   int64_t c = 0;
-  for (; c + 8 <= cols; c += 8)
-    for (int h = 0; h < 2; ++h) {
-      F4 x4, dy4, gamma4 = F4{} + 1.0f;
-      __builtin_memcpy(&x4, x + c + 4 * h, sizeof x4);
-      __builtin_memcpy(&dy4, dy + c + 4 * h, sizeof dy4);
-      if (gamma) __builtin_memcpy(&gamma4, gamma + c + 4 * h, sizeof gamma4);
-      const D4 g = __builtin_convertvector(dy4 * gamma4, D4);
-      acc_g[h] += g;
-      acc_gx[h] += g * __builtin_convertvector((x4 - mu4) * rs4, D4);  // exact: 24 x 24 bits
-    }
+  for (; c + 8 <= cols; c += 8) {
+    DoubleLanesF8 x8, dy8, gamma8 = DoubleLanesF8{} + 1.0f;
+    __builtin_memcpy(&x8, x + c, sizeof x8);
+    __builtin_memcpy(&dy8, dy + c, sizeof dy8);
+    if (gamma) __builtin_memcpy(&gamma8, gamma + c, sizeof gamma8);
+    const DoubleLanesF8 g = dy8 * gamma8;
+    acc_g.Add(g);
+    acc_gx.AddProduct(g, (x8 - mu8) * rs8);  // exact: 24 x 24 bits
+  }
   double lanes_g[8], lanes_gx[8];
-  __builtin_memcpy(lanes_g, acc_g, sizeof lanes_g);
-  __builtin_memcpy(lanes_gx, acc_gx, sizeof lanes_gx);
+  for (int l = 0; l < 8; ++l) lanes_g[l] = acc_g.Lane(l), lanes_gx[l] = acc_gx.Lane(l);
   FinishRowSums(lanes_g, lanes_gx, x, dy, gamma, mu, rs, c, cols, sum_g, sum_gx);
 }
 
@@ -121,12 +118,13 @@ inline __attribute__((always_inline)) void RowPasses(const float* xr, const floa
 // null), and dgamma and dbeta added into this thread's partial rows pg and
 // pb (either may be null). Built for AVX-512 and AVX2 (isa_clones.h); the
 // elementwise passes round the same at any width.
+template <bool kOneVector>
 TVLAB_CLONED_LOOP void NormalizeRowsLoop(const float* x, const float* gamma, const float* mean, const float* rstd,
                                          const float* dy, const float* addend, float* dx, float* pg, float* pb,
                                          int64_t first, int64_t last, int64_t cols, bool subtract_mean) {
   for (int64_t r = first; r < last; ++r) {
     double sum_g, sum_gx;
-    RowSums(x + r * cols, dy + r * cols, gamma, mean[r], rstd[r], cols, &sum_g, &sum_gx);
+    RowSums<kOneVector>(x + r * cols, dy + r * cols, gamma, mean[r], rstd[r], cols, &sum_g, &sum_gx);
     RowPasses(x + r * cols, gamma, mean[r], rstd[r], dy + r * cols, addend ? addend + r * cols : nullptr,
               dx + r * cols, pg, pb, cols, subtract_mean, sum_g, sum_gx);
   }
@@ -135,7 +133,8 @@ TVLAB_CLONED_LOOP void NormalizeRowsLoop(const float* x, const float* gamma, con
 void NormalizeRows(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
                    const float* addend, float* dx, float* pg, float* pb, int64_t first, int64_t last, int64_t cols,
                    bool subtract_mean) {
-  RunIsaClone<NormalizeRowsLoop>(x, gamma, mean, rstd, dy, addend, dx, pg, pb, first, last, cols, subtract_mean);
+  onednn::RunIsaCloneByWidth<NormalizeRowsLoop<true>, NormalizeRowsLoop<false>>(
+      x, gamma, mean, rstd, dy, addend, dx, pg, pb, first, last, cols, subtract_mean);
 }
 
 // RowSums of rows [r, r + kGroupRows) at once on AVX-512: one vcvtps2pd per eight

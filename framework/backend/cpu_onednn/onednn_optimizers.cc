@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/double_lanes.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
-#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -38,33 +38,32 @@ void ForEachChunk(const std::vector<AdamWTensor>& tensors, const Range& range) {
   for (int64_t c = 0; c < count; ++c) range(tensors[chunks[c].tensor], chunks[c].begin, chunks[c].n);
 }
 
-typedef float F8 __attribute__((vector_size(32)));
-typedef double D8 __attribute__((vector_size(64)));
-
 // The sum of x's squares in double: element i's square (exact in double)
-// into lane i % 32 of four vectors of eight, those added in a fixed tree,
-// then the last n % 32 in order. The reference adds the squares one after
-// another, a chain of dependent double adds (about 4 cycles an element);
-// here 32 chains run side by side. Other bits than the reference's (the
-// conformance suite compares within 1e-9), but every clone makes the same
-// operations (no FMA: -ffp-contract=off), so every machine the same bits.
+// into lane i % 32 of four sets of eight (DoubleLanes), those added in a
+// fixed tree, then the last n % 32 in order. The reference adds the
+// squares one after another, a chain of dependent double adds (about 4
+// cycles an element); here 32 chains run side by side. Other bits than the
+// reference's (the conformance suite compares within 1e-9), but every
+// build makes the same operations (no FMA: -ffp-contract=off), so every
+// machine the same bits.
+template <bool kOneVector>
 TVLAB_CLONED_LOOP double SumOfSquaresLoop(const float* x, int64_t n) {
-  D8 lanes[4] = {};
+  using onednn::DoubleLanes;
+  DoubleLanes<kOneVector> lanes[4];
   int64_t i = 0;
   for (; i + 32 <= n; i += 32)
-    for (int v = 0; v < 4; ++v) {
-      F8 x8;
-      __builtin_memcpy(&x8, x + i + 8 * v, sizeof x8);
-      const D8 wide = __builtin_convertvector(x8, D8);
-      lanes[v] += wide * wide;
-    }
-  const D8 s = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-  double total = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (int v = 0; v < 4; ++v) lanes[v].AddSquaresOf(x + i + 8 * v);
+  lanes[0] += lanes[1];  // (0 + 1) + (2 + 3)
+  lanes[2] += lanes[3];
+  lanes[0] += lanes[2];
+  double total = onednn::TreeSum(lanes[0]);
   for (; i < n; ++i) total += static_cast<double>(x[i]) * x[i];
   return total;
 }
 
-double SumOfSquares(const float* x, int64_t n) { return RunIsaClone<SumOfSquaresLoop>(x, n); }
+double SumOfSquares(const float* x, int64_t n) {
+  return onednn::RunIsaCloneByWidth<SumOfSquaresLoop<true>, SumOfSquaresLoop<false>>(x, n);
+}
 
 }  // namespace
 

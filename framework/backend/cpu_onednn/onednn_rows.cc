@@ -13,10 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/double_lanes.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
-#include "framework/core/isa_clones.h"
 
 namespace tvlab {
 namespace {
@@ -27,32 +27,27 @@ using dt = memory::data_type;
 using onednn::kParallelElements;
 using onednn::SingleThreaded;
 
-typedef float F8 __attribute__((vector_size(32)));
-typedef double D8 __attribute__((vector_size(64)));
+using onednn::DoubleLanes;
 
 // RMSNorm's rows [first, last) (Normalize without subtract_mean): the
 // reference's arithmetic (rstd = 1 / sqrt(mean(x^2) + eps) in double, then
 // y = x * rstd * gamma + beta in float, mean 0), with the squares summed in
 // eight double lanes (lane l takes the columns l, l + 8, ... below cols
 // rounded down to 8, in order), the lanes added ((0+1)+(2+3))+((4+5)+(6+7)),
-// then the remaining columns in order: every clone the same bits, not the
-// reference's (which sums in column order). The reference's scalar loop
+// then the remaining columns in order: every build the same bits, not the
+// reference's (which sums in column order; DoubleLanes). The reference's scalar loop
 // took 2.3x LayerNorm's oneDNN primitive (921 against 411 us at 4096 x 256
 // on an Intel Xeon).
+template <bool kOneVector>
 TVLAB_CLONED_LOOP void RmsNormRowsLoop(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                        float* rstd, int64_t first, int64_t last, int64_t cols, float eps) {
   for (int64_t r = first; r < last; ++r) {
     const float* xr = x + r * cols;
     float* yr = y + r * cols;
-    D8 acc = {};
+    DoubleLanes<kOneVector> acc;
     int64_t c = 0;
-    for (; c + 8 <= cols; c += 8) {
-      F8 x8;
-      __builtin_memcpy(&x8, xr + c, sizeof x8);
-      const D8 xd = __builtin_convertvector(x8, D8);
-      acc += xd * xd;
-    }
-    double squares = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; c + 8 <= cols; c += 8) acc.AddSquaresOf(xr + c);
+    double squares = onednn::TreeSum(acc);
     for (; c < cols; ++c) squares += static_cast<double>(xr[c]) * xr[c];
     const float rs = static_cast<float>(1.0 / std::sqrt(squares / cols + eps));
     mean[r] = 0.0f;
@@ -69,7 +64,8 @@ TVLAB_CLONED_LOOP void RmsNormRowsLoop(const float* x, const float* gamma, const
 
 void RmsNormRows(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                  int64_t first, int64_t last, int64_t cols, float eps) {
-  RunIsaClone<RmsNormRowsLoop>(x, gamma, beta, y, mean, rstd, first, last, cols, eps);
+  onednn::RunIsaCloneByWidth<RmsNormRowsLoop<true>, RmsNormRowsLoop<false>>(x, gamma, beta, y, mean, rstd, first, last,
+                                                                            cols, eps);
 }
 
 // The sum of v's 16 lanes as a tree: lane l + lane l + 8, then + 4, + 2,

@@ -74,22 +74,25 @@ TVLAB_CLONED_LOOP float ExpShiftedSumLoop(float* row, int64_t n, float shift) {
 
 float ExpShiftedSum(float* row, int64_t n, float shift) { return RunIsaClone<ExpShiftedSumLoop>(row, n, shift); }
 
-// Sixteen floats: one AVX-512 vector, two AVX2 or four SSE ones.
-typedef float F16 __attribute__((vector_size(64)));
+// Eight floats: one AVX2 vector, two SSE ones, half an AVX-512 one.
+typedef float F8 __attribute__((vector_size(32)));
 
 TVLAB_CLONED_LOOP float RowMaxLoop(const float* row, int64_t n) {
-  // 16 running maxima in a vector type: GCC did not vectorise the same
-  // selects written over an array (16 scalar maxima an element group).
-  F16 lanes = F16{} + kNegInf;
+  // 16 running maxima in two vectors of eight (lane l in half l / 8): GCC
+  // did not vectorise the same selects written over an array (16 scalar
+  // maxima an element group), and kept one vector of sixteen on the stack
+  // in its AVX2 build.
+  F8 lanes[2] = {F8{} + kNegInf, F8{} + kNegInf};
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    F16 x;
-    std::memcpy(&x, row + j, sizeof x);
-    lanes = x > lanes ? x : lanes;
-  }
+  for (; j + 16 <= n; j += 16)
+    for (int h = 0; h < 2; ++h) {
+      F8 x;
+      std::memcpy(&x, row + j + 8 * h, sizeof x);
+      lanes[h] = x > lanes[h] ? x : lanes[h];
+    }
   float m = kNegInf;
   for (; j < n; ++j) m = std::max(m, row[j]);
-  for (int l = 0; l < 16; ++l) m = std::max(m, lanes[l]);
+  for (int l = 0; l < 16; ++l) m = std::max(m, lanes[l / 8][l % 8]);
   return m;
 }
 
