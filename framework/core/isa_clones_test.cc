@@ -60,13 +60,15 @@ TEST(IsaClones, HostBuildFollowsTheCap) {
   EXPECT_EQ(HostCloneIsa(), expected);
 #ifdef TVLAB_CAPPED_TO_AVX2
   EXPECT_NE(HostCloneIsa(), CloneIsa::kAvx512f);
-  if (__builtin_cpu_supports("avx2")) EXPECT_EQ(HostCloneIsa(), CloneIsa::kAvx2);
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_EQ(HostCloneIsa(), CloneIsa::kAvx2);
+  }
 #endif
 }
 
-// The builds are told apart by their sums (else the next test proves
-// nothing), and RunIsaClone runs the one HostCloneIsa names, or AVX2 at most
-// when asked.
+// The builds are told apart by their sums (else the checks after them would
+// prove nothing), and RunIsaClone runs the one HostCloneIsa names, or AVX2
+// at most when asked.
 TEST(IsaClones, RunIsaCloneRunsTheHostBuild) {
 #ifdef __SANITIZE_ADDRESS__
   GTEST_SKIP() << "under AddressSanitizer GCC does not vectorise the sum, so the builds give the same bits";
@@ -74,8 +76,12 @@ TEST(IsaClones, RunIsaCloneRunsTheHostBuild) {
   const std::vector<float> x = Terms();
   const int64_t n = static_cast<int64_t>(x.size());
   const BuildSums s = SumsOfEachBuild(x);
-  if (__builtin_cpu_supports("avx2")) EXPECT_NE(Bits(s.avx2), Bits(s.baseline)) << s.avx2;
-  if (__builtin_cpu_supports("avx512f")) EXPECT_NE(Bits(s.avx512f), Bits(s.avx2)) << s.avx512f;
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_NE(Bits(s.avx2), Bits(s.baseline)) << s.avx2;
+  }
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_NE(Bits(s.avx512f), Bits(s.avx2)) << s.avx512f;
+  }
 
   const float host = HostCloneIsa() == CloneIsa::kAvx512f ? s.avx512f
                      : HostCloneIsa() == CloneIsa::kAvx2  ? s.avx2
