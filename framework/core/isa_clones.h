@@ -12,8 +12,10 @@
 // The loop is an always-inline function with no target of its own; each
 // build inlines it into a function with that build's target, where GCC
 // vectorises it for that width. The targets are target_clones' ("avx512f",
-// "avx2", "default": no FMA, so no contraction the baseline does not make),
-// so each build computes what the clone of the same name computed.
+// "avx2", "default"), so each build computes what the clone of the same
+// name computed. "avx512f" enables FMA and "avx2" does not: a loop whose
+// builds must give the same bits is compiled with -ffp-contract=off (as
+// cpu_onednn is), so that no build fuses a multiply and an add.
 //
 //   TVLAB_CLONED_LOOP void ReluLoop(const float* x, float* y, int64_t n) {
 //     for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;

@@ -6,9 +6,9 @@
 // (RMSNorm, LayerNorm's backward, the gradient norm) and are built for
 // several widths (isa_clones.h). DoubleLanes<true> holds them as one vector
 // of eight, DoubleLanes<false> as two of four: GCC 12's AVX2 build kept a
-// vector of eight doubles on the stack (3-5x slower; bench/README.md), and
-// its AVX-512 build runs the vector of eight fastest (the halves cost 8-24%
-// there). Both make the same additions on the same lanes, so the same bits:
+// vector of eight doubles on the stack (2.6-5.3x slower; bench/README.md),
+// and its AVX-512 build runs the vector of eight fastest (the halves cost
+// 9-24% there). Both make the same additions on the same lanes, so the same bits:
 // run DoubleLanes<true> in the AVX-512 build and <false> in the others
 // (RunIsaCloneByWidth).
 
