@@ -23,7 +23,8 @@
 //   void Relu(const float* x, float* y, int64_t n) { RunIsaClone<ReluLoop>(x, y, n); }
 //
 // RunIsaClone<kLoop, CloneIsa::kAvx2> stops at AVX2 (a loop whose AVX-512
-// build did not pay).
+// build did not pay); RunIsaCloneByWidth runs one loop in the AVX-512 build
+// and another in the narrower ones.
 
 #include <utility>
 
@@ -73,6 +74,16 @@ auto RunIsaClone(Args&&... args) {
     if (host != CloneIsa::kBaseline) return isa_clones::Avx2<kLoop>(std::forward<Args>(args)...);
   }
   return isa_clones::Baseline<kLoop>(std::forward<Args>(args)...);
+}
+
+// kWideLoop in the AVX-512 build, kNarrowLoop (up to AVX2) elsewhere: one
+// loop written two ways with the same bits, where the AVX-512 build's
+// vector type is one GCC's narrower builds handle badly (DoubleLanes,
+// cpu_onednn/double_lanes.h).
+template <auto kWideLoop, auto kNarrowLoop, typename... Args>
+auto RunIsaCloneByWidth(Args&&... args) {
+  if (HostCloneIsa() == CloneIsa::kAvx512f) return isa_clones::Avx512f<kWideLoop>(std::forward<Args>(args)...);
+  return RunIsaClone<kNarrowLoop, CloneIsa::kAvx2>(std::forward<Args>(args)...);
 }
 
 }  // namespace tvlab

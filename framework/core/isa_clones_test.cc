@@ -19,6 +19,10 @@ TVLAB_CLONED_LOOP float LaneSumLoop(const float* x, int64_t n) {
   return s;
 }
 
+// LaneSumLoop's sum negated: a second loop that RunIsaCloneByWidth's
+// choice can be read from.
+TVLAB_CLONED_LOOP float NegatedLaneSumLoop(const float* x, int64_t n) { return -LaneSumLoop(x, n); }
+
 // Each element one rounded multiply: the same bits in every build.
 TVLAB_CLONED_LOOP void ProductLoop(const float* a, const float* b, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
@@ -90,6 +94,9 @@ TEST(IsaClones, RunIsaCloneRunsTheHostBuild) {
   const float at_most_avx2 = HostCloneIsa() == CloneIsa::kBaseline ? s.baseline : s.avx2;
   EXPECT_EQ(Bits(RunIsaClone<LaneSumLoop, CloneIsa::kAvx2>(x.data(), n)), Bits(at_most_avx2));
   EXPECT_EQ(Bits(RunIsaClone<LaneSumLoop, CloneIsa::kBaseline>(x.data(), n)), Bits(s.baseline));
+  // The wide loop in the AVX-512 build, else the narrow one up to AVX2.
+  const float by_width = HostCloneIsa() == CloneIsa::kAvx512f ? s.avx512f : -at_most_avx2;
+  EXPECT_EQ(Bits(RunIsaCloneByWidth<LaneSumLoop, NegatedLaneSumLoop>(x.data(), n)), Bits(by_width));
 }
 
 // Elementwise loops give the same bits in every build (what the framework's

@@ -10,7 +10,7 @@
 // and its AVX-512 build runs the vector of eight fastest (the halves cost
 // 9-24% there). Both make the same additions on the same lanes, so the same bits:
 // run DoubleLanes<true> in the AVX-512 build and <false> in the others
-// (RunIsaCloneByWidth).
+// (RunIsaCloneByWidth, isa_clones.h).
 
 #include <cstdint>
 
@@ -86,14 +86,6 @@ struct DoubleLanes<false> {
 template <bool kOneVector>
 TVLAB_CLONED_LOOP double TreeSum(const DoubleLanes<kOneVector>& s) {
   return ((s.Lane(0) + s.Lane(1)) + (s.Lane(2) + s.Lane(3))) + ((s.Lane(4) + s.Lane(5)) + (s.Lane(6) + s.Lane(7)));
-}
-
-// kWideLoop (a loop on DoubleLanes<true>) in the AVX-512 build, kNarrowLoop
-// (the same on DoubleLanes<false>) in the AVX2 and baseline builds.
-template <auto kWideLoop, auto kNarrowLoop, typename... Args>
-auto RunIsaCloneByWidth(Args&&... args) {
-  if (HostCloneIsa() == CloneIsa::kAvx512f) return isa_clones::Avx512f<kWideLoop>(std::forward<Args>(args)...);
-  return RunIsaClone<kNarrowLoop, CloneIsa::kAvx2>(std::forward<Args>(args)...);
 }
 
 }  // namespace onednn

@@ -133,8 +133,8 @@ TVLAB_CLONED_LOOP void NormalizeRowsLoop(const float* x, const float* gamma, con
 void NormalizeRows(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
                    const float* addend, float* dx, float* pg, float* pb, int64_t first, int64_t last, int64_t cols,
                    bool subtract_mean) {
-  onednn::RunIsaCloneByWidth<NormalizeRowsLoop<true>, NormalizeRowsLoop<false>>(
-      x, gamma, mean, rstd, dy, addend, dx, pg, pb, first, last, cols, subtract_mean);
+  RunIsaCloneByWidth<NormalizeRowsLoop<true>, NormalizeRowsLoop<false>>(x, gamma, mean, rstd, dy, addend, dx, pg, pb,
+                                                                        first, last, cols, subtract_mean);
 }
 
 // RowSums of rows [r, r + kGroupRows) at once on AVX-512: one vcvtps2pd per eight

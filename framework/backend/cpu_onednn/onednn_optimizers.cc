@@ -62,7 +62,7 @@ TVLAB_CLONED_LOOP double SumOfSquaresLoop(const float* x, int64_t n) {
 }
 
 double SumOfSquares(const float* x, int64_t n) {
-  return onednn::RunIsaCloneByWidth<SumOfSquaresLoop<true>, SumOfSquaresLoop<false>>(x, n);
+  return RunIsaCloneByWidth<SumOfSquaresLoop<true>, SumOfSquaresLoop<false>>(x, n);
 }
 
 }  // namespace

@@ -64,8 +64,8 @@ TVLAB_CLONED_LOOP void RmsNormRowsLoop(const float* x, const float* gamma, const
 
 void RmsNormRows(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                  int64_t first, int64_t last, int64_t cols, float eps) {
-  onednn::RunIsaCloneByWidth<RmsNormRowsLoop<true>, RmsNormRowsLoop<false>>(x, gamma, beta, y, mean, rstd, first, last,
-                                                                            cols, eps);
+  RunIsaCloneByWidth<RmsNormRowsLoop<true>, RmsNormRowsLoop<false>>(x, gamma, beta, y, mean, rstd, first, last, cols,
+                                                                    eps);
 }
 
 // The sum of v's 16 lanes as a tree: lane l + lane l + 8, then + 4, + 2,
