@@ -7,8 +7,9 @@
 
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
-#include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
+#include "framework/backend/cpu_onednn/short_attention_heads_avx2.h"
 #include "framework/backend/cpu_onednn/tiled_attention.h"
+#include "framework/backend/cpu_onednn/tiled_attention_avx512.h"
 #include "framework/backend/cpu_onednn/transposed_gemm.h"
 #include "framework/backend/describe_backend.h"
 
@@ -48,7 +49,7 @@ OnednnBackend::OnednnBackend()
     : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), avx512_core_(onednn::OnednnHasAvx512Core()) {}
 
 bool OnednnBackend::PrefersTokenMajorFusedAttention(const FusedAttentionDesc& d) const {
-  if (IsShortAttention(d)) return onednn::ShortAttentionAvx512Available();
+  if (IsShortAttention(d)) return onednn::ShortAttentionAvx512Available() || onednn::HeadsInLanesAvx2Takes(d);
   // The tiled kernels read rows at any stride (the AVX-512 one packs a
   // key/value head's rows; the sgemm one's products are sgemm calls
   // with leading dimensions), from as many query-key pairs on as "auto"

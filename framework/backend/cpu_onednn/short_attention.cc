@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/short_attention_avx512.h"
+#include "framework/backend/cpu_onednn/short_attention_heads_avx2.h"
 #include "framework/backend/cpu_onednn/short_attention_lanes.h"
 #include "framework/core/check.h"
 #include "framework/core/isa_clones.h"
@@ -310,6 +311,7 @@ bool IsShortAttention(const FusedAttentionDesc& d) {
 void ShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse) {
   if (onednn::ShortAttentionAvx512Available()) return onednn::ShortAttentionForwardAvx512(d, q, k, v, out, lse);
+  if (onednn::HeadsInLanesAvx2Takes(d)) return onednn::HeadsInLanesForwardAvx2(d, q, k, v, out, lse);
   PortableShortAttentionForward(d, q, k, v, out, lse);
 }
 
@@ -326,6 +328,7 @@ void ShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const f
                             const float* dout, float* dq, float* dk, float* dv) {
   if (onednn::ShortAttentionAvx512Available())
     return onednn::ShortAttentionBackwardAvx512(d, q, k, v, out, lse, dout, dq, dk, dv);
+  if (onednn::HeadsInLanesAvx2Takes(d)) return onednn::HeadsInLanesBackwardAvx2(d, q, k, v, out, lse, dout, dq, dk, dv);
   PortableShortAttentionBackward(d, q, k, v, out, lse, dout, dq, dk, dv);
 }
 

@@ -51,7 +51,8 @@ const float* ShortAttentionKeepFactors(const FusedAttentionDesc& d, int64_t firs
                                        std::vector<float>& keep, std::vector<uint32_t>& words);
 
 // The AVX-512 kernel (short_attention_avx512.h) where the CPU has
-// AVX-512F, else the portable kernel of this file.
+// AVX-512F, else the AVX2 heads-in-lanes kernel where it takes `d`
+// (short_attention_heads_avx2.h), else the portable kernel of this file.
 void ShortAttentionForward(const FusedAttentionDesc& d, const float* q, const float* k,
                            const float* v, float* out, float* lse);
 void ShortAttentionBackward(const FusedAttentionDesc& d, const float* q, const float* k,

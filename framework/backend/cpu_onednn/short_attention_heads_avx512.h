@@ -26,6 +26,11 @@
 // since out_i = sum_j p_ij keep_ij v_j) from values it has in lanes, and
 // does not read out.
 //
+// The plan (blocks, tasks, buffers, the kept dropout factors, the order of
+// a block's steps) is short_attention_heads_driver.h's, shared with the
+// AVX2 build (short_attention_heads_avx2.h: eight heads a block, the same
+// bits); this file's build supplies the vector steps.
+//
 // Takes the calls where that layout pays and the masks are the same for
 // every batch row (HeadsInLanesTakes); ShortAttentionForwardAvx512 and
 // ShortAttentionBackwardAvx512 send them here, the rest to the eight-rows
@@ -35,7 +40,7 @@
 // the forward, and the backward of the same stream finds them instead of
 // drawing them again). Not the eight-rows layout's bits (another
 // sum order): the fused attention conformance suite checks it against the
-// reference, short_attention_heads_avx512_test against the portable kernel.
+// reference, short_attention_heads_test against the portable kernel.
 
 #include "framework/backend/fused_attention.h"
 

@@ -2,7 +2,7 @@
 #define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_SHORT_ATTENTION_TESTING_H_
 
 // What the short attention kernels' tests share (short_attention_avx512_test,
-// short_attention_heads_avx512_test): a call's description, and the
+// short_attention_heads_test): a call's description, and the
 // agreement two kernels with other sum orders must reach.
 
 #include <cmath>
