@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "framework/backend/cpu_onednn/cache_line_vector.h"
@@ -183,16 +184,43 @@ void RowRange(const Operands& o, int64_t first, int64_t end, int64_t kc) {
   }
 }
 
-// dW = dY^T X (A transposed, k the batch's rows): 8 rows x 2 vectors in
-// panels of 64 terms (on the Xeon of bench/README.md, 98-106 -> 136-143
-// GFLOP/s at the sort model's 64..128 x 64..128 x 512; B's 128..256 KiB no
-// longer stream from L2 for every row block). dX = dY W (k at most 128 there, B
-// in L1): 4 rows x 4 vectors over the whole of k; one vector of columns or
-// less (the sort model's head, n 10), 8 rows x 1 vector: 4 rows left a
-// block of 4 sums, whose FMA latency set the pace. Threads take contiguous
-// ranges of whole row blocks.
-void Product(const Operands& o, bool trans_a) {
+// dW's panels (A transposed, k the batch's rows): kDwPanelTerms terms, so
+// a panel's rows of B stay in L1 across row blocks (on the Xeon of
+// bench/README.md, 98-106 -> 136-143 GFLOP/s at the sort model's 64..128 x
+// 64..128 x 512; B's 128..256 KiB no longer streamed from L2 for every row
+// block), or the whole of k where that runs faster: on an AMD EPYC Zen 4
+// the sort step's dW products took 600-606 us a step in one panel against
+// 654-658 in panels of 64 (bench/README.md, "dW's panels by measurement").
+constexpr int64_t kDwPanelTerms = 64;
+
+// Whether a 64 x 64 x kMediumGemmMaxK dW runs faster in one panel than in
+// panels of kDwPanelTerms on this CPU, on one thread: the faster of the
+// best of eight alternated calls each (about 0.6 ms, once a process).
+bool DwWholeKIsFaster() {
+  constexpr int64_t m = 64, n = 64, k = kMediumGemmMaxK;
+  CacheLineVector<float> a(k * m, 0.5f), b(k * n, 0.25f), c(m * n), sums(m);
+  const Operands o{m, n, k, a.data(), 1, m, b.data(), nullptr, false, c.data(), sums.data()};
+  auto seconds = [&](int64_t kc) {
+    const auto start = std::chrono::steady_clock::now();
+    RowRange<8, 2>(o, 0, m, kc);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double panels = 1e30, whole = 1e30;
+  for (int i = 0; i < 8; ++i) {
+    panels = std::min(panels, seconds(kDwPanelTerms));
+    whole = std::min(whole, seconds(k));
+  }
+  return whole < panels;
+}
+
+// dW = dY^T X: 8 rows x 2 vectors, in panels of `dw_panel` terms. dX = dY W
+// (k at most 128 there, B in L1): 4 rows x 4 vectors over the whole of k;
+// one vector of columns or less (the sort model's head, n 10), 8 rows x 1
+// vector: 4 rows left a block of 4 sums, whose FMA latency set the pace.
+// Threads take contiguous ranges of whole row blocks.
+void Product(const Operands& o, bool trans_a, int64_t dw_panel) {
   TVLAB_CHECK(!trans_a || o.n % kLanes == 0) << "MediumGemm: dW takes whole vectors of columns, n " << o.n;
+  TVLAB_CHECK(dw_panel >= 1) << "MediumGemm: panels of " << dw_panel << " terms";
   const bool narrow = !trans_a && o.n <= kLanes;
   const int mr = trans_a || narrow ? 8 : 4;
   const int64_t blocks = (o.m + mr - 1) / mr;
@@ -201,7 +229,7 @@ void Product(const Operands& o, bool trans_a) {
     const int64_t first = std::min(o.m, blocks * t / threads * mr);
     const int64_t end = std::min(o.m, blocks * (t + 1) / threads * mr);
     if (trans_a) {
-      RowRange<8, 2>(o, first, end, /*kc=*/64);
+      RowRange<8, 2>(o, first, end, dw_panel);
     } else if (narrow) {
       RowRange<8, 1>(o, first, end, /*kc=*/o.k);
     } else {
@@ -254,12 +282,22 @@ void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* 
     b = bt.data();
   }
   Product(Operands{d.m, d.n, d.k, a, d.trans_a ? 1 : d.k, d.trans_a ? d.m : 1, b, bias, d.beta == 1.0f, c, nullptr},
-          d.trans_a);
+          d.trans_a, MediumGemmDwPanelTerms(d.k));
 }
 
 void MediumGemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c, float* a_column_sums) {
+  MediumGemmAndColumnSumsInPanels(d, a, b, c, a_column_sums, MediumGemmDwPanelTerms(d.k));
+}
+
+void MediumGemmAndColumnSumsInPanels(const GemmDesc& d, const float* a, const float* b, float* c,
+                                     float* a_column_sums, int64_t panel_terms) {
   TVLAB_CHECK(d.trans_a && !d.trans_b && d.beta == 0.0f) << "MediumGemmAndColumnSums: A transposed, B not, beta 0";
-  Product(Operands{d.m, d.n, d.k, a, 1, d.m, b, nullptr, false, c, a_column_sums}, true);
+  Product(Operands{d.m, d.n, d.k, a, 1, d.m, b, nullptr, false, c, a_column_sums}, true, panel_terms);
+}
+
+int64_t MediumGemmDwPanelTerms(int64_t k) {
+  static const bool whole = DwWholeKIsFaster();
+  return whole ? k : std::min(k, kDwPanelTerms);
 }
 
 }  // namespace onednn

@@ -6,7 +6,8 @@
 // and dW = dY^T X, 64..128 x 64..128 x 512), on AVX-512 CPUs, without
 // oneDNN: each block of 4 rows x 64 columns of C (8 rows x 16 columns
 // where n is at most 16; for dW, 8 rows x 32 columns over panels of 64
-// terms, so a panel's rows of B stay in L1 across row blocks) is AVX-512
+// terms, so a panel's rows of B stay in L1 across row blocks, or over the
+// whole of k where that measured faster: MediumGemmDwPanelTerms) is AVX-512
 // sums kept in registers, with op(A)'s values
 // broadcast and B's rows read where they lie. A transposed B (the forward's
 // weight, (n, k)) is first transposed into a (k, n) buffer the thread keeps,
@@ -71,6 +72,19 @@ void MediumGemm(const GemmDesc& d, const float* a, const float* b, const float* 
 // float (cpu_onednn's ReduceSumTo order: the same bits), as the product
 // reads them: a Linear's bias gradient beside its weight gradient.
 void MediumGemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c, float* a_column_sums);
+
+// The terms of a panel of dW (A transposed) this machine runs for k terms:
+// 64, or all k where the whole of k measured faster, once in the process
+// (a 64 x 64 x 512 product timed both ways). Panels of 64 took the sort
+// model's dW from 98-106 to 136-143 GFLOP/s on the Xeon of bench/README.md;
+// on an AMD EPYC Zen 4 one panel ran about 10% faster than panels of 64.
+// Panels change no bit, so the choice moves only the time.
+int64_t MediumGemmDwPanelTerms(int64_t k);
+
+// MediumGemmAndColumnSums in panels of `panel_terms` (>= 1) instead: the
+// same bits at every panel size (medium_gemm_test).
+void MediumGemmAndColumnSumsInPanels(const GemmDesc& d, const float* a, const float* b, float* c,
+                                     float* a_column_sums, int64_t panel_terms);
 
 }  // namespace onednn
 }  // namespace tvlab

@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -191,6 +192,28 @@ TEST_F(MediumGemmTest, ColumnSumsAreReduceSumTosBits) {
         ASSERT_EQ(0, std::memcmp(c.data(), c_alone.data(), c.size() * sizeof(float))) << at;
         ASSERT_EQ(0, std::memcmp(sums.data(), sums_alone.data(), sums.size() * sizeof(float))) << at;
       }
+}
+
+// dW's panels change no bit: the product and its column sums in panels of
+// 1, 7, 64 and 100 terms and in one panel (each panel's sums go on from the
+// float C and the row sums hold), and the panel this machine chose.
+TEST_F(MediumGemmTest, EveryPanelSizeGivesTheSameBits) {
+  for (const GemmDesc& d : {Desc(64, 64, 512, true), Desc(17, 48, 130, true), Desc(8, 16, 1, true)}) {
+    const auto a = Values(d.k * d.m, 16), b = Values(d.k * d.n, 17);
+    const std::vector<float> want = InOrder(d, a, b, nullptr);
+    std::vector<float> want_sums(d.m, 0.0f);
+    for (int64_t p = 0; p < d.k; ++p)
+      for (int64_t i = 0; i < d.m; ++i) want_sums[i] += a[p * d.m + i];
+    const int64_t chosen = onednn::MediumGemmDwPanelTerms(d.k);
+    EXPECT_TRUE(chosen == d.k || chosen == std::min<int64_t>(64, d.k)) << chosen;
+    for (const int64_t panel : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{100}, d.k, chosen}) {
+      std::vector<float> c(d.m * d.n, NAN), sums(d.m, NAN);
+      onednn::MediumGemmAndColumnSumsInPanels(d, a.data(), b.data(), c.data(), sums.data(), panel);
+      EXPECT_EQ(0, std::memcmp(c.data(), want.data(), c.size() * sizeof(float))) << d.m << " panel " << panel;
+      EXPECT_EQ(0, std::memcmp(sums.data(), want_sums.data(), sums.size() * sizeof(float)))
+          << d.m << " panel " << panel;
+    }
+  }
 }
 
 // The backend's Gemm gives the loop's bits exactly where it takes the loop;
