@@ -11,7 +11,10 @@
 // ONEDNN_MAX_CPU_ISA caps away) is skipped.
 
 #include <cmath>
+#include <algorithm>
+#include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -181,6 +184,40 @@ TEST(ShortAttentionHeadsBuilds, Avx2GivesTheAvx512BuildsBits) {
         EXPECT_EQ(0, std::memcmp(wide[o].data(), narrow[o].data(), wide[o].size() * sizeof(float)))
             << c.name << (token_major ? " (token-major): " : " (head-major): ") << outputs[o];
     }
+}
+
+// Seeded random calls both builds take (at least 16 heads, groups of 1-8
+// query heads, 1-20 queries, 1-16 keys, head sizes 1-40, causal windows,
+// sinks, dropout; both layouts): the AVX2 build's every output is the
+// AVX-512 build's to the bit, and within rounding of the portable kernel.
+TEST(ShortAttentionHeadsBuilds, RandomCallsAgree) {
+  if (!Avx512Build().available || !Avx2Build().available) GTEST_SKIP() << "needs both AVX-512F and AVX2 with FMA";
+  std::mt19937 random(20261207);
+  auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(random); };
+  const char* outputs[] = {"out", "lse", "dq", "dk", "dv"};
+  for (int call = 0; call < 40; ++call) {
+    const int64_t h = int64_t{1} << uniform(0, 4), b = std::max<int64_t>(uniform(1, 6), (16 + h - 1) / h);
+    const int64_t g = h / std::min<int64_t>(h, int64_t{1} << uniform(0, 3));  // groups of at most 8
+    const int64_t s = uniform(1, 16), t = uniform(0, 1) == 1 ? s : uniform(1, 20);
+    FusedAttentionDesc d = ShortDesc(b, h, g, t, s, uniform(1, 40), uniform(1, 40));
+    if (t == s && uniform(0, 1) == 1) d.mask.causal = true, d.mask.window = uniform(0, 1) == 1 ? uniform(1, 4) : 0;
+    if (uniform(0, 2) == 0)
+      for (int64_t i = 0; i < h; ++i) d.sink_logits.push_back(0.25f * static_cast<float>(uniform(-8, 8)));
+    if (uniform(0, 1) == 1) d.dropout = 0.2f, d.dropout_stream = RngStream(11, RngPurpose::kDropout, call);
+    const std::string name = "call " + std::to_string(call) + ": " + std::to_string(b) + " x " + std::to_string(h) +
+                             "/" + std::to_string(g) + " heads, " + std::to_string(t) + " x " + std::to_string(s);
+    ASSERT_TRUE(Avx512Build().takes(d) && Avx2Build().takes(d)) << name;
+    const bool token_major = uniform(0, 1) == 1;
+    CheckAgainstPortable(Avx2Build(), Case{name, d}, token_major);
+    const Operands x = OperandsFor(d);
+    std::vector<float> out(x.dout.size()), lse(b * h * t);
+    PortableShortAttentionForward(d, x.q.data(), x.k.data(), x.v.data(), out.data(), lse.data());
+    const auto wide = RunBuild(Avx512Build(), d, x, lse, token_major);
+    const auto narrow = RunBuild(Avx2Build(), d, x, lse, token_major);
+    for (int o = 0; o < 5; ++o)
+      ASSERT_EQ(0, std::memcmp(wide[o].data(), narrow[o].data(), wide[o].size() * sizeof(float)))
+          << name << ": " << outputs[o];
+  }
 }
 
 // The backward finds the factors its forward drew (KeptTask), and only
