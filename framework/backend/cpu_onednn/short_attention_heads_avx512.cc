@@ -12,11 +12,7 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <optional>
-#include <vector>
 
 #include "framework/backend/cpu_onednn/short_attention.h"
 #include "framework/backend/cpu_onednn/short_attention_avx512_lanes.h"

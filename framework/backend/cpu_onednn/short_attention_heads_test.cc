@@ -35,10 +35,7 @@ using onednn_testing::ExpectWithinRounding;
 using onednn_testing::ShortDesc;
 using onednn_testing::Values;
 
-struct Case {
-  std::string name;
-  FusedAttentionDesc d;
-};
+using Case = onednn_testing::ShortCase;
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;

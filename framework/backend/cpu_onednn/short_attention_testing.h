@@ -16,6 +16,12 @@
 namespace tvlab {
 namespace onednn_testing {
 
+// A named call of the kernels' tests.
+struct ShortCase {
+  std::string name;
+  FusedAttentionDesc d;
+};
+
 // B batch rows, H query heads, G key/value heads, T queries, S keys, head
 // sizes hs (q, k) and hv (v, out), the usual 1 / sqrt(hs) scale.
 inline FusedAttentionDesc ShortDesc(int64_t b, int64_t h, int64_t g, int64_t t, int64_t s, int64_t hs,
