@@ -365,14 +365,17 @@ void FactorPairs(const uint32_t* words, int64_t pairs, uint32_t threshold, float
 
 }  // namespace
 
+uint32_t DropoutThreshold(float p) { return static_cast<uint32_t>(std::lround(p * 65536.0f)); }
+float DropoutKeepScale(float p) { return 1.0f / (1.0f - p); }
+
 void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n, float* out,
                     std::vector<uint32_t>& words) {
   if (n <= 0) return;
   const uint64_t first_word = first >> 1, last_word = (first + n - 1) >> 1;
   words.resize(last_word - first_word + 1);
   stream.Words(first_word, words.size(), words.data());  // host: random words
-  const uint32_t threshold = static_cast<uint32_t>(std::lround(p * 65536.0f));
-  const float keep_scale = 1.0f / (1.0f - p);
+  const uint32_t threshold = DropoutThreshold(p);
+  const float keep_scale = DropoutKeepScale(p);
   // Element e is half (e & 1) of word e / 2: an odd first element is the
   // high half of words[0], then the elements go two per word.
   int64_t i = 0;

@@ -106,6 +106,13 @@ class RngStream {
 void DropoutFactors(const RngStream& stream, float p, uint64_t first, int64_t n, float* out,
                     std::vector<uint32_t>& words);
 
+// DropoutFactors' constants: an element is dropped where its 16-bit draw is
+// below DropoutThreshold(p) = round(p * 65536), else scaled by
+// DropoutKeepScale(p) = 1 / (1 - p). (Kernels that fuse the factors with
+// their use take them from here, so they drop and scale as the mask does.)
+uint32_t DropoutThreshold(float p);
+float DropoutKeepScale(float p);
+
 // RngStream::Words's three kernels, exposed for rng_test (which runs each
 // the CPU can): Philox4x32-10 of the 8 blocks [block, block + 8)
 // (kAvx2Blocks and kAvx512Blocks for the vector ones) of a stream with counter words 1..3 = (block >> 32) ^
