@@ -1,7 +1,7 @@
 // cpu_onednn's row kernels (softmax's are in onednn_softmax.cc, the
 // normalizations' backward in onednn_normalize_backward.cc): LayerNorm on
 // oneDNN's primitive (one thread's rows of a multiple of 16 columns on an
-// AVX-512 or AVX2 loop, the same bits; RMSNorm, which oneDNN 2.6 lacks, on a vectorised loop) and
+// AVX-512 loop, layer_norm_avx512.h, or an AVX2 one, the same bits; RMSNorm, which oneDNN 2.6 lacks, on a vectorised loop) and
 // Permute by contiguous rows; rows split over OpenMP threads above
 // kParallelElements. ScatterAdd as the reference's loop, vectorised.
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/double_lanes.h"
+#include "framework/backend/cpu_onednn/layer_norm_avx512.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
@@ -66,58 +67,6 @@ void RmsNormRows(const float* x, const float* gamma, const float* beta, float* y
                  int64_t first, int64_t last, int64_t cols, float eps) {
   RunIsaCloneByWidth<RmsNormRowsLoop<true>, RmsNormRowsLoop<false>>(x, gamma, beta, y, mean, rstd, first, last, cols,
                                                                     eps);
-}
-
-// The sum of v's 16 lanes as a tree: lane l + lane l + 8, then + 4, + 2,
-// + 1 (the order of _mm512_reduce_add_ps; GCC vector shuffles, since that
-// header's intrinsics draw GCC 12 -Wmaybe-uninitialized warnings).
-typedef float F16 __attribute__((vector_size(64)));
-typedef int32_t I16 __attribute__((vector_size(64)));
-__attribute__((target("avx512f"))) inline float SumOfLanes(__m512 lanes) {
-  F16 v = lanes;
-  v += __builtin_shuffle(v, I16{8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7});
-  v += __builtin_shuffle(v, I16{4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3});
-  v += __builtin_shuffle(v, I16{2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1});
-  return v[0] + v[1];
-}
-
-// LayerNorm's rows on AVX-512 (Normalize with subtract_mean, cols a
-// multiple of 16, the call small enough for one thread): in the captured
-// sort step oneDNN's primitive took 19-22 us a call at 512 x 64, this loop
-// 11 (bench/README.md). Per row, in float: 16 lanes of partial sums (lane
-// l takes columns l, l + 16, ... in order, from 0), the lanes added as
-// SumOfLanes adds them (l + l + 8, then + 4, + 2, + 1), divided
-// by cols: the mean; the same over fma(x - mean, x - mean, partial): the
-// variance; rstd = 1 / sqrt(variance + eps); y = fma((x - mean) * rstd,
-// gamma, beta) (without gamma, times 1; without beta, plus 0). Not
-// oneDNN's order, so a run moves in the last bits where it applies.
-__attribute__((target("avx512f"))) void LayerNormRowsAvx512(const float* x, const float* gamma, const float* beta,
-                                                           float* y, float* mean, float* rstd, int64_t rows,
-                                                           int64_t cols, float eps) {
-  const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    __m512 sum = zero;
-    for (int64_t c = 0; c < cols; c += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(xr + c));
-    const float m = SumOfLanes(sum) / static_cast<float>(cols);
-    const __m512 mv = _mm512_set1_ps(m);
-    __m512 squares = zero;
-    for (int64_t c = 0; c < cols; c += 16) {
-      const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(xr + c), mv);
-      squares = _mm512_fmadd_ps(d, d, squares);
-    }
-    const float rs = 1.0f / std::sqrt(SumOfLanes(squares) / static_cast<float>(cols) + eps);
-    mean[r] = m;
-    rstd[r] = rs;
-    const __m512 rv = _mm512_set1_ps(rs);
-    for (int64_t c = 0; c < cols; c += 16) {
-      const __m512 scaled = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(xr + c), mv), rv);
-      const __m512 g = gamma != nullptr ? _mm512_loadu_ps(gamma + c) : one;
-      const __m512 b = beta != nullptr ? _mm512_loadu_ps(beta + c) : zero;
-      _mm512_storeu_ps(yr + c, _mm512_fmadd_ps(scaled, g, b));
-    }
-  }
 }
 
 // LayerNormRowsAvx512 on AVX2+FMA, the same bits: each 16-lane vector is
@@ -179,7 +128,7 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   }
   if (cols % 16 == 0 && rows * cols < kParallelElements) {  // one thread's rows on AVX-512 or AVX2
     static const bool avx2 = CpuHasAvx2Fma();
-    if (avx512_core_) return LayerNormRowsAvx512(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+    if (avx512_core_) return onednn::LayerNormRowsAvx512(x, gamma, beta, y, mean, rstd, rows, cols, eps);
     if (avx2) return LayerNormRowsAvx2(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   }
   SingleThreaded small(rows * cols < kParallelElements);
