@@ -1,6 +1,5 @@
-// DropoutMultiply and KeptMultiply (dropout_multiply.h): a portable loop,
-// on AVX2 eight elements a vector (a byte of kept bits), on AVX-512
-// sixteen (two bytes).
+// DropoutMultiply (dropout_multiply.h): a portable loop, on AVX2 eight
+// elements a vector (a byte of kept bits), on AVX-512 sixteen (two bytes).
 
 #include "framework/backend/cpu_onednn/dropout_multiply.h"
 
@@ -14,7 +13,7 @@ namespace tvlab {
 namespace onednn {
 namespace dropout_multiply_internal {
 
-// The portable loops: every CPU's, and the vector loops' last part vector
+// The portable loop: every CPU's, and the vector loops' last part vector
 // (which starts at a multiple of 8: a whole word of draws and a whole byte
 // of kept bits).
 void DropoutMultiplyPortable(const uint32_t* words, int64_t n, uint32_t threshold, float keep_scale, const float* x,
@@ -29,10 +28,6 @@ void DropoutMultiplyPortable(const uint32_t* words, int64_t n, uint32_t threshol
     }
     if (kept != nullptr) kept[i / 8] = bits;
   }
-}
-
-void KeptMultiplyPortable(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] * ((kept[i / 8] >> (i % 8)) & 1 ? keep_scale : 0.0f);
 }
 
 // (GCC 12's _mm512_cvtepu16_epi32 starts from _mm512_undefined_epi32() and
@@ -60,20 +55,7 @@ __attribute__((target("avx512f"))) void DropoutMultiplyAvx512(const uint32_t* wo
     DropoutMultiplyPortable(words + i / 2, n - i, threshold, keep_scale, x + i, out + i,
                             kept == nullptr ? nullptr : kept + i / 8);
 }
-
 #pragma GCC diagnostic pop
-
-__attribute__((target("avx512f"))) void KeptMultiplyAvx512(const uint8_t* kept, int64_t n, float keep_scale,
-                                                           const float* x, float* out) {
-  const __m512 scale = _mm512_set1_ps(keep_scale);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __mmask16 bits;
-    std::memcpy(&bits, kept + i / 8, 2);
-    _mm512_storeu_ps(out + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_maskz_mov_ps(bits, scale)));
-  }
-  if (i < n) KeptMultiplyPortable(kept + i / 8, n - i, keep_scale, x + i, out + i);
-}
 
 // AVX2: eight draws widened to 32 bits and compared signed (draws and
 // threshold are at most 65536), the kept lanes' sign bits one byte.
@@ -93,19 +75,6 @@ __attribute__((target("avx2"))) void DropoutMultiplyAvx2(const uint32_t* words, 
                             kept == nullptr ? nullptr : kept + i / 8);
 }
 
-__attribute__((target("avx2"))) void KeptMultiplyAvx2(const uint8_t* kept, int64_t n, float keep_scale, const float* x,
-                                                      float* out) {
-  const __m256 scale = _mm256_set1_ps(keep_scale);
-  const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i bits = _mm256_and_si256(_mm256_set1_epi32(kept[i / 8]), lane_bits);
-    const __m256 lanes = _mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, lane_bits));  // all ones where kept
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_and_ps(lanes, scale)));
-  }
-  if (i < n) KeptMultiplyPortable(kept + i / 8, n - i, keep_scale, x + i, out + i);
-}
-
 }  // namespace dropout_multiply_internal
 
 void DropoutMultiply(const uint32_t* words, int64_t n, uint32_t threshold, float keep_scale, const float* x, float* out,
@@ -115,14 +84,6 @@ void DropoutMultiply(const uint32_t* words, int64_t n, uint32_t threshold, float
                              : CpuHasAvx2()  ? k::DropoutMultiplyAvx2
                                              : k::DropoutMultiplyPortable;
   kernel(words, n, threshold, keep_scale, x, out, kept);
-}
-
-void KeptMultiply(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out) {
-  namespace k = dropout_multiply_internal;
-  static const auto kernel = CpuHasAvx512f() ? k::KeptMultiplyAvx512
-                             : CpuHasAvx2()  ? k::KeptMultiplyAvx2
-                                             : k::KeptMultiplyPortable;
-  kernel(kept, n, keep_scale, x, out);
 }
 
 }  // namespace onednn

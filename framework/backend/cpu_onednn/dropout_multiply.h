@@ -2,10 +2,11 @@
 #define TVLAB_FRAMEWORK_BACKEND_CPU_ONEDNN_DROPOUT_MULTIPLY_H_
 
 // Dropout in one pass: a PointwiseChain's dropout factors and the multiply
-// that reads them, fused (onednn_pointwise_chain.cc). Each gives the bits
-// of the two steps in turn: the factor is DropoutFactors' (or
-// FactorsOfKeptBits'), and x times it is one IEEE multiply either way (x
-// times the factor equals the factor times x: only x can be a NaN).
+// that reads them, fused (onednn_pointwise_chain.cc; its backward twin,
+// from kept bits, is KeptMultiply in kept_mask_bits.h). It gives the bits
+// of the two steps in turn: the factor is DropoutFactors', and x times it
+// is one IEEE multiply either way (x times the factor equals the factor
+// times x: only x can be a NaN).
 
 #include <cstdint>
 
@@ -23,11 +24,7 @@ namespace onednn {
 void DropoutMultiply(const uint32_t* words, int64_t n, uint32_t threshold, float keep_scale, const float* x, float* out,
                      uint8_t* kept);
 
-// out[i] = x[i] * (bit i of kept ? keep_scale : 0) for i < n:
-// FactorsOfKeptBits, then the multiply. out may be x.
-void KeptMultiply(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
-
-// The kernels the two choose between (AVX-512 where CpuHasAvx512f(), else
+// The kernels it chooses between (AVX-512 where CpuHasAvx512f(), else
 // AVX2 where CpuHasAvx2(), else portable), exposed for
 // dropout_multiply_test, which runs each one the CPU can.
 namespace dropout_multiply_internal {
@@ -37,9 +34,6 @@ void DropoutMultiplyAvx2(const uint32_t* words, int64_t n, uint32_t threshold, f
                          float* out, uint8_t* kept);
 void DropoutMultiplyAvx512(const uint32_t* words, int64_t n, uint32_t threshold, float keep_scale, const float* x,
                            float* out, uint8_t* kept);
-void KeptMultiplyPortable(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
-void KeptMultiplyAvx2(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
-void KeptMultiplyAvx512(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
 }  // namespace dropout_multiply_internal
 
 }  // namespace onednn

@@ -1,6 +1,6 @@
-// Dropout in one pass (dropout_multiply.h): each DropoutMultiply and
-// KeptMultiply kernel the CPU can run (portable, AVX2, AVX-512) against the
-// two steps it fuses, bit for bit, at lengths around the vector widths and
+// Dropout in one pass: each DropoutMultiply (dropout_multiply.h) and
+// KeptMultiply (kept_mask_bits.h) kernel the CPU can run (portable, AVX2,
+// AVX-512) against the two steps it fuses, bit for bit, at lengths around the vector widths and
 // with the values a multiply can trip on (signed zeros, infinities, NaN,
 // subnormals); and cpu_onednn's PointwiseChain, which runs a dropout mask
 // and the multiply that reads it as one pass, against the kernels one after
@@ -22,20 +22,22 @@ namespace tvlab {
 namespace onednn {
 namespace {
 
-namespace k = dropout_multiply_internal;
+namespace d = dropout_multiply_internal;
+namespace k = kept_bits_internal;
 
+// One instruction set's two kernels.
 struct Kernels {
   const char* name;
   bool runs;
-  decltype(&k::DropoutMultiplyPortable) dropout;
+  decltype(&d::DropoutMultiplyPortable) dropout;
   decltype(&k::KeptMultiplyPortable) kept;
 };
 
 std::vector<Kernels> KernelsHere() {
   __builtin_cpu_init();  // the CPU itself: the cap does not stop a test from running what the CPU can
-  return {{"portable", true, k::DropoutMultiplyPortable, k::KeptMultiplyPortable},
-          {"avx2", __builtin_cpu_supports("avx2") != 0, k::DropoutMultiplyAvx2, k::KeptMultiplyAvx2},
-          {"avx512", __builtin_cpu_supports("avx512f") != 0, k::DropoutMultiplyAvx512, k::KeptMultiplyAvx512}};
+  return {{"portable", true, d::DropoutMultiplyPortable, k::KeptMultiplyPortable},
+          {"avx2", __builtin_cpu_supports("avx2") != 0, d::DropoutMultiplyAvx2, k::KeptMultiplyAvx2},
+          {"avx512", __builtin_cpu_supports("avx512f") != 0, d::DropoutMultiplyAvx512, k::KeptMultiplyAvx512}};
 }
 
 // Values in [-2, 2) with the edge cases of a multiply every 13 elements.

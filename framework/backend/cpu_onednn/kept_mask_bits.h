@@ -20,8 +20,15 @@ void KeptBits(const float* factors, int64_t n, uint8_t* kept);
 // bit for bit, given keep_scale computed as DropoutFactors computes it.
 void FactorsOfKeptBits(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
 
-// The kernels the two choose between (AVX-512 where CpuHasAvx512f(), else
-// AVX2 where CpuHasAvx2(), else portable), exposed for
+// out[i] = x[i] * (bit i of kept ? keep_scale : 0) for i < n:
+// FactorsOfKeptBits, then Binary's multiply, in one pass (a captured
+// chain's backward dropout: onednn_pointwise_chain.cc). The same bits: the
+// same factor, and x times it is one IEEE multiply either way. out may be
+// x.
+void KeptMultiply(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
+
+// The kernels the three choose between (AVX-512 where CpuHasAvx512f(),
+// else AVX2 where CpuHasAvx2(), else portable), exposed for
 // kept_mask_bits_test, which runs each one the CPU can.
 namespace kept_bits_internal {
 void KeptBitsPortable(const float* factors, int64_t n, uint8_t* kept);
@@ -30,6 +37,9 @@ void KeptBitsAvx512(const float* factors, int64_t n, uint8_t* kept);
 void FactorsOfKeptBitsPortable(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
 void FactorsOfKeptBitsAvx2(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
 void FactorsOfKeptBitsAvx512(const uint8_t* kept, int64_t n, float keep_scale, float* factors);
+void KeptMultiplyPortable(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
+void KeptMultiplyAvx2(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
+void KeptMultiplyAvx512(const uint8_t* kept, int64_t n, float keep_scale, const float* x, float* out);
 }  // namespace kept_bits_internal
 
 }  // namespace onednn

@@ -1,9 +1,10 @@
 // cpu_onednn's PointwiseChain: the chain's steps run tile by tile (each
 // tile's operands stay in L1 from one step to the next), every step with the
 // loop of the kernel it stands for (elementwise_loops.h, DropoutFactors,
-// kept_mask_bits.h), or a dropout mask and the multiply that reads it as one
-// pass with the same arithmetic (dropout_multiply.h): the same bits as
-// those kernels one after another.
+// kept_mask_bits.h), and a dropout mask with the multiply that reads it as
+// one pass of the same arithmetic (DropoutMultiply in dropout_multiply.h,
+// KeptMultiply in kept_mask_bits.h): the same bits as those kernels one
+// after another.
 
 #include <algorithm>
 #include <utility>
@@ -98,11 +99,11 @@ void PointwiseStepTile(const PointwiseStep& s, const TileOperands& t, int64_t fi
 
 // Whether step i (a dropout mask, drawn or from kept bits, into a scratch
 // tile) and step i + 1 (a multiply by that tile, which no later step reads)
-// run as one pass (dropout_multiply.h): the factors never reach a tile. On
-// an AMD EPYC Zen 4 the sort step's chain of ReLU, dropout and its multiply
-// over 64k elements went from 30.8-39.1 to 25.1-27.8 us hot, and that of
-// dropout, its multiply and the residual add over 32k from 15.4-19.2 to
-// 12.2-15.7 (bench/README.md, "Dropout in one pass").
+// run as one pass (DropoutMultiply, KeptMultiply): the factors never reach
+// a tile. On an AMD EPYC Zen 4 the sort step's chain of ReLU, dropout and
+// its multiply over 64k elements went from 30.8-39.1 to 25.1-27.8 us hot,
+// and that of dropout, its multiply and the residual add over 32k from
+// 15.4-19.2 to 12.2-15.7 (bench/README.md, "Dropout in one pass").
 bool FusesWithNextMultiply(const std::vector<PointwiseStep>& steps, const std::vector<StepSlots>& slots, size_t i) {
   using Kind = PointwiseStep::Kind;
   const int mask = slots[i].out;
