@@ -1,4 +1,4 @@
-// LayerNormRowsAvx512 (layer_norm_avx512.h): rows sixteen at a time, each
+// LayerNormRowsAvx512 (layer_norm_rows.h): rows sixteen at a time, each
 // row's sums of lanes taken for all sixteen at once down a transpose, and
 // the rows left over one at a time; the same operations on the same
 // operands either way, so the same bits. Row by row (in the captured sort
@@ -7,7 +7,7 @@
 // a division and a square root; sixteen rows at a time took 512 x 64 from
 // 8.5-8.7 to 5.9-6.2 us hot on an AMD EPYC Zen 4 (bench/README.md).
 
-#include "framework/backend/cpu_onednn/layer_norm_avx512.h"
+#include "framework/backend/cpu_onednn/layer_norm_rows.h"
 
 #include <immintrin.h>
 

@@ -1,7 +1,7 @@
 // cpu_onednn's row kernels (softmax's are in onednn_softmax.cc, the
 // normalizations' backward in onednn_normalize_backward.cc): LayerNorm on
 // oneDNN's primitive (one thread's rows of a multiple of 16 columns on an
-// AVX-512 loop, layer_norm_avx512.h, or an AVX2 one, the same bits; RMSNorm, which oneDNN 2.6 lacks, on a vectorised loop) and
+// AVX-512 or AVX2 loop, layer_norm_rows.h, the same bits; RMSNorm, which oneDNN 2.6 lacks, on a vectorised loop) and
 // Permute by contiguous rows; rows split over OpenMP threads above
 // kParallelElements. ScatterAdd as the reference's loop, vectorised.
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "framework/backend/cpu_onednn/double_lanes.h"
-#include "framework/backend/cpu_onednn/layer_norm_avx512.h"
+#include "framework/backend/cpu_onednn/layer_norm_rows.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/cpu_features.h"
@@ -69,48 +69,6 @@ void RmsNormRows(const float* x, const float* gamma, const float* beta, float* y
                                                                     eps);
 }
 
-// LayerNormRowsAvx512 on AVX2+FMA, the same bits: each 16-lane vector is
-// two 8-lane halves (lanes 0-7 and 8-15, the same partial sums), and the
-// halves' sum is SumOfLanes' first step (lane l + lane l + 8), the 128-bit
-// halves of that its second (+ 4), then + 2 and + 1.
-__attribute__((target("avx2,fma"))) inline float SumOfHalves(__m256 low, __m256 high) {
-  const __m256 v8 = _mm256_add_ps(low, high);
-  const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
-  const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
-  return _mm_cvtss_f32(v2) + _mm_cvtss_f32(_mm_shuffle_ps(v2, v2, 1));
-}
-
-__attribute__((target("avx2,fma"))) void LayerNormRowsAvx2(const float* x, const float* gamma, const float* beta,
-                                                          float* y, float* mean, float* rstd, int64_t rows,
-                                                          int64_t cols, float eps) {
-  const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * cols;
-    float* yr = y + r * cols;
-    __m256 sum[2] = {zero, zero};
-    for (int64_t c = 0; c < cols; c += 16)
-      for (int h = 0; h < 2; ++h) sum[h] = _mm256_add_ps(sum[h], _mm256_loadu_ps(xr + c + 8 * h));
-    const float m = SumOfHalves(sum[0], sum[1]) / static_cast<float>(cols);
-    const __m256 mv = _mm256_set1_ps(m);
-    __m256 squares[2] = {zero, zero};
-    for (int64_t c = 0; c < cols; c += 16)
-      for (int h = 0; h < 2; ++h) {
-        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(xr + c + 8 * h), mv);
-        squares[h] = _mm256_fmadd_ps(d, d, squares[h]);
-      }
-    const float rs = 1.0f / std::sqrt(SumOfHalves(squares[0], squares[1]) / static_cast<float>(cols) + eps);
-    mean[r] = m;
-    rstd[r] = rs;
-    const __m256 rv = _mm256_set1_ps(rs);
-    for (int64_t c = 0; c < cols; c += 8) {
-      const __m256 scaled = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + c), mv), rv);
-      const __m256 g = gamma != nullptr ? _mm256_loadu_ps(gamma + c) : one;
-      const __m256 b = beta != nullptr ? _mm256_loadu_ps(beta + c) : zero;
-      _mm256_storeu_ps(yr + c, _mm256_fmadd_ps(scaled, g, b));
-    }
-  }
-}
-
 }  // namespace
 
 void OnednnBackend::Normalize(const float* x, const float* gamma, const float* beta, float* y,
@@ -129,7 +87,7 @@ void OnednnBackend::Normalize(const float* x, const float* gamma, const float* b
   if (cols % 16 == 0 && rows * cols < kParallelElements) {  // one thread's rows on AVX-512 or AVX2
     static const bool avx2 = CpuHasAvx2Fma();
     if (avx512_core_) return onednn::LayerNormRowsAvx512(x, gamma, beta, y, mean, rstd, rows, cols, eps);
-    if (avx2) return LayerNormRowsAvx2(x, gamma, beta, y, mean, rstd, rows, cols, eps);
+    if (avx2) return onednn::LayerNormRowsAvx2(x, gamma, beta, y, mean, rstd, rows, cols, eps);
   }
   SingleThreaded small(rows * cols < kParallelElements);
   NormKey key{rows, cols, eps, gamma != nullptr, beta != nullptr};
