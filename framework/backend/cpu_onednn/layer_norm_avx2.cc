@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "framework/backend/cpu_onednn/layer_norm_rows.h"
+#include "framework/backend/cpu_onednn/transpose8_avx2.h"
 
 namespace tvlab {
 namespace onednn {
@@ -25,25 +26,6 @@ __attribute__((target("avx2,fma"))) inline float SumOfHalves(__m256 low, __m256 
   const __m128 v4 = _mm_add_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
   const __m128 v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
   return _mm_cvtss_f32(v2) + _mm_cvtss_f32(_mm_shuffle_ps(v2, v2, 1));
-}
-
-// t[e] lane r = v[r] lane e: an 8 x 8 transpose.
-__attribute__((target("avx2,fma"))) inline void Transpose8(const __m256* v, __m256* t) {
-  __m256 a[8], b[8];
-  for (int k = 0; k < 4; ++k) {
-    a[2 * k] = _mm256_unpacklo_ps(v[2 * k], v[2 * k + 1]);
-    a[2 * k + 1] = _mm256_unpackhi_ps(v[2 * k], v[2 * k + 1]);
-  }
-  for (int k = 0; k < 2; ++k) {  // rows 4k .. 4k + 3
-    b[4 * k] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
-    b[4 * k + 1] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0xEE);
-    b[4 * k + 2] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
-    b[4 * k + 3] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xEE);
-  }
-  for (int e = 0; e < 4; ++e) {
-    t[e] = _mm256_permute2f128_ps(b[e], b[4 + e], 0x20);
-    t[e + 4] = _mm256_permute2f128_ps(b[e], b[4 + e], 0x31);
-  }
 }
 
 // Lane r = SumOfHalves(low[r], high[r]) for r < 8: the halves added, the

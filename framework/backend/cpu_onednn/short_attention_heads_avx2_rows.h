@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "framework/backend/cpu_onednn/transpose8_avx2.h"
+
 namespace tvlab {
 namespace onednn {
 namespace heads_avx2 {
@@ -80,26 +82,6 @@ TVLAB_HEADS_AVX2_INLINE __m256 Log(__m256 x) {
   for (const float c : {2.0f / 7.0f, 2.0f / 5.0f, 2.0f / 3.0f}) p = _mm256_fmadd_ps(p, s2, _mm256_set1_ps(c));
   const __m256 log_m = _mm256_fmadd_ps(_mm256_mul_ps(p, s2), s, _mm256_add_ps(s, s));
   return _mm256_fmadd_ps(e, _mm256_set1_ps(0.693147180559945309f), log_m);
-}
-
-// c[e] lane j = r[j] lane e: pairs interleaved, then quadruples, then the
-// 128-bit halves swapped between rows i and i + 4.
-TVLAB_HEADS_AVX2_INLINE void Transpose8(const __m256* r, __m256* c) {
-  __m256 t[kLanes], u[kLanes];
-  for (int i = 0; i < kLanes; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < kLanes; i += 4) {
-    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  for (int i = 0; i < 4; ++i) {
-    c[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
-    c[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
-  }
 }
 
 // xt (rows, width) in lanes: lane l of vector r * width + e is
