@@ -4,7 +4,6 @@
 // The inverted-dropout mask on the GPU (Backend::DropoutMask), drawn with
 // philox.cuh so that it equals the CPU backends' mask bit for bit.
 
-#include <cmath>
 #include <cstdint>
 
 #include "framework/backend/gpu_cuda/philox.cuh"
@@ -19,12 +18,6 @@ inline PhiloxStream MakePhiloxStream(const RngStream& stream) {
   return PhiloxStream{key[0], key[1], stream.purpose_word(),
                       static_cast<uint32_t>(stream.step()),
                       static_cast<uint32_t>(stream.step() >> 32), stream.word_offset()};
-}
-
-// round(p * 65536): a 16-bit half below it drops the element (the CPU
-// backends compute it the same way, in float then lround).
-inline uint32_t DropoutThreshold(float p) {
-  return static_cast<uint32_t>(std::lround(p * 65536.0f));
 }
 
 // mask (n) on the device: mask[i] = DropoutFactor(stream, i, threshold,

@@ -94,7 +94,7 @@ FusedAttentionParams Params(const FusedAttentionDesc& d, Tables* tables) {
   }
   if (d.dropout > 0.0f) {
     p.dropout = true;
-    p.dropout_threshold = cuda::DropoutThreshold(d.dropout);
+    p.dropout_threshold = DropoutThreshold(d.dropout);
     p.keep_scale = 1.0f / (1.0f - d.dropout);
     p.stream = cuda::MakePhiloxStream(*d.dropout_stream);
   }

@@ -43,8 +43,8 @@ cuda::FusedAttentionParams MakeParams(const FusedAttentionDesc& d, Tensor* table
   p.bf16 = d.precision == Precision::kBf16;  // the tensor-core kernels where they fit
   if (d.dropout > 0.0f) {
     p.dropout = true;
-    p.dropout_threshold = cuda::DropoutThreshold(d.dropout);
-    p.keep_scale = 1.0f / (1.0f - d.dropout);
+    p.dropout_threshold = DropoutThreshold(d.dropout);
+    p.keep_scale = DropoutKeepScale(d.dropout);
     p.stream = cuda::MakePhiloxStream(*d.dropout_stream);
   }
 

@@ -11,7 +11,7 @@ namespace tvlab {
 
 void GpuCudaBackend::DropoutMask(const RngStream& stream, float p, float* mask, int64_t n) {
   const int err = cuda::LaunchDropoutMask(cuda::MakePhiloxStream(stream),
-                                          cuda::DropoutThreshold(p), 1.0f / (1.0f - p), mask, n);
+                                          DropoutThreshold(p), DropoutKeepScale(p), mask, n);
   TVLAB_CHECK(err == 0) << "dropout mask kernel: "
                         << cudaGetErrorString(static_cast<cudaError_t>(err));
 }

@@ -29,8 +29,8 @@ cuda::GpuPointwiseStep ToGpu(const PointwiseStep& s) {
   if (s.kind == PointwiseStep::Kind::kDropoutMask) {
     TVLAB_CHECK(s.stream.has_value()) << "PointwiseChain: a dropout step without its stream";
     g.stream = cuda::MakePhiloxStream(*s.stream);
-    g.threshold = cuda::DropoutThreshold(s.p);
-    g.keep_scale = 1.0f / (1.0f - s.p);
+    g.threshold = DropoutThreshold(s.p);
+    g.keep_scale = DropoutKeepScale(s.p);
   }
   return g;
 }

@@ -66,7 +66,7 @@ TEST(PhiloxCuh, DropoutMaskIndexingEqualsTheReferenceBackend) {
     std::vector<float> want(n);
     reference->DropoutMask(stream, p, want.data(), n);
     const cuda::PhiloxStream device = cuda::MakePhiloxStream(stream);
-    const uint32_t threshold = cuda::DropoutThreshold(p);
+    const uint32_t threshold = DropoutThreshold(p);
     const float keep_scale = 1.0f / (1.0f - p);
     std::vector<float> got(n, -1.0f);
     for (int64_t block = 0; block * 8 < n; ++block) {  // the kernel's threads
@@ -100,7 +100,7 @@ TEST(PhiloxCuh, DropoutMaskOfASkippedStreamEqualsTheReferenceBackend) {
     reference->DropoutMask(stream, p, want.data(), n);
     const cuda::PhiloxStream device = cuda::MakePhiloxStream(stream);
     ASSERT_EQ(device.word_offset, offset);
-    const uint32_t threshold = cuda::DropoutThreshold(p);
+    const uint32_t threshold = DropoutThreshold(p);
     const float keep_scale = 1.0f / (1.0f - p);
     for (int64_t block = 0; block * 8 < n; ++block) {
       const cuda::PhiloxBlock words = cuda::PhiloxStreamFourWords(device, block);
