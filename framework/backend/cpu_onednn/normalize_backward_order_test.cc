@@ -69,48 +69,64 @@ uint32_t Bits(float f) {
   return u;
 }
 
+// The addend of NormalizeBackwardAdd's test: values of either sign.
+std::vector<float> Addend(int64_t n) {
+  std::vector<float> addend(n);
+  for (int64_t i = 0; i < n; ++i) addend[i] = 0.375f * static_cast<float>(i % 7) - 1.0f;
+  return addend;
+}
+
 TEST(NormalizeBackwardOrder, RowSumsInThePromisedOrderBitForBit) {
   OnednnBackend backend;
-  const int64_t rows = 7;
-  for (int64_t cols : {3, 8, 13, 64, 67}) {
+  const int64_t rows = 19;
+  for (int64_t cols : {3, 8, 13, 16, 24, 64, 67}) {
     for (bool with_gamma : {true, false}) {
       for (bool subtract_mean : {true, false}) {
-        const Rows data = Cancelling(rows, cols, static_cast<uint64_t>(cols));
-        const std::vector<float>& x = data.x;
-        const std::vector<float>& dy = data.dy;
-        const float* gamma = with_gamma ? data.gamma.data() : nullptr;
-        std::vector<float> mean(rows), rstd(rows);
-        for (int64_t r = 0; r < rows; ++r) mean[r] = 0.25f * r, rstd[r] = 1.0f / (1.0f + r);
-        std::vector<float> dx(rows * cols), dgamma(cols, 0.5f), dbeta(cols, -0.5f);
-        backend.NormalizeBackward(x.data(), gamma, mean.data(), rstd.data(), dy.data(), dx.data(), dgamma.data(),
-                                  dbeta.data(), rows, cols, subtract_mean);
-        std::vector<float> want_dgamma(cols, 0.0f), want_dbeta(cols, 0.0f);
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* xr = x.data() + r * cols;
-          const float* dyr = dy.data() + r * cols;
-          const float mu = mean[r], rs = rstd[r];
-          std::vector<double> g_terms(cols), gx_terms(cols);
-          for (int64_t c = 0; c < cols; ++c) {
-            const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-            g_terms[c] = g;
-            gx_terms[c] = static_cast<double>(g) * ((xr[c] - mu) * rs);
-            want_dgamma[c] += dyr[c] * ((xr[c] - mu) * rs);
-            want_dbeta[c] += dyr[c];
+        for (bool with_addend : {false, true}) {
+          const Rows data = Cancelling(rows, cols, static_cast<uint64_t>(cols));
+          const std::vector<float>& x = data.x;
+          const std::vector<float>& dy = data.dy;
+          const float* gamma = with_gamma ? data.gamma.data() : nullptr;
+          const std::vector<float> addend = Addend(rows * cols);
+          std::vector<float> mean(rows), rstd(rows);
+          for (int64_t r = 0; r < rows; ++r) mean[r] = 0.25f * r, rstd[r] = 1.0f / (1.0f + r);
+          std::vector<float> dx(rows * cols), dgamma(cols, 0.5f), dbeta(cols, -0.5f);
+          if (with_addend) {
+            backend.NormalizeBackwardAdd(x.data(), gamma, mean.data(), rstd.data(), dy.data(), addend.data(), dx.data(),
+                                         dgamma.data(), dbeta.data(), rows, cols, subtract_mean);
+          } else {
+            backend.NormalizeBackward(x.data(), gamma, mean.data(), rstd.data(), dy.data(), dx.data(), dgamma.data(),
+                                      dbeta.data(), rows, cols, subtract_mean);
           }
-          const float mg = subtract_mean ? static_cast<float>(SumInOrder(g_terms) / cols) : 0.0f;
-          const float mgx = static_cast<float>(SumInOrder(gx_terms) / cols);
-          for (int64_t c = 0; c < cols; ++c) {
-            const float xhat = (xr[c] - mu) * rs;
-            const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-            const float want = rs * (g - mg - xhat * mgx);
-            ASSERT_EQ(Bits(dx[r * cols + c]), Bits(want))
-                << "cols " << cols << " gamma " << with_gamma << " subtract_mean " << subtract_mean << " row " << r
-                << " col " << c << ": " << dx[r * cols + c] << " against " << want;
+          std::vector<float> want_dgamma(cols, 0.0f), want_dbeta(cols, 0.0f);
+          for (int64_t r = 0; r < rows; ++r) {
+            const float* xr = x.data() + r * cols;
+            const float* dyr = dy.data() + r * cols;
+            const float mu = mean[r], rs = rstd[r];
+            std::vector<double> g_terms(cols), gx_terms(cols);
+            for (int64_t c = 0; c < cols; ++c) {
+              const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+              g_terms[c] = g;
+              gx_terms[c] = static_cast<double>(g) * ((xr[c] - mu) * rs);
+              want_dgamma[c] += dyr[c] * ((xr[c] - mu) * rs);
+              want_dbeta[c] += dyr[c];
+            }
+            const float mg = subtract_mean ? static_cast<float>(SumInOrder(g_terms) / cols) : 0.0f;
+            const float mgx = static_cast<float>(SumInOrder(gx_terms) / cols);
+            for (int64_t c = 0; c < cols; ++c) {
+              const float xhat = (xr[c] - mu) * rs;
+              const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
+              const float term = rs * (g - mg - xhat * mgx);
+              const float want = with_addend ? addend[r * cols + c] + term : term;
+              ASSERT_EQ(Bits(dx[r * cols + c]), Bits(want))
+                  << "cols " << cols << " gamma " << with_gamma << " subtract_mean " << subtract_mean << " addend "
+                  << with_addend << " row " << r << " col " << c << ": " << dx[r * cols + c] << " against " << want;
+            }
           }
-        }
-        for (int64_t c = 0; c < cols; ++c) {
-          ASSERT_EQ(Bits(dgamma[c]), Bits(0.5f + want_dgamma[c])) << "dgamma col " << c;
-          ASSERT_EQ(Bits(dbeta[c]), Bits(-0.5f + want_dbeta[c])) << "dbeta col " << c;
+          for (int64_t c = 0; c < cols; ++c) {
+            ASSERT_EQ(Bits(dgamma[c]), Bits(0.5f + want_dgamma[c])) << "dgamma col " << c;
+            ASSERT_EQ(Bits(dbeta[c]), Bits(-0.5f + want_dbeta[c])) << "dbeta col " << c;
+          }
         }
       }
     }
