@@ -27,17 +27,21 @@ constexpr int kLanes = 16;  // query heads a block
 
 // t[e] lane j = p[j][e] for 16 rows of 16 at p[j]: Transpose16 with its
 // first two rounds done by the loads (each vector gathers four rows'
-// 128-bit quarters: a broadcast and three masked broadcasts from memory,
-// which run beside the shuffles), then 4 x 4 transposes within the quarters
-// (32 shuffles, not 64).
+// 128-bit quarters: two 128-bit loads into a 256-bit half, twice, and the
+// halves joined), then 4 x 4 transposes within the quarters (32 shuffles,
+// not 64). The inserts took the sort shape's q from 2.77 to 2.22 us on an
+// AMD EPYC Zen 4 against three masked broadcasts a vector (bench/README.md);
+// on Intel both take one load and one ALU uop a quarter.
 TVLAB_HEADS_INLINE void LoadTransposed16(const float* const* p, __m512* t) {
   __m512 x[kLanes];  // x[4q + m] quarter k: columns 4q .. 4q + 3 of row 4k + m
   for (int q = 0; q < 4; ++q)
     for (int m = 0; m < 4; ++m) {
-      __m512 v = _mm512_broadcast_f32x4(_mm_loadu_ps(p[m] + 4 * q));
-      v = _mm512_mask_broadcast_f32x4(v, 0x00F0, _mm_loadu_ps(p[4 + m] + 4 * q));
-      v = _mm512_mask_broadcast_f32x4(v, 0x0F00, _mm_loadu_ps(p[8 + m] + 4 * q));
-      x[4 * q + m] = _mm512_mask_broadcast_f32x4(v, 0xF000, _mm_loadu_ps(p[12 + m] + 4 * q));
+      const __m256 lo =
+          _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p[m] + 4 * q)), _mm_loadu_ps(p[4 + m] + 4 * q), 1);
+      const __m256 hi = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p[8 + m] + 4 * q)),
+                                             _mm_loadu_ps(p[12 + m] + 4 * q), 1);
+      x[4 * q + m] = _mm512_castpd_ps(  // (insertf32x8 would need AVX512DQ)
+          _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
     }
   for (int q = 0; q < 4; ++q) {
     const __m512d a0 = _mm512_castps_pd(_mm512_unpacklo_ps(x[4 * q], x[4 * q + 1]));
@@ -53,8 +57,8 @@ TVLAB_HEADS_INLINE void LoadTransposed16(const float* const* p, __m512* t) {
 
 // xt (rows, width) in lanes: lane l of vector r * width + e is
 // x[(row[l] + r * step) * width + e] (0 past blk.lanes).
-TVLAB_HEADS void IntoLanes(const float* x, const int64_t* row, int lanes, int64_t step, int64_t rows,
-                           int64_t width, float* xt) {
+TVLAB_HEADS void IntoLanes(const float* x, const int64_t* row, int lanes, int64_t step, int64_t rows, int64_t width,
+                           float* xt) {
   __m512 in[kLanes], t[kLanes];
   const bool whole = lanes == kLanes && width % kLanes == 0;  // no partial row or column
   for (int64_t r = 0; r < rows; ++r)
@@ -76,8 +80,8 @@ TVLAB_HEADS void IntoLanes(const float* x, const int64_t* row, int lanes, int64_
 
 // The inverse of IntoLanes: lane l of xt's rows into x's rows row[l] + r *
 // step (lanes < `lanes`).
-TVLAB_HEADS void FromLanes(const float* xt, int64_t rows, int64_t width, const int64_t* row, int lanes,
-                           int64_t step, float* x) {
+TVLAB_HEADS void FromLanes(const float* xt, int64_t rows, int64_t width, const int64_t* row, int lanes, int64_t step,
+                           float* x) {
   __m512 in[kLanes], t[kLanes];
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < width; c += kLanes) {
@@ -100,8 +104,8 @@ TVLAB_HEADS_INLINE __m512 LaneOf(const float* w, int64_t v, int l) { return _mm5
 // rows j < s (ldy apart; 0 past s), scale_i lane l of vector i of `scale`
 // (null: 1). The weighted values (forward) and dq (backward).
 template <int kS>
-TVLAB_HEADS void MixRows(const float* w, int l, const float* y, int64_t ldy, int64_t s, int64_t t,
-                         int64_t n, const float* scale, float* out, int64_t ldo) {
+TVLAB_HEADS void MixRows(const float* w, int l, const float* y, int64_t ldy, int64_t s, int64_t t, int64_t n,
+                         const float* scale, float* out, int64_t ldo) {
   for (int64_t c = 0; c < n; c += kLanes) {
     const __mmask16 columns = Columns(c, n);
     __m512 rows[kS];
@@ -121,8 +125,8 @@ TVLAB_HEADS void MixRows(const float* w, int l, const float* y, int64_t ldy, int
 // w_ij x_i (x's rows ldx apart; w_ij as in MixRows), added to what is there
 // where `add`: dk and dv (backward).
 template <int kS>
-TVLAB_HEADS void SumRows(const float* w, int l, const float* x, int64_t ldx, int64_t t, int64_t s, int64_t n,
-                         bool add, float* out, int64_t ldo) {
+TVLAB_HEADS void SumRows(const float* w, int l, const float* x, int64_t ldx, int64_t t, int64_t s, int64_t n, bool add,
+                         float* out, int64_t ldo) {
   for (int64_t c = 0; c < n; c += kLanes) {
     const __mmask16 columns = Columns(c, n);
     __m512 acc[kS];
