@@ -4,7 +4,8 @@
 // NormalizeBackward followed by Binary's add (what autograd did before the
 // kernel existed), and is close to the reference's. LayerNorm and RMSNorm,
 // with and without gamma and beta, for sizes around cpu_onednn's thresholds
-// (a tail of columns, four-row groups, rows past one thread's L2 share,
+// (a tail of columns, eight-row groups with and without leftover rows, rows
+// of a multiple of 8 but not 16 columns, rows past one thread's L2 share,
 // rows split over threads). Part of :backend_conformance_suite, so the
 // emulated gpu_cuda runs it too.
 
@@ -52,7 +53,7 @@ struct Outputs {
 class NormalizeBackwardAddConformance : public conformance::BackendBesideReference {};
 
 TEST_P(NormalizeBackwardAddConformance, EqualsNormalizeBackwardThenAdd) {
-  const int64_t sizes[][2] = {{5, 16}, {7, 37}, {64, 256}, {1100, 256}, {4100, 256}};
+  const int64_t sizes[][2] = {{5, 16}, {7, 37}, {19, 48}, {13, 40}, {64, 256}, {1100, 256}, {4100, 256}};
   for (const auto& [rows, cols] : sizes) {
     for (bool subtract_mean : {true, false}) {
       for (bool affine : {true, false}) {
