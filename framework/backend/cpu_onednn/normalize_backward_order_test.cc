@@ -2,11 +2,14 @@
 // Normalize's RMSNorm rows their squares) in the fixed order that
 // onednn_normalize_backward.cc (and onednn_rows.cc) promises (eight lanes,
 // then the lanes in pairs, then the tail), so every clone, the AVX-512
-// four-row loop (7 rows: one group of four and three single rows) and every
-// machine give the same bits: dx, dgamma
-// and dbeta against that order written out in scalar code, bit for bit, on
-// rows of values from 2^-20 to 2^40 that cancel in pairs, where another
-// order of the double sums moves mean(g) and so dx.
+// and AVX2 eight-row loops (19 rows: two groups of eight and three single
+// rows; the AVX-512 passes with a masked last vector where cols is not a
+// multiple of 16, the AVX2 ones on multiples of 8; the AVX2 loops under
+// normalize_backward_order_avx2_test's ONEDNN_MAX_CPU_ISA=AVX2) and every
+// machine give the same bits: dx (with and without an addend, as
+// NormalizeBackwardAdd), dgamma and dbeta against that order written out in
+// scalar code, bit for bit, on rows of values from 2^-20 to 2^40 that cancel
+// in pairs, where another order of the double sums moves mean(g) and so dx.
 
 #include <cmath>
 #include <cstring>

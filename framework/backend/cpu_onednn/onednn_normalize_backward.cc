@@ -5,7 +5,6 @@
 // order. NormalizeBackwardAdd is the same rows adding an addend into each
 // dx element as it is written (addend + dx, Binary's one addition).
 
-#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 
 #include "framework/backend/cpu_onednn/cache_line_vector.h"
 #include "framework/backend/cpu_onednn/double_lanes.h"
+#include "framework/backend/cpu_onednn/normalize_backward_groups.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
 #include "framework/backend/cpu_onednn/parallel.h"
 #include "framework/core/check.h"
@@ -26,9 +26,14 @@ using onednn::kParallelElements;
 using onednn::DoubleLanes;
 using onednn::DoubleLanesF8;
 
-// NormalizeRowsAvx512's rows a group (TreeSumsOfEight's eight), and the
-// most elements of x a thread's rows may hold for it.
-constexpr int kGroupRows = 8;
+// The most elements of x a thread's rows may hold for them to go eight at
+// a time (normalize_backward_groups.h): faster where they stay in its L2,
+// slower beyond (four rows a group against one on an Intel Xeon, LayerNorm
+// backward: 512 x 64 23.5 -> 18.4 us, 512 x 256 85.5 -> 72.5, 4096 x 64
+// 192 -> 173; 512 x 512 185 -> 190, 4096 x 256 683 -> 740). Eight rows a
+// group against four on an AMD EPYC Zen 4 (NormalizeBackwardAdd): 512 x 64
+// 17.7-18.1 -> 14.2-14.3 us, 512 x 256 62.7-62.8 -> 59.4-60.8, 4096 x 64
+// 134-137 -> 105-108.
 constexpr int64_t kGroupRowsMaxElements = int64_t{1} << 18;
 
 // The end of a row's sums in their fixed order (RowSums): the eight lanes
@@ -137,170 +142,6 @@ void NormalizeRows(const float* x, const float* gamma, const float* mean, const 
                                                                         first, last, cols, subtract_mean);
 }
 
-// The AVX-512 rows. (GCC 12's _mm512_cvtps_pd and _mm512_cvtpd_ps start
-// from _mm512_undefined_*() and warn that it "may be used uninitialized" in
-// some builds: a false positive in the header.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
-// Lane r = ((v[r]_0 + v[r]_1) + (v[r]_2 + v[r]_3)) + ((v[r]_4 + v[r]_5) +
-// (v[r]_6 + v[r]_7)) for the eight rows' lane sums v[r]: FinishRowSums' tree
-// for all eight rows at once, one vector addition a level, the pairs of
-// each level brought side by side by shuffles (14, not a whole transpose's
-// 24): the same additions of the same operands, so the same bits.
-__attribute__((target("avx512f"))) inline __m512d TreeSumsOfEight(const __m512d* v) {
-  // pairs[k], 128-bit lane j: rows 2k and 2k + 1's lanes 2j + (2j + 1).
-  __m512d pairs[4];
-  for (int k = 0; k < 4; ++k)
-    pairs[k] = _mm512_add_pd(_mm512_unpacklo_pd(v[2 * k], v[2 * k + 1]), _mm512_unpackhi_pd(v[2 * k], v[2 * k + 1]));
-  // quads[m]: rows 4m, 4m + 1 (128-bit lanes 0, 1) and 4m + 2, 4m + 3 (2,
-  // 3), the pairs 0 + 1 (lanes 0, 2) and 2 + 3 (lanes 1, 3) of each.
-  __m512d quads[2];
-  for (int m = 0; m < 2; ++m)
-    quads[m] = _mm512_add_pd(_mm512_shuffle_f64x2(pairs[2 * m], pairs[2 * m + 1], 0x88),
-                             _mm512_shuffle_f64x2(pairs[2 * m], pairs[2 * m + 1], 0xDD));
-  return _mm512_add_pd(_mm512_shuffle_f64x2(quads[0], quads[1], 0x88), _mm512_shuffle_f64x2(quads[0], quads[1], 0xDD));
-}
-
-// RowSums of rows [r, r + kGroupRows) on AVX-512: one vcvtps2pd per eight
-// floats (GCC lowers __builtin_convertvector to four instructions there),
-// the lanes of all the rows added by TreeSumsOfEight, then the columns
-// past cols rounded down to 8 row by row. The same lane operations in the
-// same order as RowSums, so the same bits.
-__attribute__((target("avx512f"))) void RowSumsOfEight(const float* x, const float* dy, const float* gamma,
-                                                       const float* mean, const float* rstd, int64_t r, int64_t cols,
-                                                       double* sum_g, double* sum_gx) {
-  __m512d acc_g[kGroupRows], acc_gx[kGroupRows];
-  const int64_t whole = cols / 8 * 8;
-  for (int i = 0; i < kGroupRows; ++i) {
-    const float* xr = x + (r + i) * cols;
-    const float* dyr = dy + (r + i) * cols;
-    const __m256 mu8 = _mm256_set1_ps(mean[r + i]), rs8 = _mm256_set1_ps(rstd[r + i]);
-    __m512d g_lanes = _mm512_setzero_pd(), gx_lanes = _mm512_setzero_pd();
-    for (int64_t c = 0; c < whole; c += 8) {
-      const __m256 gamma8 = gamma ? _mm256_loadu_ps(gamma + c) : _mm256_set1_ps(1.0f);
-      const __m512d g = _mm512_cvtps_pd(_mm256_mul_ps(_mm256_loadu_ps(dyr + c), gamma8));
-      const __m256 xhat = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(xr + c), mu8), rs8);
-      g_lanes = _mm512_add_pd(g_lanes, g);
-      gx_lanes = _mm512_add_pd(gx_lanes, _mm512_mul_pd(g, _mm512_cvtps_pd(xhat)));
-    }
-    acc_g[i] = g_lanes;
-    acc_gx[i] = gx_lanes;
-  }
-  _mm512_storeu_pd(sum_g, TreeSumsOfEight(acc_g));
-  _mm512_storeu_pd(sum_gx, TreeSumsOfEight(acc_gx));
-  for (int i = 0; i < kGroupRows && whole < cols; ++i) {
-    const float *xr = x + (r + i) * cols, *dyr = dy + (r + i) * cols;
-    for (int64_t c = whole; c < cols; ++c) {
-      const float g = dyr[c] * (gamma ? gamma[c] : 1.0f);
-      sum_g[i] += g;
-      sum_gx[i] += static_cast<double>(g) * ((xr[c] - mean[r + i]) * rstd[r + i]);
-    }
-  }
-}
-
-// dgamma and dbeta's terms of rows [r, r + kGroupRows) added into pg and pb (either
-// may be null) column by column, each column's terms in row order: the
-// additions RowPasses makes row by row, without a store and reload of pg
-// and pb between rows.
-__attribute__((target("avx512f"))) void AddParamTermsOfGroup(const float* x, const float* dy, const float* mean,
-                                                             const float* rstd, int64_t r, int64_t cols, float* pg,
-                                                             float* pb) {
-  int64_t c = 0;
-  for (; c + 16 <= cols; c += 16) {
-    if (pg) {
-      __m512 acc = _mm512_loadu_ps(pg + c);
-      for (int i = 0; i < kGroupRows; ++i) {
-        const __m512 xhat =
-            _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + (r + i) * cols + c), _mm512_set1_ps(mean[r + i])),
-                          _mm512_set1_ps(rstd[r + i]));
-        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(dy + (r + i) * cols + c), xhat));
-      }
-      _mm512_storeu_ps(pg + c, acc);
-    }
-    if (pb) {
-      __m512 acc = _mm512_loadu_ps(pb + c);
-      for (int i = 0; i < kGroupRows; ++i) acc = _mm512_add_ps(acc, _mm512_loadu_ps(dy + (r + i) * cols + c));
-      _mm512_storeu_ps(pb + c, acc);
-    }
-  }
-  for (; c < cols; ++c)
-    for (int i = 0; i < kGroupRows; ++i) {
-      const float dyc = dy[(r + i) * cols + c];
-      if (pg) pg[c] += dyc * ((x[(r + i) * cols + c] - mean[r + i]) * rstd[r + i]);
-      if (pb) pb[c] += dyc;
-    }
-}
-
-// The passes of rows [r, r + kGroupRows) once their sums are known, for
-// cols a multiple of 16, sixteen columns at a time: dgamma and dbeta's terms
-// added into pg and pb (either may be null) in row order, and dx (plus the
-// addend's rows where not null), with each row's x and dy loaded once for
-// both. The float operations of RowPasses, so the same bits.
-__attribute__((target("avx512f"))) void GroupPasses(const float* x, const float* gamma, const float* mean,
-                                                    const float* rstd, const float* dy, const float* addend, float* dx,
-                                                    float* pg, float* pb, int64_t r, int64_t cols, const float* mg,
-                                                    const float* mgx) {
-  for (int64_t c = 0; c < cols; c += 16) {
-    const __m512 gamma16 = gamma ? _mm512_loadu_ps(gamma + c) : _mm512_set1_ps(1.0f);
-    __m512 g_terms = pg ? _mm512_loadu_ps(pg + c) : _mm512_setzero_ps();
-    __m512 b_terms = pb ? _mm512_loadu_ps(pb + c) : _mm512_setzero_ps();
-    for (int i = 0; i < kGroupRows; ++i) {
-      const int64_t at = (r + i) * cols + c;
-      const __m512 rs = _mm512_set1_ps(rstd[r + i]);
-      const __m512 dyv = _mm512_loadu_ps(dy + at);
-      const __m512 xhat = _mm512_mul_ps(_mm512_sub_ps(_mm512_loadu_ps(x + at), _mm512_set1_ps(mean[r + i])), rs);
-      g_terms = _mm512_add_ps(g_terms, _mm512_mul_ps(dyv, xhat));
-      b_terms = _mm512_add_ps(b_terms, dyv);
-      const __m512 g = _mm512_mul_ps(dyv, gamma16);
-      __m512 d = _mm512_mul_ps(
-          rs, _mm512_sub_ps(_mm512_sub_ps(g, _mm512_set1_ps(mg[i])), _mm512_mul_ps(xhat, _mm512_set1_ps(mgx[i]))));
-      if (addend) d = _mm512_add_ps(_mm512_loadu_ps(addend + at), d);
-      _mm512_storeu_ps(dx + at, d);
-    }
-    if (pg) _mm512_storeu_ps(pg + c, g_terms);
-    if (pb) _mm512_storeu_ps(pb + c, b_terms);
-  }
-}
-
-// NormalizeRows on AVX-512 CPUs, kGroupRows rows at a time: their sums
-// (RowSumsOfEight), their means of g and g * xhat divided out in one vector,
-// then their passes (GroupPasses, or RowPasses row by row where cols is not
-// a multiple of 16). The same operations as NormalizeRows, so the same bits.
-// Faster where a thread's rows stay in its L2 (kGroupRowsMaxElements),
-// slower beyond (four rows a group against one on an Intel Xeon, LayerNorm
-// backward: 512 x 64 23.5 -> 18.4 us, 512 x 256 85.5 -> 72.5, 4096 x 64
-// 192 -> 173; 512 x 512 185 -> 190, 4096 x 256 683 -> 740). Eight rows a
-// group against four on an AMD EPYC Zen 4 (NormalizeBackwardAdd): 512 x 64
-// 17.7-18.1 -> 14.2-14.3 us, 512 x 256 62.7-62.8 -> 59.4-60.8, 4096 x 64
-// 134-137 -> 105-108.
-__attribute__((target("avx512f"))) void NormalizeRowsAvx512(const float* x, const float* gamma, const float* mean,
-                                                            const float* rstd, const float* dy, const float* addend,
-                                                            float* dx, float* pg, float* pb, int64_t first,
-                                                            int64_t last, int64_t cols, bool subtract_mean) {
-  const __m512d n = _mm512_set1_pd(static_cast<double>(cols));
-  int64_t r = first;
-  for (; r + kGroupRows <= last; r += kGroupRows) {
-    alignas(64) double sum_g[kGroupRows], sum_gx[kGroupRows];
-    RowSumsOfEight(x, dy, gamma, mean, rstd, r, cols, sum_g, sum_gx);
-    if (cols % 16 != 0) {
-      AddParamTermsOfGroup(x, dy, mean, rstd, r, cols, pg, pb);
-      for (int i = 0; i < kGroupRows; ++i)
-        RowPasses(x + (r + i) * cols, gamma, mean[r + i], rstd[r + i], dy + (r + i) * cols,
-                  addend ? addend + (r + i) * cols : nullptr, dx + (r + i) * cols, nullptr, nullptr, cols,
-                  subtract_mean, sum_g[i], sum_gx[i]);
-      continue;
-    }
-    alignas(32) float mg[kGroupRows], mgx[kGroupRows];  // RowPasses' (float)(sum / cols)
-    _mm256_store_ps(mg, subtract_mean ? _mm512_cvtpd_ps(_mm512_div_pd(_mm512_load_pd(sum_g), n)) : _mm256_setzero_ps());
-    _mm256_store_ps(mgx, _mm512_cvtpd_ps(_mm512_div_pd(_mm512_load_pd(sum_gx), n)));
-    GroupPasses(x, gamma, mean, rstd, dy, addend, dx, pg, pb, r, cols, mg, mgx);
-  }
-  if (r < last) NormalizeRows(x, gamma, mean, rstd, dy, addend, dx, pg, pb, r, last, cols, subtract_mean);
-}
-#pragma GCC diagnostic pop
-
 // NormalizeBackward (addend null) and NormalizeBackwardAdd.
 void NormalizeBackwardOfRows(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
                              const float* addend, float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols,
@@ -323,10 +164,22 @@ void NormalizeBackwardOfRows(const float* x, const float* gamma, const float* me
     // rows % team threads one more), so each partial sums the same rows.
     const int64_t share = rows / team, extra = rows % team;
     const int64_t first = t * share + std::min<int64_t>(t, extra);
-    static const bool avx512 = CpuHasAvx512f();
-    const auto rows_of = avx512 && rows * cols / team <= kGroupRowsMaxElements ? NormalizeRowsAvx512 : NormalizeRows;
-    rows_of(x, gamma, mean, rstd, dy, addend, dx, dgamma ? partial_g + t * cols : nullptr,
-            dbeta ? partial_b + t * cols : nullptr, first, first + share + (t < extra), cols, subtract_mean);
+    const int64_t end = first + share + (t < extra);
+    float* pg = dgamma ? partial_g + t * cols : nullptr;
+    float* pb = dbeta ? partial_b + t * cols : nullptr;
+    // Eight rows at a time where the thread's rows stay in its L2, the rest
+    // (and every row past it) one at a time: the same bits either way.
+    static const bool avx512 = CpuHasAvx512f(), avx2 = CpuHasAvx2();
+    const bool in_l2 = rows * cols / team <= kGroupRowsMaxElements;
+    int64_t r = first;
+    if (in_l2 && avx512) {
+      r = onednn::NormalizeBackwardGroupsAvx512(x, gamma, mean, rstd, dy, addend, dx, pg, pb, first, end, cols,
+                                                subtract_mean);
+    } else if (in_l2 && avx2) {
+      r = onednn::NormalizeBackwardGroupsAvx2(x, gamma, mean, rstd, dy, addend, dx, pg, pb, first, end, cols,
+                                              subtract_mean);
+    }
+    if (r < end) NormalizeRows(x, gamma, mean, rstd, dy, addend, dx, pg, pb, r, end, cols, subtract_mean);
   });
   for (int t = 0; t < threads; ++t) {
     for (int64_t c = 0; c < cols; ++c) {
