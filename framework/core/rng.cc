@@ -259,7 +259,7 @@ void RngStream::Words(uint64_t first, uint64_t n, uint32_t* out) const {
   // kernel (128 words) cost 81 ns, a block drawn alone (4 words) 16, and
   // rows of 128 dropout factors took 3.7-4.1 ns a factor block by block
   // past their whole runs, 0.8-1.3 this way.
-  uint32_t buffer[4 * rng_internal::kAvx512Blocks];
+  uint32_t buffer[4 * std::max(rng_internal::kAvx2Blocks, rng_internal::kAvx512Blocks)];
   uint64_t i = 0;
   while (i < n) {
     const uint64_t index = first + i, lane = index & 3;
