@@ -31,7 +31,9 @@ constexpr int kLanes = 16;  // query heads a block
 // halves joined), then 4 x 4 transposes within the quarters (32 shuffles,
 // not 64). The inserts took the sort shape's q from 2.77 to 2.22 us on an
 // AMD EPYC Zen 4 against three masked broadcasts a vector (bench/README.md);
-// on Intel both take one load and one ALU uop a quarter.
+// on Intel (uops.info's tables, not measured here) both load four quarters
+// a vector, the inserts with two p015 uops and one p5, the masked
+// broadcasts with three p05.
 TVLAB_HEADS_INLINE void LoadTransposed16(const float* const* p, __m512* t) {
   __m512 x[kLanes];  // x[4q + m] quarter k: columns 4q .. 4q + 3 of row 4k + m
   for (int q = 0; q < 4; ++q)
