@@ -22,11 +22,18 @@
 # OpenBLAS under OPENBLAS_CORETYPE=Haswell, XLA under --xla_cpu_max_isa,
 # Inductor's code at 256 bits (an emulation: this machine's clock and
 # caches, and tvlab's target_clones loops keep their AVX-512 clone).
-# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1, ISA=)
+# With PRECISION=bf16 tvlab runs runtime.precision bf16 (its Linear products
+# in bf16 with fp32 accumulation: bf16_medium_gemm.h on CPUs with
+# AVX512_BF16) and PyTorch 2.x eager runs twice, in fp32 and under bf16
+# autocast (torch_sort.py --bf16); the other peers stay fp32.
+# usage: bash bench/sort_bench.sh [THREADS...]   (default: 1; env REPEATS=1, ISA=, PRECISION=fp32)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THREADS=("${@:-1}")
 REPEATS=${REPEATS:-1}
+PRECISION=${PRECISION:-fp32}
+case "$PRECISION" in fp32|bf16) ;; *) echo "PRECISION='$PRECISION': fp32 or bf16" >&2; exit 2 ;; esac
+TV_PRECISION=(--set runtime.precision="$PRECISION")
 export OMP_WAIT_POLICY=passive  # see docs/building.md: spinning threads on a shared box
 XLA_ISA=""
 case "${ISA:-}" in
@@ -44,7 +51,7 @@ bazel build //experiments:run >/dev/null 2>&1  # -c opt -O3 from .bazelrc
 RUN=bazel-bin/experiments/run
 OUT=$(mktemp -d)
 
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)${ISA:+, every side capped at $ISA}"
+echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)${ISA:+, every side capped at $ISA}; tvlab in $PRECISION"
 echo "debian torch BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)"
 printf '%-22s %7s %10s %10s %8s %8s\n' peer threads train_s tok/s tok_acc ratio
 for t in "${THREADS[@]}"; do
@@ -52,9 +59,9 @@ for t in "${THREADS[@]}"; do
   # At one thread every peer is pinned to core 0 (taskset).
   pin=""; [ "$t" = 1 ] && command -v taskset >/dev/null && pin="taskset -c 0"
   # tvlab eager (train.step_capture off), then captured (the default).
-  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --set train.step_capture=CAPTURE_OFF \
+  $pin "$RUN" configs/sort_digits.pbtxt "${TV_PRECISION[@]}" --set runtime.threads="$t" --set train.step_capture=CAPTURE_OFF \
     --output_dir "$OUT/tvlab_eager_${t}_$r" >/dev/null 2>&1
-  $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_$r" >/dev/null 2>&1
+  $pin "$RUN" configs/sort_digits.pbtxt "${TV_PRECISION[@]}" --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_$r" >/dev/null 2>&1
   eager=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_eager_${t}_$r/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
   tv=$(/usr/bin/python3 -c "import json;m=json.load(open('$OUT/tvlab_${t}_$r/metrics.json'));print(m['train_seconds'],m['tokens_per_second'],m['token_accuracy'])")
   read -r ev_s ev_tps ev_acc <<<"$eager"
@@ -73,6 +80,8 @@ PY
   [ -x bench/.venv/bin/python ] && peers+=("bench/.venv/bin/python")
   runs=()
   for py in "${peers[@]}"; do runs+=("$pin $py bench/torch_sort.py --threads $t"); done
+  [ "$PRECISION" = bf16 ] && [ -x bench/.venv/bin/python ] &&
+    runs+=("$pin bench/.venv/bin/python bench/torch_sort.py --threads $t --bf16")
   # torch.compile (PyTorch 2.x only; Inductor needs a C++ compiler, present here).
   # Under ISA=AVX2 Inductor writes AVX2 code (--simdlen 256) with ATen's
   # capability left as is: capped, torch.compile crashed (a segfault).
@@ -98,7 +107,7 @@ PY
       echo "peer failed, no result: ${runs[$i]}"
       continue
     fi
-    $pin "$RUN" configs/sort_digits.pbtxt --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_${r}_after$i" \
+    $pin "$RUN" configs/sort_digits.pbtxt "${TV_PRECISION[@]}" --set runtime.threads="$t" --output_dir "$OUT/tvlab_${t}_${r}_after$i" \
       >/dev/null 2>&1
     after=$(/usr/bin/python3 -c "import json;print(json.load(open('$OUT/tvlab_${t}_${r}_after$i/metrics.json'))['train_seconds'])")
     /usr/bin/python3 - "$line" "$before" "$after" "$t" "$OUT/ratios.txt" <<'PY'

@@ -5,7 +5,7 @@ Same model as tvlab's: token embedding * sqrt(d) + sinusoidal positions,
 final LayerNorm, linear head; AdamW lr 1e-3; 1001 steps of 64 fresh
 sequences; evaluation on 1000 fresh sequences. Prints one JSON line.
 
-usage: python torch_sort.py --threads N [--steps 1001] [--compile [--simdlen 256]]
+usage: python torch_sort.py --threads N [--steps 1001] [--compile [--simdlen 256]] [--bf16]
 
 --compile trains through torch.compile(model) (PyTorch 2.x, Inductor's C++
 backend on the CPU): the first step, which compiles, is timed apart
@@ -13,7 +13,10 @@ backend on the CPU): the first step, which compiles, is timed apart
 steps, as bench/jax_sort.py does for JAX's jitted step. --simdlen sets
 Inductor's vector width in bits (256: AVX2 code, as sort_bench.sh's ISA=AVX2
 asks; ATEN_CPU_CAPABILITY=avx2 made torch.compile crash with a segfault in
-PyTorch 2.15 on an AVX-512 Xeon).
+PyTorch 2.15 on an AVX-512 Xeon). --bf16 runs the forward and the loss
+under torch.autocast("cpu", dtype=torch.bfloat16): the Linear products in
+bf16 with fp32 weights, as tvlab's runtime.precision bf16 (sort_bench.sh's
+PRECISION=bf16).
 """
 import argparse
 import json
@@ -57,6 +60,7 @@ def main():
     parser.add_argument("--steps", type=int, default=1001)
     parser.add_argument("--compile", action="store_true")
     parser.add_argument("--simdlen", type=int, default=None)
+    parser.add_argument("--bf16", action="store_true")
     args = parser.parse_args()
     if args.simdlen is not None:
         import torch._inductor.config as inductor_config
@@ -71,7 +75,8 @@ def main():
     for step in range(args.steps):
         x = torch.randint(0, 10, (64, 8))
         y = torch.sort(x, dim=1).values
-        loss = F.cross_entropy(step_model(x).reshape(-1, 10), y.reshape(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.bf16):
+            loss = F.cross_entropy(step_model(x).reshape(-1, 10).float(), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -88,7 +93,7 @@ def main():
     with torch.no_grad():
         pred = model(x).argmax(dim=-1)
     result = {
-        "peer": f"pytorch {torch.__version__}" + (" compile" if args.compile else ""),
+        "peer": f"pytorch {torch.__version__}" + (" compile" if args.compile else "") + (" bf16" if args.bf16 else ""),
         "threads": args.threads,
         "train_seconds": train_seconds,
         "tokens_per_second": args.steps * 64 * 8 / train_seconds,

@@ -24,6 +24,16 @@ std::string FmaIsa();
 // The best of `runs` timings of ~0.05-0.2 s each, on the calling thread.
 FmaPeak MeasureFmaPeak(int runs = 5);
 
+// The bf16 dot-product peak's ISA: "avx512bf16" where the CPU has
+// AVX512_BF16 and the cap allows AVX-512, else "" (bf16 products are then
+// emulated in fp32 FMAs, and the FMA peak is theirs).
+std::string Bf16DotIsa();
+
+// The same measurement with `vdpbf16ps` (two multiply-adds of bf16 pairs an
+// fp32 lane: 4 FLOPs a lane), what a runtime.precision bf16 run's MFU is a
+// fraction of there; flops_per_second 0 where Bf16DotIsa() is "".
+FmaPeak MeasureBf16DotPeak(int runs = 5);
+
 // The CPU's model string (/proc/cpuinfo "model name", e.g. "AMD EPYC 9R14
 // 96-Core Processor"), or "unknown CPU" where the OS does not say.
 std::string CpuModel();

@@ -18,7 +18,10 @@ namespace {
 // fma_peak.txt; under an instruction-set cap below what the CPU has
 // (cpu_features.h), fma_peak.<isa>.txt, so that a capped run neither
 // rewrites nor reads the uncapped peak.
+// The bf16 dot-product peak (Bf16DotIsa) has its own file,
+// bf16_dot_peak.txt.
 std::string CacheFile(const std::string& isa) {
+  if (isa == "avx512bf16") return "bf16_dot_peak.txt";
   return IsaCapLowersCpu() ? absl::StrCat("fma_peak.", isa, ".txt") : "fma_peak.txt";
 }
 
@@ -142,12 +145,13 @@ std::string PeakCacheDir() {
   return Env("HOME") + "/.cache/tvlab";
 }
 
-absl::StatusOr<DevicePeak> HostPeak(int threads) {
+absl::StatusOr<DevicePeak> HostPeak(int threads, const std::string& precision) {
   DevicePeak peak;
   peak.device = CpuModel();
   const std::string override_text = Env("TVLAB_PEAK_FLOPS");
   double per_core = 0;
-  std::string isa = FmaIsa();
+  const bool bf16_dots = precision == "bf16" && !Bf16DotIsa().empty();
+  std::string isa = bf16_dots ? Bf16DotIsa() : FmaIsa();
   if (override_text == "off") {
     peak.unknown_why = "TVLAB_PEAK_FLOPS=off";
     return peak;
@@ -162,14 +166,17 @@ absl::StatusOr<DevicePeak> HostPeak(int threads) {
     peak.unknown_why = "this CPU has neither AVX-512 nor AVX2+FMA";
     return peak;
   } else {
-    const CachedFmaPeak cached = ReadOrMeasureFmaPeak(PeakCacheDir(), peak.device, isa, [] { return MeasureFmaPeak(); });
+    const CachedFmaPeak cached = ReadOrMeasureFmaPeak(PeakCacheDir(), peak.device, isa, [bf16_dots] {
+      return bf16_dots ? MeasureBf16DotPeak() : MeasureFmaPeak();
+    });
     per_core = cached.peak.flops_per_second;
     peak.source = cached.measured ? absl::StrCat("measured, cached in ", cached.path)
                                   : absl::StrCat("cached in ", cached.path);
     peak.note = cached.note;
   }
   peak.flops_per_second = per_core * threads;
-  peak.basis = absl::StrCat("fp32 FMA", isa.empty() ? "" : " " + isa, " x ", threads, " thread(s)");
+  peak.basis = absl::StrCat(bf16_dots ? "bf16 dot products" : "fp32 FMA", isa.empty() ? "" : " " + isa, " x ", threads,
+                            " thread(s)");
   return peak;
 }
 

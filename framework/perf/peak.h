@@ -5,7 +5,9 @@
 // fraction itself:
 //
 // * CPU backends: the measured single-core FP32 FMA peak (fma_peak.h) times
-//   runtime.threads. Measured once per machine and cached in
+//   runtime.threads (for runtime.precision bf16 on a CPU with AVX512_BF16,
+//   the measured bf16 dot-product peak instead, cached in
+//   bf16_dot_peak.txt). Measured once per machine and cached in
 //   <cache dir>/fma_peak.txt with the CPU model and the ISA it was measured
 //   with (fma_peak.<isa>.txt under an instruction-set cap below the CPU's,
 //   ONEDNN_MAX_CPU_ISA: framework/core/cpu_features.h); a file for another
@@ -65,9 +67,12 @@ CachedFmaPeak RecordFmaPeak(const std::string& dir, const std::string& cpu_model
 std::string PeakCacheDir();
 
 // A CPU backend's peak for `threads` threads, from $TVLAB_PEAK_FLOPS or the
-// cache (measuring on a miss). An error only for a $TVLAB_PEAK_FLOPS that is
-// neither "off" nor a positive number.
-absl::StatusOr<DevicePeak> HostPeak(int threads);
+// cache (measuring on a miss). For runtime.precision "bf16" on a CPU with
+// AVX512_BF16 (Bf16DotIsa), the bf16 dot-product peak (MeasureBf16DotPeak,
+// cached in <dir>/bf16_dot_peak.txt): about twice the FMA peak, the rate
+// bf16_medium_gemm.h's products run at. An error only for a
+// $TVLAB_PEAK_FLOPS that is neither "off" nor a positive number.
+absl::StatusOr<DevicePeak> HostPeak(int threads, const std::string& precision = "fp32");
 
 // A GPU's dense peak for `precision` ("fp32", "tf32", "bf16") from the
 // table; unknown (flops_per_second 0, unknown_why set) for a device or

@@ -128,6 +128,30 @@ TEST(HostPeak, TheEnvironmentOverridesOrSkipsIt) {
   unsetenv("TVLAB_PEAK_FLOPS");
 }
 
+// A bf16 run's peak: on a CPU with AVX512_BF16 the measured bf16
+// dot-product peak, cached in its own file beside the FMA peak's and above
+// it (two multiply-adds a lane an instruction); elsewhere the FMA peak.
+TEST(HostPeak, Bf16RunsAreMeasuredAgainstTheBf16DotProductPeakWhereTheCpuHasOne) {
+  const std::string dir = ::testing::TempDir() + "/bf16_peak";
+  std::filesystem::remove_all(dir);
+  setenv("TVLAB_CACHE_DIR", dir.c_str(), 1);
+  auto fp32 = HostPeak(1, "fp32");
+  auto bf16 = HostPeak(1, "bf16");
+  unsetenv("TVLAB_CACHE_DIR");
+  ASSERT_TRUE(fp32.ok() && bf16.ok());
+  if (FmaIsa().empty()) GTEST_SKIP() << "no FMA ISA: no peak to compare";
+  EXPECT_TRUE(std::filesystem::exists(dir + "/fma_peak.txt") ||
+              std::filesystem::exists(dir + "/fma_peak.avx2+fma.txt"));
+  if (Bf16DotIsa().empty()) {
+    EXPECT_EQ(bf16->basis, fp32->basis);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bf16_dot_peak.txt"));
+    GTEST_SKIP() << "no AVX512_BF16: a bf16 run's peak is the FMA peak (checked)";
+  }
+  EXPECT_EQ(bf16->basis, "bf16 dot products avx512bf16 x 1 thread(s)");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/bf16_dot_peak.txt"));
+  EXPECT_GT(bf16->flops_per_second, 1.2 * fp32->flops_per_second);
+}
+
 TEST(GpuPeak, TheTableKnowsSomeDevicesAndSaysWhenItDoesNot) {
   EXPECT_DOUBLE_EQ(GpuPeak("NVIDIA H200", "bf16").flops_per_second, 989.4e12);
   EXPECT_DOUBLE_EQ(GpuPeak("NVIDIA H100 PCIe", "fp32").flops_per_second, 51.2e12);

@@ -190,7 +190,7 @@ absl::Status ExperimentRun::ResolveEfficiency() {
   train_flops_per_token_ = options_.train_flops_per_token(*model_);
   switch (CurrentDevice()) {
     case Device::kCpu: {
-      TVLAB_ASSIGN_OR_RETURN(peak_, HostPeak(spec_.runtime().threads()));
+      TVLAB_ASSIGN_OR_RETURN(peak_, HostPeak(spec_.runtime().threads(), spec_.runtime().precision()));
       break;
     }
     case Device::kCuda:

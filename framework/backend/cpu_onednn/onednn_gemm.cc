@@ -2,13 +2,14 @@
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
 // small_gemm.h's loop instead, small models' Linear products
-// medium_gemm.h's, the A-transposed products that transposed_gemm.h
+// medium_gemm.h's (bf16_medium_gemm.h's in bf16 on AVX512_BF16), the A-transposed products that transposed_gemm.h
 // names take its routes (transposed_gemm.cc), and wide ones run in
 // parts of 512 columns (column_parts.h).
 
 #include <unordered_map>
 #include <vector>
 
+#include "framework/backend/cpu_onednn/bf16_medium_gemm.h"
 #include "framework/backend/cpu_onednn/column_parts.h"
 #include "framework/backend/cpu_onednn/medium_gemm.h"
 #include "framework/backend/cpu_onednn/onednn_backend.h"
@@ -59,12 +60,13 @@ void OnednnBackend::GemmBias(const GemmDesc& d, const float* a, const float* b, 
 }
 
 // The small-model loop sums a's columns as it multiplies (medium_gemm.h:
-// its ReduceSumTo's order, so the composition's bits); elsewhere the
-// composition.
+// its ReduceSumTo's order, so the composition's bits), in fp32 or bf16
+// (bf16_medium_gemm.h); elsewhere the composition.
 void OnednnBackend::GemmAndColumnSums(const GemmDesc& d, const float* a, const float* b, float* c,
                                       float* a_column_sums) {
   CheckGemmAndColumnSumsDesc(d);
   if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemmAndColumnSums(d, a, b, c, a_column_sums);
+  if (onednn::IsBf16MediumGemm(d)) return onednn::Bf16MediumGemmAndColumnSums(d, a, b, c, a_column_sums);
   Backend::GemmAndColumnSums(d, a, b, c, a_column_sums);
 }
 
@@ -99,6 +101,8 @@ void OnednnBackend::Matmul(const GemmDesc& desc, const float* a, const float* b,
   if (bias == nullptr && onednn::IsSmallBatchedGemm(d, avx512_core_)) return onednn::SmallBatchedGemm(d, a, b, c);
   // Small models' Linear products on AVX-512: sums in registers (medium_gemm.h).
   if (onednn::IsMediumGemm(d, avx512_core_)) return onednn::MediumGemm(d, a, b, bias, c);
+  // Their bf16 products on CPUs with AVX512_BF16 (bf16_medium_gemm.h).
+  if (onednn::IsBf16MediumGemm(d)) return onednn::Bf16MediumGemm(d, a, b, bias, c);
   if (onednn::TransposesAFirst(d, avx512_core_)) return MatmulTransposingAFirst(d, a, b, bias, c);
   if (bias == nullptr && onednn::SwapsOperands(d, avx512_core_)) return MatmulSwappingOperands(d, a, b, c);
   // Wide products in parts of 512 columns (column_parts.h).
