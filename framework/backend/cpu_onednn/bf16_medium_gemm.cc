@@ -57,10 +57,12 @@ TVLAB_BF16_TARGET inline __m512i Bf16Words(__mmask16 lanes, const float* x) {
   return _mm512_cvtepu16_epi32(reinterpret_cast<__m256i>(h));
 }
 
-// out ((rows + 1) / 2, cols) words: rows 2q and 2q + 1 paired column by
-// column (the missing row of an odd count 0); sums (cols), when not null,
-// each column's rows added in float in order from 0, unrounded.
-TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t cols, uint32_t* out, float* sums) {
+// out ((rows + 1) / 2, cols) words, rows ldo apart: rows 2q and 2q + 1
+// paired column by column (the missing row of an odd count 0); sums (cols),
+// when not null, each column's rows added in float in order from 0,
+// unrounded.
+TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t cols, uint32_t* out, int64_t ldo,
+                                       float* sums) {
   for (int64_t j = 0; j < cols; j += kLanes) {
     const __mmask16 lanes = LanesBelow(j, cols);
     __m512 sum = _mm512_setzero_ps();
@@ -68,7 +70,7 @@ TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t col
       const bool pair = r + 1 < rows;
       const __m512i low = Bf16Words(lanes, x + r * cols + j);
       const __m512i high = pair ? Bf16Words(lanes, x + (r + 1) * cols + j) : _mm512_setzero_si512();
-      _mm512_mask_storeu_epi32(out + r / 2 * cols + j, lanes, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+      _mm512_mask_storeu_epi32(out + r / 2 * ldo + j, lanes, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
       if (sums == nullptr) continue;
       sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes, x + r * cols + j));
       if (pair) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes, x + (r + 1) * cols + j));
@@ -77,9 +79,9 @@ TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t col
   }
 }
 
-// out (cols, rows) = w (rows, cols) transposed, 32-bit words, 16 x 16 at a
-// time through registers.
-TVLAB_BF16_TARGET void TransposeWords(const uint32_t* w, int64_t rows, int64_t cols, uint32_t* out) {
+// out (cols, rows) = w (rows, cols) transposed, 32-bit words, out's rows
+// ldo apart, 16 x 16 at a time through registers.
+TVLAB_BF16_TARGET void TransposeWords(const uint32_t* w, int64_t rows, int64_t cols, uint32_t* out, int64_t ldo) {
   for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
     const int64_t height = std::min<int64_t>(kLanes, rows - r0);
     for (int64_t c0 = 0; c0 < cols; c0 += kLanes) {
@@ -89,7 +91,7 @@ TVLAB_BF16_TARGET void TransposeWords(const uint32_t* w, int64_t rows, int64_t c
         in[r] =
             r < height ? _mm512_maskz_loadu_ps(LanesBelow(c0, cols), w + (r0 + r) * cols + c0) : _mm512_setzero_ps();
       Transpose16(in, t);  // moves bits: no float arithmetic
-      for (int64_t e = 0; e < width; ++e) _mm512_mask_storeu_ps(out + (c0 + e) * rows + r0, LanesBelow(r0, rows), t[e]);
+      for (int64_t e = 0; e < width; ++e) _mm512_mask_storeu_ps(out + (c0 + e) * ldo + r0, LanesBelow(r0, rows), t[e]);
     }
   }
 }
@@ -99,7 +101,8 @@ struct Packed {
   int64_t m, n, words;  // C (m, n); words = k / 2 rounded up
   const uint32_t* a;    // op(A)'s pair p of row i at a[i * a_row + p * a_col]
   int64_t a_row, a_col;
-  const uint32_t* b;  // (words, n)
+  const uint32_t* b;  // (words, n), rows ldb apart: n rounded up to whole vectors
+  int64_t ldb;        // (the lanes past n hold anything: they reach no stored column)
   const float* bias;  // (n) or null
   bool add_c;         // beta 1
   float* c;
@@ -118,9 +121,7 @@ TVLAB_BF16_TARGET inline void Block(const Packed& o, int64_t i, int64_t j, __mma
     for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_setzero_ps();
   for (int64_t p = 0; p < o.words; ++p) {
     __m512bh row[NV];
-    for (int v = 0; v < NV; ++v)
-      row[v] = reinterpret_cast<__m512bh>(kMasked ? _mm512_maskz_loadu_epi32(columns, b + p * o.n)
-                                                  : _mm512_loadu_si512(b + p * o.n + kLanes * v));
+    for (int v = 0; v < NV; ++v) row[v] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(b + p * o.ldb + kLanes * v));
     for (int r = 0; r < MR; ++r) {
       const __m512bh x = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(a[r * o.a_row + p * o.a_col])));
       for (int v = 0; v < NV; ++v) sum[r][v] = _mm512_dpbf16_ps(sum[r][v], x, row[v]);
@@ -197,24 +198,25 @@ void PackAndMultiply(const GemmDesc& d, const float* a, const float* b, const fl
                      float* a_column_sums) {
   PackBuffers& buf = ThreadPackBuffers();
   const int64_t words = (d.k + 1) / 2;
-  Packed o{d.m, d.n, words, nullptr, 0, 0, nullptr, bias, d.beta == 1.0f, c};
+  Packed o{d.m, d.n, words, nullptr, 0, 0, nullptr, 0, bias, d.beta == 1.0f, c};
   uint32_t* pa = Grown(buf.a, d.m * words);
   if (d.trans_a) {  // a (k, m): pairs of its rows, (words, m)
-    PairsAcrossRows(a, d.k, d.m, pa, a_column_sums);
+    PairsAcrossRows(a, d.k, d.m, pa, d.m, a_column_sums);
     o.a_row = 1, o.a_col = d.m;
   } else {  // a (m, k): its rows in pairs, (m, words)
     PairsAlongRows(a, d.m, d.k, pa);
     o.a_row = words, o.a_col = 1;
   }
-  uint32_t* pb = Grown(buf.b, words * d.n);
+  const int64_t ldb = (d.n + kLanes - 1) / kLanes * kLanes;  // whole vectors: no masked loads of B
+  uint32_t* pb = Grown(buf.b, words * ldb);
   if (d.trans_b) {  // b (n, k): its rows in pairs (n, words), transposed
     uint32_t* rows = Grown(buf.pairs, d.n * words);
     PairsAlongRows(b, d.n, d.k, rows);
-    TransposeWords(rows, d.n, words, pb);
+    TransposeWords(rows, d.n, words, pb, ldb);
   } else {  // b (k, n): pairs of its rows
-    PairsAcrossRows(b, d.k, d.n, pb, nullptr);
+    PairsAcrossRows(b, d.k, d.n, pb, ldb, nullptr);
   }
-  o.a = pa, o.b = pb;
+  o.a = pa, o.b = pb, o.ldb = ldb;
   Product(o, d.trans_a, d.k);
 }
 
