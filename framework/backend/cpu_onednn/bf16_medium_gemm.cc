@@ -57,20 +57,20 @@ TVLAB_BF16_TARGET inline __m512i Bf16Words(__mmask16 lanes, const float* x) {
   return _mm512_cvtepu16_epi32(reinterpret_cast<__m256i>(h));
 }
 
-// out ((rows + 1) / 2, cols) words, rows ldo apart: rows 2q and 2q + 1
-// paired column by column (the missing row of an odd count 0); sums (cols),
-// when not null, each column's rows added in float in order from 0,
-// unrounded.
+// out ((rows + 1) / 2, cols) words, rows ldo (>= cols) apart: rows 2q and
+// 2q + 1 paired column by column (the missing row of an odd count 0; the
+// words past cols 0); sums (cols), when not null, each column's rows added
+// in float in order from 0, unrounded.
 TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t cols, uint32_t* out, int64_t ldo,
                                        float* sums) {
   for (int64_t j = 0; j < cols; j += kLanes) {
-    const __mmask16 lanes = LanesBelow(j, cols);
+    const __mmask16 lanes = LanesBelow(j, cols), stored = LanesBelow(j, ldo);
     __m512 sum = _mm512_setzero_ps();
     for (int64_t r = 0; r < rows; r += 2) {
       const bool pair = r + 1 < rows;
       const __m512i low = Bf16Words(lanes, x + r * cols + j);
       const __m512i high = pair ? Bf16Words(lanes, x + (r + 1) * cols + j) : _mm512_setzero_si512();
-      _mm512_mask_storeu_epi32(out + r / 2 * ldo + j, lanes, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
+      _mm512_mask_storeu_epi32(out + r / 2 * ldo + j, stored, _mm512_or_si512(low, _mm512_slli_epi32(high, 16)));
       if (sums == nullptr) continue;
       sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes, x + r * cols + j));
       if (pair) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes, x + (r + 1) * cols + j));
@@ -80,7 +80,8 @@ TVLAB_BF16_TARGET void PairsAcrossRows(const float* x, int64_t rows, int64_t col
 }
 
 // out (cols, rows) = w (rows, cols) transposed, 32-bit words, out's rows
-// ldo apart, 16 x 16 at a time through registers.
+// ldo (>= rows) apart (the words past rows 0), 16 x 16 at a time through
+// registers.
 TVLAB_BF16_TARGET void TransposeWords(const uint32_t* w, int64_t rows, int64_t cols, uint32_t* out, int64_t ldo) {
   for (int64_t r0 = 0; r0 < rows; r0 += kLanes) {
     const int64_t height = std::min<int64_t>(kLanes, rows - r0);
@@ -91,7 +92,7 @@ TVLAB_BF16_TARGET void TransposeWords(const uint32_t* w, int64_t rows, int64_t c
         in[r] =
             r < height ? _mm512_maskz_loadu_ps(LanesBelow(c0, cols), w + (r0 + r) * cols + c0) : _mm512_setzero_ps();
       Transpose16(in, t);  // moves bits: no float arithmetic
-      for (int64_t e = 0; e < width; ++e) _mm512_mask_storeu_ps(out + (c0 + e) * ldo + r0, LanesBelow(r0, rows), t[e]);
+      for (int64_t e = 0; e < width; ++e) _mm512_mask_storeu_ps(out + (c0 + e) * ldo + r0, LanesBelow(r0, ldo), t[e]);
     }
   }
 }
@@ -101,8 +102,8 @@ struct Packed {
   int64_t m, n, words;  // C (m, n); words = k / 2 rounded up
   const uint32_t* a;    // op(A)'s pair p of row i at a[i * a_row + p * a_col]
   int64_t a_row, a_col;
-  const uint32_t* b;  // (words, n), rows ldb apart: n rounded up to whole vectors
-  int64_t ldb;        // (the lanes past n hold anything: they reach no stored column)
+  const uint32_t* b;  // (words, n), rows ldb apart: n rounded up to whole vectors,
+  int64_t ldb;        // the words past n 0 (read, never reaching a stored column)
   const float* bias;  // (n) or null
   bool add_c;         // beta 1
   float* c;
