@@ -32,6 +32,12 @@ IsaCap ParseIsaCap(const std::string& text) {
   return IsaCap::kNone;
 }
 
+bool IsaCapAllowsBf16(const std::string& text) {
+  const std::string v = absl::AsciiStrToUpper(text);
+  return v.empty() || v == "ALL" || v == "AVX512_CORE_BF16" || v == "AVX512_CORE_AMX" ||
+         ParseIsaCap(v) == IsaCap::kNone;
+}
+
 IsaCap HostIsaCap() {
   static const IsaCap cap = [] {
     const IsaCap parsed = ParseIsaCap(IsaCapText());

@@ -31,6 +31,12 @@ std::string IsaCapText();
 // and AVX2_VNNI; kAvx; kSse41; kNone for a value oneDNN 2.6 does not know.
 IsaCap ParseIsaCap(const std::string& text);
 
+// Whether a cap of `text` leaves AVX512_BF16 to oneDNN: "", ALL,
+// AVX512_CORE_BF16 and AVX512_CORE_AMX (case-insensitive), and a value
+// oneDNN ignores; not AVX512_CORE or AVX512_CORE_VNNI (oneDNN then emulates
+// bf16 in fp32 FMAs) or anything lower.
+bool IsaCapAllowsBf16(const std::string& text);
+
 // The host's cap, read once: ParseIsaCap(IsaCapText()), where a value
 // oneDNN ignores (kNone) caps nothing, as oneDNN treats it.
 IsaCap HostIsaCap();

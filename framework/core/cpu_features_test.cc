@@ -37,6 +37,14 @@ TEST(IsaCap, ParsesOneDnnValues) {
   EXPECT_EQ(ParseIsaCap("avx-2"), IsaCap::kNone);
 }
 
+// Which caps leave bf16 dot products native (the bf16 peak and loop).
+TEST(IsaCap, Bf16NeedsACapAtOrAboveAvx512CoreBf16) {
+  for (const char* text : {"", "ALL", "AVX512_CORE_BF16", "avx512_core_amx", "AVX3"})
+    EXPECT_TRUE(IsaCapAllowsBf16(text)) << text;  // AVX3: ignored by oneDNN, no cap
+  for (const char* text : {"AVX512_CORE", "avx512_core_vnni", "AVX512_MIC", "AVX2", "SSE41"})
+    EXPECT_FALSE(IsaCapAllowsBf16(text)) << text;
+}
+
 // ONEDNN_MAX_CPU_ISA where set and not empty, else DNNL_MAX_CPU_ISA.
 TEST(IsaCap, ReadsTheVariablesAsOneDnnDoes) {
   const std::string start = IsaCapText();

@@ -72,7 +72,8 @@ __attribute__((target("avx512f,avx512bf16"))) double Avx512Bf16() {
 
 std::string Bf16DotIsa() {
   __builtin_cpu_init();
-  return CpuHasAvx512f() && __builtin_cpu_supports("avx512bf16") ? "avx512bf16" : "";
+  return CpuHasAvx512f() && __builtin_cpu_supports("avx512bf16") && IsaCapAllowsBf16(IsaCapText()) ? "avx512bf16"
+                                                                                                  : "";
 }
 
 FmaPeak MeasureBf16DotPeak(int runs) {

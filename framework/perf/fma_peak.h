@@ -25,8 +25,9 @@ std::string FmaIsa();
 FmaPeak MeasureFmaPeak(int runs = 5);
 
 // The bf16 dot-product peak's ISA: "avx512bf16" where the CPU has
-// AVX512_BF16 and the cap allows AVX-512, else "" (bf16 products are then
-// emulated in fp32 FMAs, and the FMA peak is theirs).
+// AVX512_BF16 and the cap leaves it to oneDNN (IsaCapAllowsBf16), else ""
+// (bf16 products are then emulated in fp32 FMAs, and the FMA peak is
+// theirs).
 std::string Bf16DotIsa();
 
 // The same measurement with `vdpbf16ps` (two multiply-adds of bf16 pairs an
